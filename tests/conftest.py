@@ -1,0 +1,54 @@
+"""Shared fixtures.
+
+Integration tests talk to the real Neo4j that `make test` starts (its own data dir
+and ports, see the Makefile); they fail loudly, never skip, when it is not there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+KGQA = str(Path(sys.executable).with_name("kgqa"))
+
+
+@pytest.fixture(scope="session")
+def settings():
+    from kgqa.config import Settings
+
+    return Settings()
+
+
+@pytest.fixture(scope="session")
+def graph(settings):
+    from kgqa.graph import Graph
+
+    g = Graph(settings)
+    g.verify()  # GraphUnavailable with one clear line when `make test` did not start Neo4j
+    g.apply_schema()
+    yield g
+    g.close()
+
+
+def run_kgqa(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 600):
+    """Run the installed `kgqa` CLI as a user would; returns CompletedProcess."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("KGQA_DEBUG", None)
+    return subprocess.run([KGQA, *args], env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def assert_one_line_error(proc, *fragments: str, code: int | None = None):
+    """The bad-input contract: non-zero exit, one line on stderr naming the problem, no traceback."""
+    assert proc.returncode != 0, proc.stdout
+    if code is not None:
+        assert proc.returncode == code, (proc.returncode, proc.stderr)
+    err = proc.stderr.strip()
+    assert "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err
+    for f in fragments:
+        assert f in err, err
