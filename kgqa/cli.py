@@ -148,6 +148,61 @@ def doctor(
     raise typer.Exit(1 if failed else 0)
 
 
+# --------------------------------------------------------------------------- load wikidata5m
+@load_app.command("wikidata5m")
+def load_wikidata5m_cmd(
+    path: Path = typer.Option(..., "--path", help="Folder with the official Wikidata5M files."),
+    images: Optional[Path] = typer.Option(None, "--images", help="Folder of <QID>.<jpg|jpeg|png|webp> images."),
+    splits: str = typer.Option("train,valid,test", "--splits", help="Triple splits to load, comma-separated."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Load only the first N triples (and their entities)."),
+    strict: bool = typer.Option(True, "--strict/--lenient",
+                                help="Stop at the first bad line (strict) or skip it into a rejects file."),
+    embeddings: bool = typer.Option(True, "--embeddings/--no-embeddings",
+                                    help="Embed entity and relation names (a later run can add them)."),
+    batch_size: int = typer.Option(10_000, "--batch-size", help="Rows per write transaction."),
+    device: Optional[str] = typer.Option(None, "--device", help="Encoder device: cpu or cuda."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+):
+    """Load Wikidata5M (entities, relations, facts, descriptions, images, embeddings) into Neo4j."""
+    from kgqa.errors import InvalidInput
+    from kgqa.graph import Graph
+    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+
+    if device is not None and device not in ("cpu", "cuda"):
+        raise InvalidInput(f"--device {device!r}: must be cpu or cuda")
+    s = _settings(device=device)
+    opts = LoadOptions(splits=tuple(x.strip() for x in splits.split(",") if x.strip()), limit=limit,
+                       strict=strict, embeddings=embeddings, batch_size=batch_size, device=s.device,
+                       progress=not as_json and sys.stderr.isatty())
+    with Graph(s) as g:
+        report = load_wikidata5m(g, path, images=images, options=opts)
+    if as_json:
+        print(json.dumps(report.as_dict(), indent=2))
+        return
+    from rich.table import Table
+
+    t = Table(title=f"kgqa load wikidata5m · {report.seconds:.1f} s · torch threads {report.torch_threads}"
+                    f" · device {report.device}")
+    t.add_column("phase")
+    t.add_column("rows", justify="right")
+    t.add_column("seconds", justify="right")
+    t.add_column("rows/s", justify="right")
+    t.add_column("where the time went", overflow="fold")
+    for p in report.phases:
+        detail = ", ".join(f"{k} {v:,.2f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in p.detail.items())
+        t.add_row(p.name, f"{p.rows:,}", f"{p.seconds:.2f}", f"{p.rows_per_s:,.0f}", detail)
+    con = _console()
+    con.print(t)
+    c = report.counts
+    con.print(f"graph: {c.get('entities', 0):,} entities · {c.get('relations', 0):,} relations · "
+              f"{c.get('facts', 0):,} facts · {c.get('images', 0):,} images")
+    for what, n in report.skipped.items():
+        con.print(f"skipped: {n:,} {what}")
+    if report.rejects:
+        reasons = ", ".join(f"{k} {v}" for k, v in report.rejects_by_reason.items())
+        con.print(f"rejected {report.rejects:,} bad lines ({reasons}) → {report.rejects_path}")
+
+
 # --------------------------------------------------------------------------- entry
 def main() -> None:
     from kgqa.errors import KgqaError

@@ -1,0 +1,707 @@
+"""Load the official Wikidata5M release (plus entity images) into Neo4j.
+
+Input files (found in ``path`` or one folder below it, as the release archives unpack):
+
+* ``wikidata5m_entity.txt``    ``QID<TAB>label<TAB>alias…`` (the first name is the label)
+* ``wikidata5m_relation.txt``  ``PID<TAB>label<TAB>alias…``
+* triples ``head<TAB>PID<TAB>tail``: ``wikidata5m_transductive_{train,valid,test}.txt``,
+  else ``wikidata5m_inductive_{…}.txt``, else ``wikidata5m_all_triplet.txt``
+* optional ``wikidata5m_text.txt``  ``QID<TAB>description``
+* optional images: ``images=DIR`` of ``<QID>.<ext>`` and/or ``entity_images.tsv``
+  (see ``kgqa.loaders.images``)
+
+Graph model (DESIGN.md): ``(:Entity {id, name, aliases, description, name_embedding})``,
+``(:Relation {id, name, aliases, embedding})``, facts as relationships typed by the PID,
+``(:Image)-[:DEPICTS]->(:Entity)``.
+
+The load runs top to bottom:
+
+1. **validate** every file completely (column count, id syntax, unknown relation,
+   dangling entity, encoding, images) before anything is written. Strict mode raises
+   ``InvalidInput("file:line: why")`` at the first bad line; lenient mode records the
+   line in a rejects file and the write pass skips it.
+2. **write** relations, entities, descriptions, facts (buffered per relation type,
+   one ``UNWIND … MERGE`` transaction per ``batch_size`` pairs of one type), images.
+3. **embed** relation names and entity names that have no embedding yet (names
+   deduplicated per chunk, encoded in batches), then wait for the vector indexes.
+
+Idempotent and resumable: every write MERGEs on a constraint-backed id (facts: MERGE
+of the one typed relationship between two matched entities), each batch is its own
+transaction, and the embedding phase asks Neo4j which loaded entities still lack a
+vector. A run killed at any point leaves only whole batches; re-running the same
+command MERGEs them again (no duplicates) and writes the rest.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from kgqa.errors import InvalidInput
+from kgqa.graph import relation_type
+from kgqa.loaders import images as entity_images
+
+ENTITY_FILE = "wikidata5m_entity.txt"
+RELATION_FILE = "wikidata5m_relation.txt"
+TEXT_FILE = "wikidata5m_text.txt"
+ALL_TRIPLES_FILE = "wikidata5m_all_triplet.txt"
+SPLITS = ("train", "valid", "test")
+
+_QID = re.compile(r"^Q[1-9][0-9]*$")
+_PID = re.compile(r"^P[0-9]+$")  # the same rule as kgqa.graph.relation_type
+
+#: ids per embedding chunk: Neo4j is asked which of them lack a vector; names are
+#: deduplicated within a chunk before encoding.
+EMBED_CHUNK = 20_000
+EMBED_WRITE_BATCH = 2_000
+
+
+# --------------------------------------------------------------------------- options & report
+@dataclass
+class LoadOptions:
+    splits: tuple[str, ...] = SPLITS
+    limit: int | None = None          # load only the first N valid triples (and the entities they use)
+    strict: bool = True               # False: skip bad lines, write them to a rejects file
+    embeddings: bool = True           # False: structure only; a later run adds embeddings
+    batch_size: int = 10_000          # rows per write transaction (facts: pairs of one type)
+    embed_batch_size: int = 256       # texts per encoder forward pass
+    device: str = "cpu"               # encoder device: cpu | cuda
+    progress: bool = False            # rich progress bars on stderr
+    rejects_path: Path | None = None  # default: <data_dir>/rejects/wikidata5m-<UTC time>.tsv
+
+
+@dataclass
+class PhaseStat:
+    name: str
+    rows: int = 0
+    seconds: float = 0.0
+    detail: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        return {"phase": self.name, "rows": self.rows, "seconds": round(self.seconds, 3),
+                "rows_per_s": round(self.rows_per_s, 1),
+                **{k: round(v, 3) for k, v in self.detail.items()}}
+
+
+@dataclass
+class LoadReport:
+    path: str
+    phases: list[PhaseStat] = field(default_factory=list)
+    rejects: int = 0
+    rejects_by_reason: dict[str, int] = field(default_factory=dict)
+    rejects_path: str | None = None
+    skipped: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    embeddings: bool = True
+    device: str = "cpu"
+    torch_threads: int | None = None
+
+    def phase(self, name: str) -> PhaseStat:
+        for p in self.phases:
+            if p.name == name:
+                return p
+        p = PhaseStat(name)
+        self.phases.append(p)
+        return p
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "seconds": round(self.seconds, 3),
+                "phases": [p.as_dict() for p in self.phases],
+                "rejects": self.rejects, "rejects_by_reason": dict(self.rejects_by_reason),
+                "rejects_path": self.rejects_path, "skipped": dict(self.skipped),
+                "counts": dict(self.counts), "embeddings": self.embeddings,
+                "device": self.device, "torch_threads": self.torch_threads}
+
+
+# --------------------------------------------------------------------------- files
+@dataclass
+class Wikidata5mFiles:
+    entity: Path
+    relation: Path
+    triples: list[Path]
+    text: Path | None
+    images_tsv: Path | None
+
+
+def _find(root: Path, name: str) -> Path | None:
+    direct = root / name
+    if direct.is_file():
+        return direct
+    for sub in sorted(p for p in root.iterdir() if p.is_dir()):
+        if (sub / name).is_file():
+            return sub / name
+    return None
+
+
+def find_files(path: str | Path, splits: tuple[str, ...] = SPLITS) -> Wikidata5mFiles:
+    """Locate the release's files in ``path`` (or one folder below); InvalidInput names what is missing."""
+    root = Path(path)
+    if not root.is_dir():
+        raise InvalidInput(f"{root}: Wikidata5M folder not found")
+    bad = [s for s in splits if s not in SPLITS]
+    if bad or not splits:
+        raise InvalidInput(f"--splits {','.join(splits)!r}: each split must be one of {', '.join(SPLITS)}")
+    entity, relation = _find(root, ENTITY_FILE), _find(root, RELATION_FILE)
+    for name, found in ((ENTITY_FILE, entity), (RELATION_FILE, relation)):
+        if found is None:
+            raise InvalidInput(f"{root}: no {name} (from the wikidata5m_alias archive)")
+    triples: list[Path] = []
+    for setting in ("transductive", "inductive"):
+        found = {s: _find(root, f"wikidata5m_{setting}_{s}.txt") for s in splits}
+        if any(found.values()):
+            missing = [f"wikidata5m_{setting}_{s}.txt" for s, p in found.items() if p is None]
+            if missing:
+                raise InvalidInput(f"{root}: no {', '.join(missing)} (asked for by --splits)")
+            triples = [found[s] for s in splits]
+            break
+    if not triples:
+        all_triples = _find(root, ALL_TRIPLES_FILE)
+        if all_triples is None:
+            raise InvalidInput(f"{root}: no triple files (wikidata5m_transductive_train.txt, "
+                               f"wikidata5m_inductive_train.txt or {ALL_TRIPLES_FILE})")
+        triples = [all_triples]
+    return Wikidata5mFiles(entity=entity, relation=relation, triples=triples,
+                           text=_find(root, TEXT_FILE), images_tsv=_find(root, entity_images.ENTITY_IMAGES_TSV))
+
+
+# --------------------------------------------------------------------------- line parsing
+def _lines(path: Path) -> Iterator[tuple[int, str | None, str, bytes]]:
+    """(line number, text or None, why-not-text, raw) for every non-blank line."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield lineno, None, f"encoding: not valid UTF-8 (byte {e.start} of the line)", raw
+                continue
+            text = text.rstrip("\r\n")
+            if text.strip():
+                yield lineno, text, "", raw
+
+
+def _names(cols: list[str]) -> tuple[str, list[str]]:
+    label = cols[1].strip()
+    aliases: list[str] = []
+    seen = {label}
+    for a in cols[2:]:
+        a = a.strip()
+        if a and a not in seen:
+            seen.add(a)
+            aliases.append(a)
+    return label, aliases
+
+
+def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str) -> tuple[dict | None, str]:
+    """``ID<TAB>label<TAB>alias…`` → ({id, name, aliases}, "") or (None, why)."""
+    cols = text.split("\t")
+    if len(cols) < 2:
+        return None, f"column count: expected {kind}<TAB>label[<TAB>alias…], got 1 column"
+    ident = cols[0].strip()
+    if not id_rule.match(ident):
+        return None, f"id syntax: {ident!r} is not a Wikidata {kind}"
+    label, aliases = _names(cols)
+    if not label:
+        return None, f"empty label for {ident}"
+    return {"id": ident, "name": label, "aliases": aliases}, ""
+
+
+def parse_triple_line(text: str, relations: set[str] | dict, entities: set[str]) -> tuple[tuple | None, str]:
+    """``head<TAB>PID<TAB>tail`` → ((h, r, t), "") or (None, why)."""
+    cols = text.split("\t")
+    if len(cols) != 3:
+        return None, f"column count: expected 3 (head<TAB>relation<TAB>tail), got {len(cols)}"
+    h, r, t = (c.strip() for c in cols)
+    for ident, rule, what in ((h, _QID, "head entity id"), (r, _PID, "relation id"), (t, _QID, "tail entity id")):
+        if not rule.match(ident):
+            return None, f"id syntax: {what} {ident!r}"
+    if r not in relations:
+        return None, f"unknown relation: {r} is not in {RELATION_FILE}"
+    for ident in (h, t):
+        if ident not in entities:
+            return None, f"dangling entity: {ident} is not in {ENTITY_FILE}"
+    return (h, r, t), ""
+
+
+def parse_text_line(text: str) -> tuple[dict | None, str]:
+    """``QID<TAB>description`` → ({id, description}, "") or (None, why)."""
+    cols = text.split("\t", 1)
+    if len(cols) != 2:
+        return None, "column count: expected 2 (QID<TAB>description), got 1"
+    ident = cols[0].strip()
+    if not _QID.match(ident):
+        return None, f"id syntax: {ident!r} is not a Wikidata entity id"
+    return {"id": ident, "description": cols[1].strip()}, ""
+
+
+# --------------------------------------------------------------------------- rejects
+class _Rejects:
+    """Strict: raise at the first bad line. Lenient: append ``where<TAB>why<TAB>raw`` to a file."""
+
+    def __init__(self, strict: bool, path: Path):
+        self.strict = strict
+        self.path = path
+        self.count = 0
+        self.by_reason: dict[str, int] = {}
+        self.lines: dict[Path, set[int]] = {}  # bad line numbers per file, skipped by the write pass
+        self._fh = None
+
+    def __call__(self, where: str, why: str, raw: str | bytes = "") -> None:
+        if self.strict:
+            raise InvalidInput(f"{where}: {why}")
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
+        raw = raw.rstrip("\r\n").replace("\t", "\\t")
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "w", encoding="utf-8")
+            self._fh.write("where\twhy\tline\n")
+        self._fh.write(f"{where}\t{why}\t{raw}\n")
+        self.count += 1
+        reason = why.split(":", 1)[0]
+        self.by_reason[reason] = self.by_reason.get(reason, 0) + 1
+
+    def line(self, path: Path, lineno: int, why: str, raw) -> None:
+        self(f"{path}:{lineno}", why, raw)
+        self.lines.setdefault(path, set()).add(lineno)
+
+    def skip(self, path: Path, lineno: int) -> bool:
+        s = self.lines.get(path)
+        return bool(s) and lineno in s
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+# --------------------------------------------------------------------------- progress
+class _Bars:
+    """Rich progress bars (one per phase, with rows/s), or nothing."""
+
+    def __init__(self, enabled: bool):
+        self._progress = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
+                                       TextColumn, TimeElapsedColumn)
+            from rich.text import Text
+
+            class RateColumn(ProgressColumn):
+                def render(self, task):
+                    el = task.elapsed or 0
+                    return Text(f"{task.completed / el:,.0f} rows/s" if el > 0 else "", style="cyan")
+
+            self._progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(),
+                                      RateColumn(), TimeElapsedColumn(),
+                                      console=Console(stderr=True), transient=False, refresh_per_second=4)
+
+    def __enter__(self):
+        if self._progress:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._progress:
+            self._progress.stop()
+
+    def add(self, name: str, total: int | None) -> Any:
+        return self._progress.add_task(name, total=total) if self._progress else None
+
+    def advance(self, task, n: int) -> None:
+        if self._progress and task is not None:
+            self._progress.advance(task, n)
+
+    def finish(self, task, rows: int) -> None:
+        if self._progress and task is not None:
+            self._progress.update(task, total=rows, completed=rows)
+            self._progress.stop_task(task)
+
+
+# --------------------------------------------------------------------------- the load
+class _Loader:
+    def __init__(self, graph, path, images, encoder, options: LoadOptions):
+        self.graph = graph
+        self.opt = options
+        self.files = find_files(path, tuple(options.splits))
+        self.images_dir = Path(images) if images is not None else None
+        self.encoder = encoder
+        settings = graph.settings
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        rejects_path = options.rejects_path or Path(settings.data_dir) / "rejects" / f"wikidata5m-{stamp}.tsv"
+        self.rejects = _Rejects(options.strict, Path(rejects_path))
+        self.report = LoadReport(path=str(Path(path).resolve()), embeddings=options.embeddings,
+                                 device=options.device, torch_threads=settings.torch_threads)
+        if options.batch_size < 1:
+            raise InvalidInput(f"--batch-size {options.batch_size}: must be at least 1")
+        if options.limit is not None and options.limit < 0:
+            raise InvalidInput(f"--limit {options.limit}: must be 0 or more")
+        # filled by validation
+        self.relations: dict[str, int] = {}       # id -> line
+        self.entity_ids: set[str] = set()
+        self.duplicate_lines: dict[Path, set[int]] = {}
+        self.triple_lines: dict[Path, int] = {}   # last line to read per triple file (--limit)
+        self.used_entities: set[str] | None = None
+        self.images: list[entity_images.EntityImage] = []
+        self.line_counts: dict[Path, int] = {}
+
+    # ---------------------------------------------------------------- 1. validate
+    def validate(self, bars: _Bars) -> None:
+        st = self.report.phase("validate")
+        t0 = time.perf_counter()
+        rows = 0
+        rows += self._validate_catalogue(self.files.relation, _PID, "property id", self.relations, bars)
+        ent: dict[str, int] = {}
+        rows += self._validate_catalogue(self.files.entity, _QID, "entity id", ent, bars)
+        self.entity_ids = set(ent)
+        del ent
+        rows += self._validate_triples(bars)
+        if self.files.text is not None:
+            rows += self._validate_text(bars)
+        rows += self._validate_images(bars)
+        st.rows, st.seconds = rows, time.perf_counter() - t0
+
+    def _validate_catalogue(self, path: Path, rule, kind: str, seen: dict[str, int], bars) -> int:
+        task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
+        n = 0
+        dups = self.duplicate_lines.setdefault(path, set())
+        for lineno, text, why, raw in _lines(path):
+            n += 1
+            if n % 50_000 == 0:
+                bars.advance(task, 50_000)
+            if text is None:
+                self.rejects.line(path, lineno, why, raw)
+                continue
+            row, why = parse_catalogue_line(text, rule, kind)
+            if row is None:
+                self.rejects.line(path, lineno, why, text)
+                continue
+            if row["id"] in seen:  # first line wins; later ones are skipped and counted
+                dups.add(lineno)
+                self.report.skipped[f"duplicate ids in {path.name}"] = \
+                    self.report.skipped.get(f"duplicate ids in {path.name}", 0) + 1
+                continue
+            seen[row["id"]] = lineno
+        self.line_counts[path] = n
+        bars.finish(task, n)
+        return n
+
+    def _validate_triples(self, bars) -> int:
+        limit = self.opt.limit
+        used: set[str] | None = set() if limit is not None else None
+        good = 0
+        total = 0
+        for path in self.files.triples:
+            task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
+            n = 0
+            last = 0
+            for lineno, text, why, raw in _lines(path):
+                if limit is not None and good >= limit:
+                    break
+                n += 1
+                last = lineno
+                if n % 50_000 == 0:
+                    bars.advance(task, 50_000)
+                if text is None:
+                    self.rejects.line(path, lineno, why, raw)
+                    continue
+                triple, why = parse_triple_line(text, self.relations, self.entity_ids)
+                if triple is None:
+                    self.rejects.line(path, lineno, why, text)
+                    continue
+                good += 1
+                if used is not None:
+                    used.add(triple[0])
+                    used.add(triple[2])
+            self.triple_lines[path] = last
+            self.line_counts[path] = n
+            total += n
+            bars.finish(task, n)
+        self.used_entities = used
+        return total
+
+    def _validate_text(self, bars) -> int:
+        path = self.files.text
+        task = bars.add("validate text.txt", None)
+        n = 0
+        for lineno, text, why, raw in _lines(path):
+            n += 1
+            if n % 50_000 == 0:
+                bars.advance(task, 50_000)
+            if text is None:
+                self.rejects.line(path, lineno, why, raw)
+                continue
+            row, why = parse_text_line(text)
+            if row is None:
+                self.rejects.line(path, lineno, why, text)
+        self.line_counts[path] = n
+        bars.finish(task, n)
+        return n
+
+    def _validate_images(self, bars) -> int:
+        if self.images_dir is None and self.files.images_tsv is None:
+            return 0
+        task = bars.add("validate images", None)
+        refs = entity_images.discover(self.images_dir, self.files.images_tsv, self.rejects)
+        loaded = self._loaded_ids()
+        self.images, skipped = entity_images.validate(
+            refs, known=lambda q: q in loaded, reject=self.rejects,
+            skip_unknown=self.used_entities is not None)
+        if skipped:
+            self.report.skipped["images of entities outside --limit"] = skipped
+        bars.finish(task, len(refs))
+        return len(refs)
+
+    def _loaded_ids(self) -> set[str]:
+        return self.used_entities if self.used_entities is not None else self.entity_ids
+
+    # ---------------------------------------------------------------- 2. write
+    def _skip(self, path: Path, lineno: int) -> bool:
+        return self.rejects.skip(path, lineno) or lineno in self.duplicate_lines.get(path, ())
+
+    def write_catalogue(self, path: Path, rule, kind: str, query: str, phase: str, bars,
+                        keep: Callable[[str], bool] | None = None) -> None:
+        st = self.report.phase(phase)
+        t0 = time.perf_counter()
+        neo = 0.0
+        total = len(self._loaded_ids()) if keep is not None else self.line_counts.get(path)
+        task = bars.add(phase, total)
+        batch: list[dict] = []
+        n = 0
+
+        def flush():
+            nonlocal neo, n
+            t = time.perf_counter()
+            self.graph.write(query, rows=batch)
+            neo += time.perf_counter() - t
+            n += len(batch)
+            bars.advance(task, len(batch))
+            batch.clear()
+
+        for lineno, text, _, _ in _lines(path):
+            if text is None or self._skip(path, lineno):
+                continue
+            row, _why = parse_catalogue_line(text, rule, kind)
+            if row is None or (keep is not None and not keep(row["id"])):
+                continue
+            batch.append(row)
+            if len(batch) >= self.opt.batch_size:
+                flush()
+        if batch:
+            flush()
+        st.rows, st.seconds = n, time.perf_counter() - t0
+        st.detail["neo4j_s"] = neo
+        bars.finish(task, n)
+
+    def write_descriptions(self, bars) -> None:
+        path = self.files.text
+        if path is None:
+            return
+        st = self.report.phase("descriptions")
+        t0 = time.perf_counter()
+        neo = 0.0
+        loaded = self._loaded_ids()
+        task = bars.add("descriptions", None)
+        batch: list[dict] = []
+        n = skipped = 0
+
+        def flush():
+            nonlocal neo, n
+            t = time.perf_counter()
+            self.graph.write("load_descriptions", rows=batch)
+            neo += time.perf_counter() - t
+            n += len(batch)
+            bars.advance(task, len(batch))
+            batch.clear()
+
+        for lineno, text, _, _ in _lines(path):
+            if text is None or self.rejects.skip(path, lineno):
+                continue
+            row, _why = parse_text_line(text)
+            if row is None:
+                continue
+            if row["id"] not in loaded:  # the text file covers more entities than are loaded
+                skipped += 1
+                continue
+            batch.append(row)
+            if len(batch) >= self.opt.batch_size:
+                flush()
+        if batch:
+            flush()
+        if skipped:
+            self.report.skipped["descriptions of entities not loaded"] = skipped
+        st.rows, st.seconds = n, time.perf_counter() - t0
+        st.detail["neo4j_s"] = neo
+        bars.finish(task, n)
+
+    def write_facts(self, bars) -> None:
+        st = self.report.phase("facts")
+        t0 = time.perf_counter()
+        neo = 0.0
+        limit = self.opt.limit
+        total = sum(self.line_counts.get(p, 0) for p in self.files.triples)
+        task = bars.add("facts", min(total, limit) if limit is not None else total)
+        buffers: dict[str, list[list[str]]] = {}
+        n = 0
+
+        def flush(pid: str):
+            nonlocal neo, n
+            pairs = buffers.pop(pid)
+            t = time.perf_counter()
+            self.graph.write_typed("load_facts", relation_type(pid), {"pairs": pairs})
+            neo += time.perf_counter() - t
+            n += len(pairs)
+            bars.advance(task, len(pairs))
+
+        for path in self.files.triples:
+            last = self.triple_lines.get(path, 0)
+            for lineno, text, _, _ in _lines(path):
+                if lineno > last:
+                    break
+                if text is None or self.rejects.skip(path, lineno):
+                    continue
+                triple, _why = parse_triple_line(text, self.relations, self.entity_ids)
+                if triple is None:
+                    continue
+                h, r, t_ = triple
+                buf = buffers.setdefault(r, [])
+                buf.append([h, t_])
+                if len(buf) >= self.opt.batch_size:
+                    flush(r)
+        for pid in sorted(buffers):
+            flush(pid)
+        st.rows, st.seconds = n, time.perf_counter() - t0
+        st.detail["neo4j_s"] = neo
+        st.detail["parse_s"] = st.seconds - neo
+        bars.finish(task, n)
+
+    def write_images(self, bars) -> None:
+        if not self.images:
+            return
+        st = self.report.phase("images")
+        t0 = time.perf_counter()
+        task = bars.add("images", len(self.images))
+        n = entity_images.write(self.graph, self.images, batch_size=min(self.opt.batch_size, 1000))
+        st.rows, st.seconds = n, time.perf_counter() - t0
+        bars.finish(task, n)
+
+    # ---------------------------------------------------------------- 3. embed
+    def _get_encoder(self):
+        """The encoder, loaded (and timed as its own phase) on first need only."""
+        if getattr(self, "_encoder_ready", False):
+            return self.encoder
+        if self.encoder is None:
+            from kgqa.models.encoder import get_encoder
+
+            self.encoder = get_encoder(device=self.opt.device, threads=self.graph.settings.torch_threads)
+        st = self.report.phase("load encoder")  # model load + one warm-up pass, kept out of the rates
+        t0 = time.perf_counter()
+        self.encoder.encode(["warm-up"])
+        st.seconds = time.perf_counter() - t0
+        self._encoder_ready = True
+        return self.encoder
+
+    def embed(self, bars) -> None:
+        # relations: ~822, one pass
+        st = self.report.phase("embed relations")
+        t0 = time.perf_counter()
+        todo = self.graph.read("load_relations_lacking_embedding")
+        if todo:
+            t_load = time.perf_counter()
+            encoder = self._get_encoder()
+            t0 += time.perf_counter() - t_load  # the model load is its own phase
+            enc_s, neo_s = self._embed_rows(encoder, todo, "load_relation_embeddings")
+            st.detail.update(encode_s=enc_s, neo4j_s=neo_s)
+        st.rows, st.seconds = len(todo), time.perf_counter() - t0
+
+        st = self.report.phase("embed entities")
+        t0 = time.perf_counter()
+        ids = sorted(self._loaded_ids())
+        task = bars.add("embed entities", len(ids))
+        n = unique = 0
+        enc_total = neo_total = read_s = 0.0
+        for i in range(0, len(ids), EMBED_CHUNK):
+            chunk = ids[i:i + EMBED_CHUNK]
+            t = time.perf_counter()
+            todo = self.graph.read("load_entities_lacking_embedding", ids=chunk)
+            read_s += time.perf_counter() - t
+            if todo:
+                t_load = time.perf_counter()
+                encoder = self._get_encoder()
+                t0 += time.perf_counter() - t_load
+                enc_s, neo_s, u = self._embed_rows(encoder, todo, "load_entity_embeddings", count_unique=True)
+                enc_total += enc_s
+                neo_total += neo_s
+                unique += u
+                n += len(todo)
+            bars.advance(task, len(chunk))
+        st.rows, st.seconds = n, time.perf_counter() - t0
+        st.detail.update(unique_names=unique, encode_s=enc_total, neo4j_write_s=neo_total, neo4j_read_s=read_s)
+        bars.finish(task, len(ids))
+
+    def _embed_rows(self, encoder, todo: list[dict], query: str, count_unique: bool = False):
+        names = list(dict.fromkeys(r["name"] for r in todo))  # deduplicated, order kept
+        t = time.perf_counter()
+        vecs = encoder.encode(names, batch_size=self.opt.embed_batch_size)
+        enc_s = time.perf_counter() - t
+        index = {name: k for k, name in enumerate(names)}
+        t = time.perf_counter()
+        for j in range(0, len(todo), EMBED_WRITE_BATCH):
+            rows = [{"id": r["id"], "vector": vecs[index[r["name"]]].tolist()}
+                    for r in todo[j:j + EMBED_WRITE_BATCH]]
+            self.graph.write(query, rows=rows)
+        neo_s = time.perf_counter() - t
+        return (enc_s, neo_s, len(names)) if count_unique else (enc_s, neo_s)
+
+    # ---------------------------------------------------------------- run
+    def run(self) -> LoadReport:
+        t_start = time.perf_counter()
+        try:
+            with _Bars(self.opt.progress) as bars:
+                self.validate(bars)  # nothing is written before every file has been checked
+                st = self.report.phase("schema")
+                t0 = time.perf_counter()
+                st.rows = self.graph.apply_schema()
+                st.seconds = time.perf_counter() - t0
+                self.write_catalogue(self.files.relation, _PID, "property id", "load_relations", "relations", bars)
+                keep = None
+                if self.used_entities is not None:
+                    used = self.used_entities
+                    keep = used.__contains__
+                self.write_catalogue(self.files.entity, _QID, "entity id", "load_entities", "entities", bars,
+                                     keep=keep)
+                self.write_descriptions(bars)
+                self.write_facts(bars)
+                self.write_images(bars)
+                if self.opt.embeddings:
+                    self.embed(bars)
+                st = self.report.phase("await indexes")
+                t0 = time.perf_counter()
+                self.graph.await_indexes()
+                st.seconds = time.perf_counter() - t0
+        finally:
+            self.rejects.close()
+        r = self.report
+        r.rejects, r.rejects_by_reason = self.rejects.count, dict(self.rejects.by_reason)
+        r.rejects_path = str(self.rejects.path) if self.rejects.count else None
+        r.counts = self.graph.read("graph_counts")[0]
+        r.seconds = time.perf_counter() - t_start
+        return r
+
+
+def load_wikidata5m(graph, path: str | Path, *, images: str | Path | None = None, encoder=None,
+                    options: LoadOptions | None = None) -> LoadReport:
+    """Load a Wikidata5M folder (and optional images folder) into ``graph``; see the module doc.
+
+    ``encoder`` defaults to ``kgqa.models.encoder.get_encoder`` (unless ``options.embeddings``
+    is False). Raises InvalidInput ("file:line: why") in strict mode before writing anything.
+    """
+    return _Loader(graph, path, images, encoder, options or LoadOptions()).run()
