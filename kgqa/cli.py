@@ -203,6 +203,129 @@ def load_wikidata5m_cmd(
         con.print(f"rejected {report.rejects:,} bad lines ({reasons}) → {report.rejects_path}")
 
 
+# --------------------------------------------------------------------------- ask (VisPath section)
+@app.command("ask")
+def ask(
+    args: list[str] = typer.Argument(..., metavar="[IMAGE] QUESTION",
+                                     help="An optional image file, then the question."),
+    entity: Optional[str] = typer.Option(None, "--entity", help="Start entity id (skips grounding), e.g. Q90."),
+    method: str = typer.Option("vispath", "--method", help="vispath (mkgrag, grasp: not implemented yet)."),
+    m1: Optional[int] = typer.Option(None, "--m1", help="M1: edges kept per frontier entity (default 30)."),
+    m2: Optional[int] = typer.Option(None, "--m2", help="M2: paths kept by chain score (default 30)."),
+    m3: Optional[int] = typer.Option(None, "--m3", help="M3: paths kept after LLM examination (default 3)."),
+    dmax: Optional[int] = typer.Option(None, "--dmax", help="Dmax: maximum search depth (default 3)."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="δ of Eq. 3 (default 0.05, +0.01 per rank)."),
+    expansion: Optional[str] = typer.Option(None, "--expansion", help="firstcut (default) or exact edge scoring."),
+    no_graph_validation: bool = typer.Option(False, "--no-graph-validation", help="Ablation: take e_Q,1 as is."),
+    no_visual_intent: bool = typer.Option(False, "--no-visual-intent", help="Ablation: score edges against Q."),
+    no_chain_pruning: bool = typer.Option(False, "--no-chain-pruning", help="Ablation: keep paths by edge score."),
+    no_evidence_check: bool = typer.Option(False, "--no-evidence-check", help="Ablation: always run Dmax hops."),
+    replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON."),
+):
+    """Answer a question about an image (or a plain question) over the KG, and store its reasoning trace."""
+    from kgqa.errors import InvalidInput
+    from kgqa.pipeline import Pipeline
+
+    if len(args) > 2:
+        raise InvalidInput(f"ask takes [IMAGE] QUESTION, got {len(args)} arguments (quote the question)")
+    image, question = (Path(args[0]), args[1]) if len(args) == 2 else (None, args[0])
+    s = _settings()
+    opts = {"M1": m1, "M2": m2, "M3": m3, "Dmax": dmax, "delta": delta, "expansion": expansion,
+            "no_graph_validation": no_graph_validation or None, "no_visual_intent": no_visual_intent or None,
+            "no_chain_pruning": no_chain_pruning or None, "no_evidence_check": no_evidence_check or None,
+            "replay_cache": replay_cache}
+    pipe = Pipeline(s, method=method, **{k: v for k, v in opts.items() if v is not None})
+    try:
+        ans = pipe.answer(question, image=image, entity_id=entity)
+    finally:
+        pipe.close()
+    if as_json:
+        print(json.dumps(ans.as_dict(), indent=2, ensure_ascii=False, default=str))
+        return
+    con = _console()
+    con.print(f"answer: {ans.answer if ans.answer is not None else '(none)'}"
+              + (f"  [{ans.answer_id}]" if ans.answer_id else ""))
+    d = ans.details
+    start = f"{ans.start_entity_name} [{ans.start_entity_id}]" if ans.start_entity_id else "(none)"
+    extra = f"  (recognised: {d.get('object_name')!r})" if d.get("object_name") else ""
+    if d.get("start_replaced"):
+        extra += "  (replaced e_Q,1 by graph-aware validation)"
+    con.print(f"start entity: {start}{extra}")
+    con.print(f"sketch: {' → '.join(d.get('sketch', []))}  (D̂={d.get('depth_hat')}, hops run {ans.hops})")
+    for p in ans.paths:
+        chain = p.steps[0].head_name if p.steps else ""
+        for st in p.steps:
+            chain += f" -[{st.relation_name}]-> {st.tail_name}"
+        con.print(f"path {p.rank} (σ={p.score if p.score is not None else '-'}): {chain}")
+    suff = {True: "yes", False: "no", None: "not checked"}[ans.sufficient]
+    con.print(f"evidence sufficient: {suff} · {ans.stop_reason}")
+    total_calls = sum(c.calls for c in ans.cost.values())
+    parts = [f"{role} {c.calls} calls {c.prompt_tokens}+{c.completion_tokens} tok {c.seconds:.1f}s"
+             for role, c in sorted(ans.cost.items())]
+    con.print(f"cost: {total_calls} model calls · {ans.seconds:.1f} s total · " + (" · ".join(parts) or "-"))
+    if d.get("fallbacks"):
+        con.print(f"fallbacks taken: {len(d['fallbacks'])} ({'; '.join(d['fallbacks'][:4])}"
+                  + (" …" if len(d["fallbacks"]) > 4 else "") + ")")
+    con.print(f"trace: {ans.trace_id}")
+    print(ans.browser_cypher)
+
+
+# --------------------------------------------------------------------------- trace (VisPath section)
+@trace_app.command("show")
+def trace_show(
+    trace_id: Optional[str] = typer.Argument(None, help="Trace id (as printed by kgqa ask); none lists recent."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Print a stored reasoning trace (or list the recent ones)."""
+    from kgqa.errors import InvalidInput
+    from kgqa.graph import Graph
+    from kgqa.trace import browser_cypher, format_trace, list_traces, show_trace
+
+    with Graph(_settings()) as g:
+        if trace_id is None:
+            rows = list_traces(g)
+            if as_json:
+                print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+            for r in rows if not as_json else []:
+                print(f"{r['id']}  {r['created_at']}  {r['method']}  {r['text']!r} → {r['answer']!r}")
+            return
+        tr = show_trace(g, trace_id)
+    if tr is None:
+        raise InvalidInput(f"trace {trace_id}: no such trace")
+    if as_json:
+        print(json.dumps(tr, indent=2, ensure_ascii=False, default=str))
+    else:
+        print(format_trace(tr))
+        print(browser_cypher(trace_id))
+
+
+@trace_app.command("rm")
+def trace_rm(
+    trace_id: Optional[str] = typer.Argument(None, help="Trace id to remove."),
+    older_than: Optional[float] = typer.Option(None, "--older-than", help="Remove traces older than DAYS days."),
+    all_: bool = typer.Option(False, "--all", help="Remove every trace."),
+):
+    """Remove stored reasoning traces (the KG's entities and facts are never touched)."""
+    from kgqa.errors import InvalidInput
+    from kgqa.graph import Graph
+    from kgqa.trace import check_trace_id, remove_older_than, remove_trace
+
+    chosen = sum(x is not None and x is not False for x in (trace_id, older_than, all_ or None))
+    if chosen != 1:
+        raise InvalidInput("trace rm takes exactly one of: ID, --older-than DAYS, --all")
+    if trace_id is not None:
+        check_trace_id(trace_id)
+    with Graph(_settings()) as g:
+        if trace_id is not None:
+            n = remove_trace(g, trace_id)
+            if n == 0:
+                raise InvalidInput(f"trace {trace_id}: no such trace")
+        else:
+            n = remove_older_than(g, 0.0 if all_ else older_than)
+    _console().print(f"removed {n} trace(s)")
+
+
 # --------------------------------------------------------------------------- entry
 def main() -> None:
     from kgqa.errors import KgqaError
