@@ -1,0 +1,501 @@
+"""VisPath logic (Algorithm 1) with scripted fakes: no Neo4j, no model weights.
+
+The fakes are small and explicit: an in-memory graph that answers the vispath_*
+queries by name, a bag-of-words encoder (cosine = word overlap), and chat/vision
+models that return scripted JSON per schema (or raise ModelUnavailable, as a real
+backend does after its bounded retries).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+import pytest
+
+from kgqa import prompts as P
+from kgqa.errors import InvalidInput, ModelUnavailable
+
+# --------------------------------------------------------------------------- fakes
+
+
+class BagOfWordsEncoder:
+    """Deterministic stand-in for SBERT in unit tests: hashed word counts, L2-normalised."""
+
+    dim = 384
+
+    def __init__(self):
+        self.calls = 0
+
+    def encode(self, texts, batch_size=64):
+        self.calls += 1
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z0-9]+", t.lower()):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+            n = np.linalg.norm(out[i])
+            if n:
+                out[i] /= n
+        return out
+
+
+class FakeGraph:
+    """Answers the queries VisPath runs, from Python lists (same row shapes as the Cypher files)."""
+
+    def __init__(self, entities, relations, facts, images=None, encoder=None):
+        self.entities = dict(entities)          # id -> name
+        self.relations = dict(relations)        # pid -> name
+        self.facts = list(facts)                # (h, pid, t)
+        self.images = images or {}              # id -> [paths]
+        self.enc = encoder or BagOfWordsEncoder()
+        self.queries: list[str] = []
+        self.compat_override: dict[str, float] | None = None
+
+    def _vec(self, text):
+        return self.enc.encode([text])[0]
+
+    def out(self, eid):
+        return [(h, r, t) for h, r, t in self.facts if h == eid]
+
+    def read(self, name, params=None, **kw):
+        p = {**(params or {}), **kw}
+        self.queries.append(name)
+        if name == "entity_vector_search":
+            v = np.asarray(p["vector"], dtype=np.float32)
+            rows = [{"id": i, "name": n, "description": None, "score": (1 + float(self._vec(n) @ v)) / 2}
+                    for i, n in self.entities.items()]
+            return sorted(rows, key=lambda r: -r["score"])[: p["k"]]
+        if name == "vispath_entity_by_id":
+            i = p["id"]
+            return [{"id": i, "name": self.entities[i], "description": None}] if i in self.entities else []
+        if name == "vispath_relation_catalogue":
+            return [{"id": k, "name": v, "embedding": self._vec(v).tolist()} for k, v in self.relations.items()]
+        if name == "vispath_relation_compatibility":
+            q = np.asarray(p["question_vector"], dtype=np.float32)
+            rows = []
+            for cid in p["ids"]:
+                if self.compat_override is not None:
+                    if cid in self.compat_override:
+                        rows.append({"id": cid, "relation_id": "P1", "relation_name": "r",
+                                     "similarity": (1 + self.compat_override[cid]) / 2})
+                    continue
+                rels = {r for _, r, _ in self.out(cid)}
+                if rels:
+                    best = max(rels, key=lambda r: float(self._vec(self.relations[r]) @ q))
+                    rows.append({"id": cid, "relation_id": best, "relation_name": self.relations[best],
+                                 "similarity": (1 + float(self._vec(self.relations[best]) @ q)) / 2})
+            return rows
+        if name in ("vispath_frontier_edges", "vispath_frontier_edges_all"):
+            rows = []
+            for fid in p["frontier"]:
+                edges = [{"head_id": h, "head_name": self.entities[h], "relation_id": r, "tail_id": t,
+                          "tail_name": self.entities[t]} for h, r, t in self.out(fid)]
+                if name == "vispath_frontier_edges":
+                    intent = np.asarray(p["intent"], dtype=np.float32)
+                    for e in edges:
+                        e["approx"] = (p["relation_scores"].get(e["relation_id"], -1.0)
+                                       + float(self._vec(e["tail_name"]) @ intent)) / 2
+                    edges = sorted(edges, key=lambda e: -e["approx"])[: p["cap"]]
+                rows += edges
+            return rows
+        if name == "vispath_entity_images":
+            return [{"id": i, "paths": self.images[i]} for i in p["ids"] if i in self.images]
+        raise AssertionError(f"unexpected query {name}")
+
+
+class ScriptedModel:
+    """chat + vision fake: per-schema scripts (a value, a list consumed in order, or a callable)."""
+
+    name = "scripted"
+
+    def __init__(self, scripts=None, recognized="Government Museum, Chandigarh"):
+        self.scripts = dict(scripts or {})
+        self.recognized = recognized
+        self.prompts: list[tuple[str, str]] = []
+
+    def _next(self, schema, prompt):
+        self.prompts.append((schema.__name__, prompt))
+        s = self.scripts.get(schema.__name__)
+        if isinstance(s, list):
+            s = s.pop(0) if s else None
+        if callable(s):
+            s = s(prompt)
+        if s is None or isinstance(s, Exception):
+            raise ModelUnavailable(f"scripted: no valid {schema.__name__}")
+        return schema.model_validate(s)
+
+    def generate_json(self, *args, **kw):
+        # chat: (prompt, schema); vision: (image, prompt, schema)
+        if len(args) == 3:
+            _, prompt, schema = args
+        else:
+            prompt, schema = args
+        return self._next(schema, prompt)
+
+    def recognize(self, image, hint):
+        self.prompts.append(("recognize", hint))
+        return self.recognized
+
+
+ENTITIES = {
+    "Q1": "Government Museum, Chandigarh",
+    "Q2": "Le Corbusier",
+    "Q3": "India",
+    "Q4": "museum",
+    "Q5": "La Chaux-de-Fonds",
+    "Q6": "France",
+    "Q7": "Frameries",
+    "Q8": "Switzerland",
+    "Q9": "Government Museum",        # look-alike name, no useful relation
+    "Q10": "Pierre Jeanneret",
+}
+RELATIONS = {"P84": "architect", "P17": "country", "P31": "instance of", "P19": "place of birth",
+             "P27": "country of citizenship", "P190": "twinned administrative body", "P1038": "relative"}
+FACTS = [("Q1", "P84", "Q2"), ("Q1", "P17", "Q3"), ("Q1", "P31", "Q4"),
+         ("Q2", "P19", "Q5"), ("Q2", "P27", "Q6"), ("Q2", "P1038", "Q10"),
+         ("Q5", "P190", "Q7"), ("Q5", "P17", "Q8"),
+         ("Q9", "P31", "Q4")]
+Q2HOP = "Where was the architect of the building shown in the image born?"
+
+
+def base_scripts(**over):
+    s = {
+        "ReferringExpression": {"expression": "the building shown in the image", "head": "building"},
+        "CandidateRanking": {"ranked": ["Government Museum, Chandigarh", "Government Museum"]},
+        "QuestionSketch": {"sketch": ["architect", "place of birth"], "depth": 2},
+        "HopIntent": [{"intent": "architect of the building"}, {"intent": "place of birth of the architect"},
+                      {"intent": "twinned administrative body"}],
+        "ChainSelection": {"selected": [1]},
+        "EvidenceStatement": lambda prompt: {"statement": prompt.split("\n")[2][3:]},
+        "Answerability": [{"answerable": False, "answer": ""}, {"answerable": True, "answer": "La Chaux-de-Fonds"},
+                          {"answerable": True, "answer": "Frameries"}],
+        "FinalAnswer": {"answer": "La Chaux-de-Fonds"},
+        "CandidateCheck": {"consistent": True},
+    }
+    s.update(over)
+    return s
+
+
+def make(scripts=None, facts=FACTS, images=None, **opts):
+    from kgqa.engine.vispath import VisPath, VisPathOptions
+
+    enc = BagOfWordsEncoder()
+    g = FakeGraph(ENTITIES, RELATIONS, facts, images=images, encoder=enc)
+    m = ScriptedModel(base_scripts() if scripts is None else scripts)
+    return VisPath(g, enc, m, m, VisPathOptions(**opts)), g, m
+
+
+IMAGE = object()  # the engine only passes it through to the vision fake
+
+
+# --------------------------------------------------------------------------- IV-A
+def test_two_hop_question_follows_architect_then_birthplace_and_stops_at_hop_two():
+    vp, g, m = make()
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.start.id == "Q1"
+    assert run.object_name == "Government Museum, Chandigarh"
+    assert ("recognize", "building") in m.prompts            # Eq. 1 sees HEAD only
+    assert run.depth_hat == 2
+    assert run.answer == "La Chaux-de-Fonds" and run.answer_id == "Q5"
+    assert [e.relation_id for e in run.selected_paths[0].edges] == ["P84", "P19"]
+    assert len(run.hops) == 2 and run.hops[0].answerable is False and run.hops[1].answerable is True
+    assert run.stop_reason.startswith("stop rule at hop 2")
+    assert run.sufficient is True
+
+
+def _validation(compat, order=("Q9", "Q1", "Q2", "Q3", "Q4"), **opts):
+    from kgqa.engine.vispath import StartCandidate, VisPathRun
+
+    vp, g, _ = make(**opts)
+    g.compat_override = compat
+    cands = [StartCandidate(i, ENTITIES[i]) for i in order]
+    start, replaced = vp.graph_aware_validation("q", cands, VisPathRun("q"))
+    return start, replaced, cands
+
+
+def test_graph_aware_validation_replaces_top_candidate_only_beyond_delta():
+    # rank 2 beats rank 1 by 0.06 > δ = 0.05 → replaced, and moved to the front of the list
+    start, replaced, cands = _validation({"Q9": 0.30, "Q1": 0.36, "Q2": 0.1, "Q3": 0.1, "Q4": 0.1})
+    assert replaced and start.id == "Q1" and cands[0].id == "Q1" and cands[1].id == "Q9"
+    # by 0.04 ≤ δ → kept
+    start, replaced, _ = _validation({"Q9": 0.30, "Q1": 0.34, "Q2": 0.1, "Q3": 0.1, "Q4": 0.1})
+    assert not replaced and start.id == "Q9"
+
+
+def test_graph_aware_validation_threshold_grows_by_rank():
+    # the challenger sits at rank 4: δ_4 = 0.05 + 2·0.01 = 0.07
+    start, replaced, _ = _validation({"Q9": 0.30, "Q1": 0.1, "Q2": 0.1, "Q3": 0.365, "Q4": 0.1})
+    assert not replaced and start.id == "Q9"          # 0.065 ≤ 0.07
+    start, replaced, _ = _validation({"Q9": 0.30, "Q1": 0.1, "Q2": 0.1, "Q3": 0.375, "Q4": 0.1})
+    assert replaced and start.id == "Q3"              # 0.075 > 0.07
+
+
+def test_candidate_without_outgoing_relations_scores_lowest_and_is_replaced():
+    start, replaced, cands = _validation({"Q1": 0.2}, order=("Q9", "Q1"))
+    assert cands[1].s_Q == pytest.approx(-1.0) or cands[0].s_Q == pytest.approx(-1.0)
+    assert replaced and start.id == "Q1"
+
+
+def test_ablation_no_graph_validation_keeps_the_visual_top_candidate():
+    start, replaced, _ = _validation({"Q9": 0.0, "Q1": 0.9}, order=("Q9", "Q1"), no_graph_validation=True)
+    assert not replaced and start.id == "Q9"
+
+
+def test_look_alike_ranked_first_is_corrected_by_graph_validation_end_to_end():
+    s = base_scripts(CandidateRanking={"ranked": ["Government Museum", "Government Museum, Chandigarh"]})
+    vp, _, _ = make(s)
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.start_candidates[0].id == "Q1" and run.start_replaced
+    assert run.answer_id == "Q5"
+
+
+def test_candidate_ranking_fallback_is_vector_index_order():
+    vp, _, m = make(base_scripts(CandidateRanking={"ranked": ["Paris"]}))  # names nothing retrieved
+    run = vp.run(Q2HOP, IMAGE)
+    assert any("vector-index order" in f for f in run.fallbacks)
+    assert run.start.id == "Q1"
+
+
+def test_text_only_question_takes_the_topic_from_the_question_and_never_calls_vision():
+    s = base_scripts(ReferringExpression={"expression": "Le Corbusier", "head": "architect"},
+                     CandidateRanking={"ranked": ["Le Corbusier"]},
+                     QuestionSketch={"sketch": ["place of birth"], "depth": 1},
+                     HopIntent=[{"intent": "place of birth"}],
+                     Answerability=[{"answerable": True, "answer": "La Chaux-de-Fonds"}])
+    vp, _, m = make(s)
+    run = vp.run("Where was Le Corbusier born?", None)
+    assert run.start.id == "Q2" and run.answer_id == "Q5"
+    assert not any(k == "recognize" for k, _ in m.prompts)
+
+
+def test_topic_mention_heuristic():
+    from kgqa.engine.vispath import topic_mention_heuristic
+
+    assert topic_mention_heuristic("Where was Le Corbusier born?") == "Le Corbusier"
+    assert topic_mention_heuristic("Which city is twinned with La Chaux-de-Fonds?") == "La Chaux-de-Fonds"
+
+
+def test_given_entity_skips_grounding_and_unknown_entity_is_one_clear_error():
+    vp, _, m = make()
+    run = vp.run(Q2HOP, IMAGE, entity_id="Q1")
+    assert run.start.id == "Q1" and not run.start_candidates
+    assert not any(k in ("recognize", "ReferringExpression") for k, _ in m.prompts)
+    with pytest.raises(InvalidInput, match="Q999"):
+        vp.run(Q2HOP, IMAGE, entity_id="Q999")
+
+
+# --------------------------------------------------------------------------- IV-B
+def test_edges_per_frontier_entity_are_capped_at_M1():
+    facts = FACTS + [("Q1", "P31", f"X{i}") for i in range(40)]
+    ents = {**ENTITIES, **{f"X{i}": f"thing {i}" for i in range(40)}}
+    from kgqa.engine.vispath import VisPath, VisPathOptions
+
+    enc = BagOfWordsEncoder()
+    g = FakeGraph(ents, RELATIONS, facts, encoder=enc)
+    vp = VisPath(g, enc, ScriptedModel(base_scripts()), ScriptedModel(base_scripts()), VisPathOptions(M1=5))
+    kept = vp.score_edges(["Q1"], enc.encode(["architect"])[0])
+    assert len(kept["Q1"]) == 5
+    assert kept["Q1"][0].relation_id == "P84"                   # Eq. 5 ranks the matching edge first
+    assert all(a.score >= b.score for a, b in zip(kept["Q1"], kept["Q1"][1:]))
+
+
+def test_first_cut_and_exact_expansion_agree_on_a_small_graph():
+    vp, _, _ = make()
+    q = vp.embed(["place of birth"])[0]
+    a = vp.score_edges(["Q2"], q, expansion="exact")
+    b = vp.score_edges(["Q2"], q, expansion="firstcut")
+    assert [e.tail_id for e in a["Q2"]] == [e.tail_id for e in b["Q2"]]
+
+
+def test_paths_do_not_revisit_entities():
+    facts = FACTS + [("Q2", "P84", "Q1")]                       # a cycle back to the start
+    vp, _, _ = make(facts=facts)
+    from kgqa.engine.vispath import ReasoningPath
+
+    p0 = ReasoningPath("Q1", ENTITIES["Q1"])
+    p1 = vp.expand_frontier([p0], "architect", vp.embed(["architect"])[0], 1)
+    p2 = vp.expand_frontier([p for p in p1 if p.end_id == "Q2"], "architect", vp.embed(["architect"])[0], 2)
+    assert all(p.end_id != "Q1" for p in p2)
+
+
+def test_ablation_no_visual_intent_matches_edges_against_the_question():
+    vp, _, m = make(no_visual_intent=True)
+    run = vp.run(Q2HOP, IMAGE)
+    assert all(h.intent == Q2HOP for h in run.hops)
+    assert not any(k == "HopIntent" for k, _ in m.prompts)
+
+
+def test_intent_fallback_uses_question_and_sketch_step():
+    vp, _, _ = make(base_scripts(HopIntent=None))
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.hops[0].intent.startswith("architect ") and run.hops[1].intent.startswith("place of birth ")
+    assert run.answer_id == "Q5"
+
+
+# --------------------------------------------------------------------------- IV-C
+def test_chain_scores_follow_eq8_and_llm_selection_is_capped_at_M3_in_sigma_order():
+    vp, _, _ = make(base_scripts(ChainSelection={"selected": [3, 1, 2, 99]}), M3=2)
+    from kgqa.engine.vispath import HopRecord, ReasoningPath, VisPathRun
+
+    p0 = ReasoningPath("Q1", ENTITIES["Q1"])
+    cand = vp.expand_frontier([p0], "architect", vp.embed(["architect"])[0], 1)
+    chain = vp.chain_scores(cand, Q2HOP, ["architect", "place of birth"], "architect")
+    assert chain[0].edges[-1].relation_id == "P84"
+    assert all(a.sigma >= b.sigma for a, b in zip(chain, chain[1:]))
+    kept = vp.examine_chains(Q2HOP, ["architect"], chain, HopRecord(1, "architect"), VisPathRun(Q2HOP))
+    assert kept == chain[:2]                                    # 99 ignored, ≤ M3, by σ
+
+
+def test_empty_llm_chain_selection_falls_back_to_top_chain_scores():
+    vp, _, _ = make(base_scripts(ChainSelection={"selected": []}))
+    run = vp.run(Q2HOP, IMAGE)
+    assert any("top chain scores" in f for f in run.fallbacks)
+    assert run.hops[0].retained[0].edges[-1].relation_id == "P84"
+    assert len(run.hops[0].retained) <= 3
+
+
+def test_ablation_no_chain_pruning_keeps_paths_by_edge_score_and_skips_the_llm():
+    vp, _, m = make(no_chain_pruning=True)
+    run = vp.run(Q2HOP, IMAGE)
+    assert not any(k == "ChainSelection" for k, _ in m.prompts)
+    assert run.answer_id == "Q5"
+
+
+# --------------------------------------------------------------------------- IV-D stop rule and fallbacks
+def test_answerable_before_predicted_depth_does_not_stop_the_search():
+    s = base_scripts(Answerability=[{"answerable": True, "answer": "Le Corbusier"},
+                                    {"answerable": True, "answer": "La Chaux-de-Fonds"}])
+    vp, _, _ = make(s)
+    run = vp.run(Q2HOP, IMAGE)
+    assert len(run.hops) == 2 and run.stop_reason.startswith("stop rule at hop 2")
+
+
+def test_earlier_answerable_hop_is_kept_as_fallback():
+    s = base_scripts(QuestionSketch={"sketch": ["a", "b", "c"], "depth": 3},
+                     Answerability=[{"answerable": False, "answer": ""},
+                                    {"answerable": True, "answer": "La Chaux-de-Fonds"},
+                                    {"answerable": False, "answer": ""}],
+                     FinalAnswer=None)
+    vp, _, _ = make(s)
+    run = vp.run(Q2HOP, IMAGE)
+    assert len(run.hops) == 3                                   # searched on after hop 2 (i < D̂)
+    assert run.stop_reason.startswith("fallback: answerable at hop 2")
+    assert run.answer == "La Chaux-de-Fonds" and run.answer_id == "Q5"   # A_2 when the final call fails
+    assert run.selected_paths == run.hops[1].retained
+
+
+def test_predicted_depth_is_capped_by_Dmax():
+    s = base_scripts(QuestionSketch={"sketch": ["a"], "depth": 7})
+    vp, _, _ = make(s, Dmax=2)
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.depth_hat == 2 and len(run.hops) <= 2
+
+
+def test_answerable_with_empty_answer_counts_as_not_answerable():
+    s = base_scripts(Answerability=[{"answerable": True, "answer": ""}] * 3, FinalAnswer=None)
+    vp, _, _ = make(s)
+    run = vp.run(Q2HOP, IMAGE)
+    assert all(h.answerable is False for h in run.hops)
+    assert run.stop_reason.startswith("terminal selection")
+
+
+def test_ablation_no_evidence_check_runs_the_full_depth_budget():
+    vp, _, m = make(no_evidence_check=True)
+    run = vp.run(Q2HOP, IMAGE)
+    assert len(run.hops) == 3 and not any(k == "Answerability" for k, _ in m.prompts)
+
+
+def test_terminal_selection_prefers_predicted_depth_and_demotes_inconsistent_candidates():
+    # no hop is ever judged answerable; the LLM gives no valid JSON for anything after the sketch
+    s = base_scripts(Answerability=None, FinalAnswer=None, EvidenceStatement=None, ChainSelection=None,
+                     CandidateCheck=None)
+    vp, _, _ = make(s)
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.stop_reason.startswith("terminal selection") and run.sufficient is False
+    assert run.answer_id == "Q5"                               # 2-hop endpoint along architect → birthplace
+    # now the image check says La Chaux-de-Fonds is inconsistent: it is demoted below verified candidates
+    s["CandidateCheck"] = lambda prompt: {"consistent": "La Chaux-de-Fonds" not in prompt}
+    vp, _, _ = make(s, images={"Q5": ["/x/q5.jpg"], "Q6": ["/x/q6.jpg"], "Q10": ["/x/q10.jpg"]})
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.answer_id != "Q5"
+
+
+def test_no_start_entity_answers_from_the_image_as_last_resort():
+    from kgqa.engine.vispath import VisPath, VisPathOptions
+
+    enc = BagOfWordsEncoder()
+    g = FakeGraph({}, RELATIONS, [], encoder=enc)
+    m = ScriptedModel(base_scripts(FinalAnswer={"answer": "a rocket"}))
+    run = VisPath(g, enc, m, m, VisPathOptions()).run("What is shown?", IMAGE)
+    assert run.start is None and run.answer == "a rocket"
+    assert run.stop_reason == "answered from the image alone"
+
+
+def test_every_model_failing_still_yields_a_graph_answer():
+    vp, _, _ = make({})                                         # every JSON call raises ModelUnavailable
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.start is not None and run.answer is not None
+    assert run.fallbacks and run.sufficient is False
+
+
+def test_incomplete_kg_answer_reachable_another_way():
+    # the direct fact "architect" is missing; the birthplace is still reached via another relation
+    # The beam of M3 = 3 chains keeps the weaker "relative" edge alive at hop 1.
+    facts = [f for f in FACTS if f != ("Q1", "P84", "Q2")] + [("Q1", "P1038", "Q2")]
+    vp, _, _ = make(base_scripts(ChainSelection={"selected": [1, 2, 3]}), facts=facts)
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.answer_id == "Q5"
+    assert [e.relation_id for e in run.selected_paths[0].edges] == ["P1038", "P19"]
+
+
+# --------------------------------------------------------------------------- options and prompts
+@pytest.mark.parametrize("bad", [{"M1": 0}, {"M3": -1}, {"Dmax": 0}, {"delta": -0.1}, {"expansion": "fast"}])
+def test_bad_options_are_refused_with_the_option_named(bad):
+    from kgqa.engine.vispath import VisPathOptions
+
+    with pytest.raises(InvalidInput, match=list(bad)[0]):
+        VisPathOptions(**bad).validate()
+
+
+def test_every_prompt_asks_for_json_of_its_schema():
+    cases = [
+        (P.build_referring_expression("q?", has_image=True), P.ReferringExpression),
+        (P.build_referring_expression("q?", has_image=False), P.ReferringExpression),
+        (P.build_candidate_ranking("q", "e", "o", ["a", "b"]), P.CandidateRanking),
+        (P.build_question_analysis("q"), P.QuestionSketch),
+        (P.build_hop_intent("q", 1, ["a → r → b"]), P.HopIntent),
+        (P.build_chain_examination("q", ["r"], ["a → r → b"], 3), P.ChainSelection),
+        (P.build_evidence_statement("q", ["a → r → b"]), P.EvidenceStatement),
+        (P.build_answerability("q", "z"), P.Answerability),
+        (P.build_final_answer("q", "z"), P.FinalAnswer),
+        (P.build_candidate_check("q", "c", "p"), P.CandidateCheck),
+        (P.build_image_answer("q"), P.FinalAnswer),
+    ]
+    for text, schema in cases:
+        assert "Reply with JSON" in text
+        for f in schema.model_fields:
+            assert f'"{f}"' in text, (schema.__name__, f)
+
+
+def test_pipeline_refuses_unknown_method_and_options():
+    from kgqa.config import Settings
+    from kgqa.pipeline import Pipeline
+
+    with pytest.raises(InvalidInput, match="not implemented yet"):
+        Pipeline(Settings(), method="grasp")
+    with pytest.raises(InvalidInput, match="unknown"):
+        Pipeline(Settings(), method="nope")
+    with pytest.raises(InvalidInput, match="M4"):
+        Pipeline(Settings(), graph=object(), models=object(), M4=3)
+    with pytest.raises(InvalidInput, match="no_magic"):
+        Pipeline(Settings(), graph=object(), models=object(), ablations=["no_magic"])
+
+
+def test_browser_cypher_is_one_line_with_the_id_written_in():
+    from kgqa.trace import browser_cypher
+
+    line = browser_cypher("0123456789abcdef")
+    assert "\n" not in line and "'0123456789abcdef'" in line and "$id" not in line
+    with pytest.raises(InvalidInput):
+        browser_cypher("x' OR 1=1")
