@@ -197,10 +197,10 @@ def load_wikidata5m_cmd(
     con.print(f"graph: {c.get('entities', 0):,} entities · {c.get('relations', 0):,} relations · "
               f"{c.get('facts', 0):,} facts · {c.get('images', 0):,} images")
     for what, n in report.skipped.items():
-        con.print(f"skipped: {n:,} {what}")
+        con.print(f"skipped: {n:,} {what}", soft_wrap=True)
     if report.rejects:
         reasons = ", ".join(f"{k} {v}" for k, v in report.rejects_by_reason.items())
-        con.print(f"rejected {report.rejects:,} bad lines ({reasons}) → {report.rejects_path}")
+        con.print(f"rejected {report.rejects:,} bad lines ({reasons}) → {report.rejects_path}", soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- ask (VisPath section)

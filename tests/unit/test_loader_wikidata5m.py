@@ -1,0 +1,226 @@
+"""Wikidata5M loader logic without Neo4j: parsing, file discovery, strict/lenient validation.
+
+The loader's writes go to ``RecordingGraph``, a stand-in that records the named
+queries it is asked to run (the real-Neo4j behaviour is in tests/integration).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kgqa.errors import InvalidInput
+from kgqa.loaders.wikidata5m import (LoadOptions, find_files, load_wikidata5m, parse_catalogue_line,
+                                     parse_text_line, parse_triple_line)
+
+SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "wd5m_sample"
+QID = re.compile(r"^Q[1-9][0-9]*$")
+
+
+class RecordingGraph:
+    """Stand-in for kgqa.graph.Graph that records writes and answers reads with nothing."""
+
+    def __init__(self, data_dir: Path):
+        from kgqa.config import Settings
+
+        self.settings = Settings(data_dir=data_dir)
+        self.writes: list[tuple[str, str | None, dict]] = []
+
+    def write(self, name, params=None, **kw):
+        self.writes.append((name, None, copy.deepcopy({**(params or {}), **kw})))
+        return [{"written": 0}]
+
+    def write_typed(self, name, rel_type, params):
+        self.writes.append((name, rel_type, copy.deepcopy(params)))
+        return [{"written": 0}]
+
+    def read(self, name, params=None, **kw):
+        if name == "graph_counts":
+            return [{"entities": 0, "relations": 0, "images": 0, "facts": 0}]
+        return []
+
+    def apply_schema(self):
+        self.writes.append(("schema", None, {}))
+        return 1
+
+    def await_indexes(self, timeout_s=300):
+        pass
+
+    def rows(self, name):
+        out = []
+        for n, _t, p in self.writes:
+            if n == name:
+                out.extend(p.get("rows") or p.get("pairs") or [])
+        return out
+
+
+@pytest.fixture()
+def sample(tmp_path) -> Path:
+    dst = tmp_path / "wd5m"
+    shutil.copytree(SAMPLE, dst)
+    return dst
+
+
+def _replace_line(path: Path, lineno: int, text: bytes) -> None:
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[lineno - 1] = text + b"\n"
+    path.write_bytes(b"".join(lines))
+
+
+# ------------------------------------------------------------------ parsing
+def test_catalogue_line_takes_first_name_as_label_and_dedupes_aliases():
+    row, why = parse_catalogue_line("Q7186\tMarie Curie\tMadame Curie\tMarie Curie\t\tMadame Curie ",
+                                    QID, "entity id")
+    assert why == ""
+    assert row == {"id": "Q7186", "name": "Marie Curie", "aliases": ["Madame Curie"]}
+
+
+@pytest.mark.parametrize("line,fragment", [
+    ("Q1", "column count"),
+    ("X1\tname", "id syntax"),
+    ("Q1\t  ", "empty label"),
+])
+def test_catalogue_line_errors(line, fragment):
+    row, why = parse_catalogue_line(line, QID, "entity id")
+    assert row is None and why.startswith(fragment)
+
+
+@pytest.mark.parametrize("line,fragment", [
+    ("Q1\tP31", "column count: expected 3"),
+    ("Q1\tP31\tQ2\tQ3", "column count: expected 3"),
+    ("Q1\tinstance of\tQ2", "id syntax: relation id"),
+    ("Q1\tP31\tfoo", "id syntax: tail entity id"),
+    ("Q1\tP999\tQ2", "unknown relation: P999"),
+    ("Q1\tP31\tQ3", "dangling entity: Q3"),
+])
+def test_triple_line_errors(line, fragment):
+    triple, why = parse_triple_line(line, {"P31"}, {"Q1", "Q2"})
+    assert triple is None
+    assert why.startswith(fragment), why
+
+
+def test_triple_and_text_lines_parse():
+    assert parse_triple_line("Q1\tP31\tQ2", {"P31"}, {"Q1", "Q2"}) == (("Q1", "P31", "Q2"), "")
+    row, _ = parse_text_line("Q1\tA text\twith a tab")
+    assert row == {"id": "Q1", "description": "A text\twith a tab"}
+
+
+# ------------------------------------------------------------------ files
+def test_find_files_in_the_release_layout(tmp_path):
+    (tmp_path / "wikidata5m_alias").mkdir()
+    (tmp_path / "wikidata5m_transductive").mkdir()
+    for name in ("wikidata5m_entity.txt", "wikidata5m_relation.txt"):
+        (tmp_path / "wikidata5m_alias" / name).write_text("")
+    for s in ("train", "valid", "test"):
+        (tmp_path / "wikidata5m_transductive" / f"wikidata5m_transductive_{s}.txt").write_text("")
+    files = find_files(tmp_path, ("train", "test"))
+    assert [p.name for p in files.triples] == ["wikidata5m_transductive_train.txt",
+                                               "wikidata5m_transductive_test.txt"]
+    assert files.text is None
+
+
+def test_find_files_names_what_is_missing(tmp_path):
+    (tmp_path / "wikidata5m_entity.txt").write_text("")
+    with pytest.raises(InvalidInput, match="no wikidata5m_relation.txt"):
+        find_files(tmp_path)
+    (tmp_path / "wikidata5m_relation.txt").write_text("")
+    with pytest.raises(InvalidInput, match="no triple files"):
+        find_files(tmp_path)
+    (tmp_path / "wikidata5m_transductive_train.txt").write_text("")
+    with pytest.raises(InvalidInput, match="wikidata5m_transductive_valid.txt"):
+        find_files(tmp_path)
+    with pytest.raises(InvalidInput, match="must be one of"):
+        find_files(tmp_path, ("train", "dev"))
+    (tmp_path / "wikidata5m_transductive_train.txt").unlink()
+    (tmp_path / "wikidata5m_all_triplet.txt").write_text("")
+    assert find_files(tmp_path).triples[0].name == "wikidata5m_all_triplet.txt"
+
+
+# ------------------------------------------------------------------ strict / lenient
+def test_sample_loads_everything(sample, tmp_path):
+    g = RecordingGraph(tmp_path)
+    report = load_wikidata5m(g, sample, images=sample / "images", options=LoadOptions(embeddings=False))
+    assert len(g.rows("load_entities")) == 43
+    assert len(g.rows("load_relations")) == 18
+    assert len(g.rows("load_facts")) == 90
+    assert len(g.rows("load_descriptions")) == 24
+    assert {r["entity"] for r in g.rows("load_images")} == {"Q146", "Q8486", "Q11631", "Q41291"}
+    assert report.rejects == 0
+    assert report.skipped == {"descriptions of entities not loaded": 1}
+    # facts are grouped: one transaction per relation type for this small sample
+    fact_types = [t for n, t, _ in g.writes if n == "load_facts"]
+    assert len(fact_types) == len(set(fact_types))
+
+
+@pytest.mark.parametrize("file,lineno,bad,fragment", [
+    ("wikidata5m_transductive_train.txt", 7, b"Q90\tP999\tQ142", "unknown relation: P999"),
+    ("wikidata5m_transductive_valid.txt", 2, b"Q90\tP31\tQ424242", "dangling entity: Q424242"),
+    ("wikidata5m_transductive_test.txt", 3, b"Q90\tP31", "column count"),
+    ("wikidata5m_entity.txt", 5, b"Q84\tLondon\t\xff\xfe", "encoding"),
+    ("wikidata5m_relation.txt", 2, b"subclass\tsubclass of", "id syntax"),
+    ("wikidata5m_text.txt", 4, b"Berlin\tthe capital", "id syntax"),
+])
+def test_strict_stops_at_first_bad_line_before_writing_anything(sample, tmp_path, file, lineno, bad, fragment):
+    _replace_line(sample / file, lineno, bad)
+    g = RecordingGraph(tmp_path)
+    with pytest.raises(InvalidInput) as e:
+        load_wikidata5m(g, sample, options=LoadOptions(embeddings=False))
+    msg = str(e.value)
+    assert msg.startswith(f"{sample / file}:{lineno}: "), msg
+    assert fragment in msg
+    assert "\n" not in msg
+    assert g.writes == []  # every file is validated before the first write
+
+
+def test_strict_rejects_a_bad_image(sample, tmp_path):
+    (sample / "images" / "Q90.jpg").write_bytes(b"not a jpeg at all")
+    g = RecordingGraph(tmp_path)
+    with pytest.raises(InvalidInput, match="Q90.jpg: not a readable image"):
+        load_wikidata5m(g, sample, images=sample / "images", options=LoadOptions(embeddings=False))
+    assert g.writes == []
+
+
+def test_lenient_skips_counts_and_writes_rejects_file(sample, tmp_path):
+    _replace_line(sample / "wikidata5m_transductive_train.txt", 7, b"Q90\tP999\tQ142")
+    _replace_line(sample / "wikidata5m_transductive_train.txt", 9, b"Q64\tP17")
+    _replace_line(sample / "wikidata5m_entity.txt", 5, b"Q84\tLondon\t\xff")
+    (sample / "images" / "Q90.jpg").write_bytes(b"not a jpeg at all")
+    g = RecordingGraph(tmp_path)
+    rejects = tmp_path / "rejects.tsv"
+    report = load_wikidata5m(g, sample, images=sample / "images",
+                             options=LoadOptions(strict=False, embeddings=False, rejects_path=rejects))
+    text = rejects.read_text(encoding="utf-8")
+    assert f"{sample / 'wikidata5m_transductive_train.txt'}:7\tunknown relation: P999" in text
+    assert f"{sample / 'wikidata5m_transductive_train.txt'}:9\tcolumn count" in text
+    assert f"{sample / 'wikidata5m_entity.txt'}:5\tencoding" in text
+    assert "Q90.jpg" in text
+    # London's entity line was bad: it is not written, and its 4 facts are rejected as dangling
+    ids = {r["id"] for r in g.rows("load_entities")}
+    assert "Q84" not in ids and len(ids) == 42
+    assert report.rejects_by_reason["dangling entity"] == 4
+    assert report.rejects == 8 and report.rejects_path == str(rejects)
+    assert len(text.splitlines()) == 1 + 8  # header + one line per reject
+    assert len(g.rows("load_facts")) == 90 - 2 - 4
+    assert {r["entity"] for r in g.rows("load_images")} == {"Q146", "Q8486", "Q11631", "Q41291"}
+
+
+def test_limit_loads_first_triples_and_only_their_entities(sample, tmp_path):
+    g = RecordingGraph(tmp_path)
+    load_wikidata5m(g, sample, images=sample / "images", options=LoadOptions(limit=3, embeddings=False))
+    assert g.rows("load_facts") and len(g.rows("load_facts")) == 3
+    assert {r["id"] for r in g.rows("load_entities")} == {"Q90", "Q515", "Q142"}
+    assert len(g.rows("load_relations")) == 18  # the whole catalogue
+    assert g.rows("load_images") == []
+
+
+def test_facts_are_batched_per_type(sample, tmp_path):
+    g = RecordingGraph(tmp_path)
+    load_wikidata5m(g, sample, options=LoadOptions(batch_size=4, embeddings=False))
+    batches = [(t, p["pairs"]) for n, t, p in g.writes if n == "load_facts"]
+    assert all(len(pairs) <= 4 for _, pairs in batches)
+    p31 = [pair for t, pairs in batches if t == "P31" for pair in pairs]
+    assert len(p31) == 21 and len({tuple(x) for x in p31}) == 21
