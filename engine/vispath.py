@@ -502,7 +502,7 @@ class VisPath:
         except ModelUnavailable:
             run.fallbacks.append("answerability: no valid JSON; η = 0")
             return False, ""
-        ans = out.answer.strip()
+        ans = out.candidate
         return bool(out.answerable and ans), ans
 
     def final_answer(self, question: str, image, z_star: str, hop: HopRecord, run: VisPathRun) -> str:

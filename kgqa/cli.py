@@ -243,31 +243,32 @@ def ask(
     if as_json:
         print(json.dumps(ans.as_dict(), indent=2, ensure_ascii=False, default=str))
         return
-    con = _console()
-    con.print(f"answer: {ans.answer if ans.answer is not None else '(none)'}"
+    # plain print: entity and relation names may hold [brackets] that Rich would read as markup
+    con = print
+    con(f"answer: {ans.answer if ans.answer is not None else '(none)'}"
               + (f"  [{ans.answer_id}]" if ans.answer_id else ""))
     d = ans.details
     start = f"{ans.start_entity_name} [{ans.start_entity_id}]" if ans.start_entity_id else "(none)"
     extra = f"  (recognised: {d.get('object_name')!r})" if d.get("object_name") else ""
     if d.get("start_replaced"):
         extra += "  (replaced e_Q,1 by graph-aware validation)"
-    con.print(f"start entity: {start}{extra}")
-    con.print(f"sketch: {' → '.join(d.get('sketch', []))}  (D̂={d.get('depth_hat')}, hops run {ans.hops})")
+    con(f"start entity: {start}{extra}")
+    con(f"sketch: {' → '.join(d.get('sketch', []))}  (D̂={d.get('depth_hat')}, hops run {ans.hops})")
     for p in ans.paths:
         chain = p.steps[0].head_name if p.steps else ""
         for st in p.steps:
             chain += f" -[{st.relation_name}]-> {st.tail_name}"
-        con.print(f"path {p.rank} (σ={p.score if p.score is not None else '-'}): {chain}")
+        con(f"path {p.rank} (σ={p.score if p.score is not None else '-'}): {chain}")
     suff = {True: "yes", False: "no", None: "not checked"}[ans.sufficient]
-    con.print(f"evidence sufficient: {suff} · {ans.stop_reason}")
+    con(f"evidence sufficient: {suff} · {ans.stop_reason}")
     total_calls = sum(c.calls for c in ans.cost.values())
     parts = [f"{role} {c.calls} calls {c.prompt_tokens}+{c.completion_tokens} tok {c.seconds:.1f}s"
              for role, c in sorted(ans.cost.items())]
-    con.print(f"cost: {total_calls} model calls · {ans.seconds:.1f} s total · " + (" · ".join(parts) or "-"))
+    con(f"cost: {total_calls} model calls · {ans.seconds:.1f} s total · " + (" · ".join(parts) or "-"))
     if d.get("fallbacks"):
-        con.print(f"fallbacks taken: {len(d['fallbacks'])} ({'; '.join(d['fallbacks'][:4])}"
+        con(f"fallbacks taken: {len(d['fallbacks'])} ({'; '.join(d['fallbacks'][:4])}"
                   + (" …" if len(d["fallbacks"]) > 4 else "") + ")")
-    con.print(f"trace: {ans.trace_id}")
+    con(f"trace: {ans.trace_id}")
     print(ans.browser_cypher)
 
 

@@ -14,9 +14,23 @@ engine never concatenates prompt text itself.
 
 from __future__ import annotations
 
-from typing import Sequence
+import re
+from typing import Annotated, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
+
+_PLACEHOLDER = re.compile(r"^\s*(<[^>]*>|\.\.\.|…|none|null|n/?a)?\s*$", re.I)
+
+
+def _not_placeholder(v: str) -> str:
+    """Small models copy the template's ``<placeholder>`` or leave "..."; that is not an answer."""
+    if _PLACEHOLDER.match(v):
+        raise ValueError(f"{v!r} is a template placeholder, not a value")
+    return v.strip()
+
+
+#: A string that must carry content (validated; placeholder echoes are refused so the backend retries).
+Text = Annotated[str, AfterValidator(_not_placeholder)]
 
 VISPATH_SYSTEM = ("You are a careful assistant for multi-hop question answering over a knowledge graph. "
                   "Answer with one JSON object only, no prose.")
@@ -26,8 +40,8 @@ VISPATH_SYSTEM = ("You are a careful assistant for multi-hop question answering 
 class ReferringExpression(BaseModel):
     """The phrase of Q that refers to the pictured object, and its bare head noun (HEAD)."""
 
-    expression: str = Field(..., min_length=1, max_length=200)
-    head: str = Field(..., min_length=1, max_length=60)
+    expression: Text = Field(..., min_length=1, max_length=200)
+    head: Text = Field(..., min_length=1, max_length=60)
 
 
 REFERRING_EXPRESSION = """Question: {question}
@@ -67,7 +81,7 @@ Reply with JSON: {{"ranked": ["<name>", "..."]}}"""
 class QuestionSketch(BaseModel):
     """Reasoning sketch S_Q (relation-level steps) and predicted depth D̂."""
 
-    sketch: list[str] = Field(..., min_length=1, max_length=8)
+    sketch: list[Text] = Field(..., min_length=1, max_length=8)
     depth: int = Field(..., ge=1, le=8)
 
 
@@ -83,7 +97,7 @@ Reply with JSON: {{"sketch": ["<relation>", "..."], "depth": <number of hops>}}"
 class HopIntent(BaseModel):
     """A short description of what the next reasoning step should look for."""
 
-    intent: str = Field(..., min_length=1, max_length=200)
+    intent: Text = Field(..., min_length=1, max_length=200)
 
 
 HOP_INTENT = """Question about the image: {question}
@@ -115,7 +129,7 @@ Reply with JSON: {{"selected": [<number>, ...]}}"""
 
 # ---------------------------------------------------------------- IV-D: evidence statement z_i (Fig. 8, Eq. 9)
 class EvidenceStatement(BaseModel):
-    statement: str = Field(..., min_length=1, max_length=1000)
+    statement: Text = Field(..., min_length=1, max_length=1000)
 
 
 EVIDENCE_STATEMENT = """Question about the image: {question}
@@ -134,6 +148,11 @@ class Answerability(BaseModel):
     answerable: bool
     answer: str = Field("", max_length=200)
 
+    @property
+    def candidate(self) -> str:
+        """A_i, or "" when the model left the placeholder or nothing."""
+        return "" if _PLACEHOLDER.match(self.answer) else self.answer.strip()
+
 
 ANSWERABILITY = """Question about the image: {question}
 Evidence: {statement}
@@ -144,7 +163,7 @@ Reply with JSON: {{"answerable": true or false, "answer": "<answer or empty>"}}"
 
 # ---------------------------------------------------------------- IV-D: final answer from (I, Q, z*)
 class FinalAnswer(BaseModel):
-    answer: str = Field(..., min_length=1, max_length=200)
+    answer: Text = Field(..., min_length=1, max_length=200)
 
 
 FINAL_ANSWER = """Question about the image: {question}
