@@ -327,6 +327,75 @@ def trace_rm(
     _console().print(f"removed {n} trace(s)")
 
 
+# --------------------------------------------------------------------------- eval (eval section)
+@app.command("eval")
+def eval_cmd(
+    questions: Path = typer.Argument(..., metavar="QUESTIONS.jsonl", help="Question file (JSON lines)."),
+    method: str = typer.Option("vispath", "--method", help="vispath (mkgrag, grasp: not implemented yet)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N questions."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON report to this file."),
+    replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    lenient: bool = typer.Option(False, "--lenient", help="Skip and count bad lines instead of failing."),
+    ablate: Optional[list[str]] = typer.Option(None, "--ablate", help="Ablation to switch on (repeatable): "
+                                               "no_graph_validation, no_visual_intent, no_chain_pruning, "
+                                               "no_evidence_check."),
+    gold_start: bool = typer.Option(False, "--gold-start", help="Give the method topic.id as start entity "
+                                    "(the paper's setting for text-only KGQA baselines)."),
+    traces: bool = typer.Option(False, "--traces/--no-traces", help="Store a reasoning trace per question."),
+    quiet: bool = typer.Option(False, "--quiet", help="No per-question progress lines on stderr."),
+):
+    """Run a method over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost."""
+    from kgqa.errors import InvalidInput
+    from kgqa.evaluate import evaluate, load_questions, render_tables
+
+    qs, skipped = load_questions(questions, lenient=lenient)
+    if limit is not None:
+        qs = qs[:limit]
+    if not qs:
+        raise InvalidInput(f"{questions}: no valid questions to evaluate")
+    s = _settings()
+    ablations = [a.replace("-", "_") for a in (ablate or [])]
+    options = {"ablations": ablations, "replay_cache": str(replay_cache) if replay_cache else None,
+               "gold_start": gold_start, "limit": limit}
+    from kgqa.models.encoder import get_encoder
+    from kgqa.pipeline import Pipeline
+
+    kwargs = {"ablations": ablations}
+    if replay_cache:
+        kwargs["replay_cache"] = replay_cache
+    pipe = Pipeline(s, method=method, write_trace=traces, **kwargs)
+    err = _console(stderr=True)
+
+    def progress(r):
+        if quiet:
+            return
+        mark = "failed" if r.error else ("abstained" if r.abstained else repr(r.prediction))
+        err.print(f"{r.id}: {mark} (gold {r.gold!r}) · {r.seconds:.1f} s", markup=False, soft_wrap=True)
+
+    try:
+        encoder = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
+        options["sbert_model"] = encoder.model_path
+        report = evaluate(qs, pipe, encoder, questions_file=str(questions), method=method, skipped=skipped,
+                          options=options, gold_start=gold_start, on_result=progress)
+    finally:
+        pipe.close()
+    text = json.dumps(report, indent=2, ensure_ascii=False, default=str)
+    if out is not None:
+        tmp = out.with_name(out.name + ".tmp")
+        try:
+            tmp.write_text(text + "\n", encoding="utf-8")
+            tmp.replace(out)
+        except OSError as e:
+            raise InvalidInput(f"--out {out}: cannot write the report ({e.strerror})") from e
+    if as_json:
+        print(text)
+    else:
+        render_tables(report, _console())
+        if out is not None:
+            _console().print(f"report written to {out}", markup=False)
+
+
 # --------------------------------------------------------------------------- entry
 def main() -> None:
     from kgqa.errors import KgqaError
