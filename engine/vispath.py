@@ -31,7 +31,7 @@ Interpretations where the paper is silent (each also noted where it happens):
 * Neo4j's ``vector.similarity.cosine`` returns (1 + cos)/2; we convert back to cos.
 * A path does not revisit an entity it already passed through.
 * Terminal selection ranks endpoints of all retained paths (Algorithm 1: "visited path
-  entities"), closest length to D̂ first, then by cos(Verbalize(p), Q ‖ S_Q).
+  entities"), closest length to D̂ first, then by the chain score σ they were retained with.
 * Without an image, the topic mention is taken from the question text and the
   vision-conditioned steps are asked of the text LLM.
 """
@@ -506,18 +506,35 @@ class VisPath:
         return bool(out.answerable and ans), ans
 
     def final_answer(self, question: str, image, z_star: str, hop: HopRecord, run: VisPathRun) -> str:
-        """Generate A from (I, Q, z*); fallback: the hop's candidate answer A_i, then its top endpoint."""
+        """Generate A from (I, Q, z*), kept path-faithful.
+
+        The generated answer stands when it names an entity of the retained paths; otherwise the
+        hop's candidate A_i when that does; otherwise the endpoint of P(i*) the chat model finds most
+        likely as the answer (log-likelihood over the endpoint names), so a weak model's free text
+        never replaces the graph evidence.
+        """
+        a = ""
         try:
             a = self._vlm_json(image, P.build_final_answer(question, z_star), P.FinalAnswer,
                                max_tokens=40).answer.strip()
-            if a:
-                return a
         except ModelUnavailable:
-            pass
-        run.fallbacks.append("final answer: no valid JSON; candidate answer A_i")
-        if hop.candidate_answer:
+            run.fallbacks.append("final answer: no valid JSON")
+        if a and self.ground_answer(a, run):
+            return a
+        if hop.candidate_answer and self.ground_answer(hop.candidate_answer, run):
+            run.fallbacks.append("final answer names no path entity; candidate answer A_i")
             return hop.candidate_answer
-        return hop.retained[0].end_name if hop.retained else ""
+        ends = list(dict.fromkeys(p.end_name for p in hop.retained if p.edges))
+        if not ends:
+            return a or hop.candidate_answer
+        run.fallbacks.append("final answer names no path entity; likeliest retained endpoint")
+        if len(ends) == 1:
+            return ends[0]
+        try:
+            ll = self.chat.choose(P.build_answer_choice(question, z_star), [" " + e for e in ends])
+            return ends[int(np.argmax(ll))]
+        except ModelUnavailable:
+            return ends[0]
 
     def terminal_selection(self, question: str, image, run: VisPathRun) -> None:
         """No answerable hop: rank visited endpoint entities, verify the top ones against the image."""
@@ -529,8 +546,9 @@ class VisPath:
         if not best:
             return
         paths = list(best.values())
-        target = self.embed([question + " " + " → ".join(run.sketch)])[0]
-        score = self.embed([p.verbalize() for p in paths]) @ target
+        # Rank: path length closest to D̂ first, then the chain score σ it was retained with (Eq. 8; with
+        # chain pruning ablated, its edge score). Both compare paths of one hop, scored under one intent.
+        score = [p.sigma if p.sigma is not None else -1.0 for p in paths]
         ranked = sorted(zip(paths, score), key=lambda ps: (abs(len(ps[0].edges) - run.depth_hat), -ps[1]))
         top = [p for p, _ in ranked[: self.opt.verify_top]]
         rest = [p for p, _ in ranked[self.opt.verify_top:]]

@@ -22,6 +22,9 @@ from pydantic import AfterValidator, BaseModel, Field
 _PLACEHOLDER = re.compile(r"^\s*(<[^>]*>|\.\.\.|…|none|null|n/?a)?\s*$", re.I)
 
 
+_VERDICTS = {"yes", "no", "true", "false", "unknown", "answerable", "not answerable"}
+
+
 def _not_placeholder(v: str) -> str:
     """Small models copy the template's ``<placeholder>`` or leave "..."; that is not an answer."""
     if _PLACEHOLDER.match(v):
@@ -151,7 +154,8 @@ class Answerability(BaseModel):
     @property
     def candidate(self) -> str:
         """A_i, or "" when the model left the placeholder or nothing."""
-        return "" if _PLACEHOLDER.match(self.answer) else self.answer.strip()
+        a = self.answer.strip()
+        return "" if _PLACEHOLDER.match(a) or a.lower() in _VERDICTS else a
 
 
 ANSWERABILITY = """Question about the image: {question}
@@ -171,6 +175,16 @@ Evidence: {statement}
 
 Answer the question with the entity name only.
 Reply with JSON: {{"answer": "<entity name>"}}"""
+
+
+# The weak-model fallback of the final answer: log-likelihood choice among the retained endpoints.
+ANSWER_CHOICE = """Question about the image: {question}
+Evidence: {statement}
+Answer:"""
+
+
+def build_answer_choice(question: str, statement: str) -> str:
+    return ANSWER_CHOICE.format(question=question, statement=statement)
 
 
 # ---------------------------------------------------------------- IV-D: terminal selection verification
