@@ -9,14 +9,17 @@ folder in well under a second. The model loads lazily, once per process.
 Structured output: a 135M model rarely writes valid JSON on its own, so
 ``generate_json`` decodes under the schema's grammar with ``outlines``
 (constrained decoding: only tokens that keep the text a valid prefix of the
-schema's language are allowed), then validates with pydantic and retries
-(bounded, sampled) before raising ``ModelUnavailable``. ``choose`` scores each
+schema's language are allowed; free-text strings are tightened so that the model
+cannot copy the prompt's ``<placeholder>``, see ``decoding_schema``), then
+validates with pydantic and retries (bounded, sampled) before raising
+``ModelUnavailable``. bench/models.py measures the valid-output rate. ``choose`` scores each
 option by its log-likelihood as the assistant's reply, which needs no parsing.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -120,6 +123,35 @@ def load_local_llm(settings: Settings):
         return _LOADED[key]
 
 
+#: first character of a free-text JSON string value under constrained decoding
+_STRING_START = r'[^\s<>"\\{}\[\].…]'
+#: any later character: no control characters, no JSON or template punctuation
+_STRING_REST = r'[^\x00-\x1f<>"\\{}\[\]]'
+
+
+def decoding_schema(js: dict) -> dict:
+    """The JSON schema the local LLM decodes under: ``js`` with free-text strings tightened.
+
+    A 135M model under a plain JSON grammar still copies the prompt's template
+    (``"<entity name>"``, ``"..."``) or emits escapes it cannot close. Every
+    string without its own ``pattern``/``enum``/``format`` therefore gets one:
+    it starts with a letter, digit or other non-punctuation character and holds no
+    ``< > " \\ { } [ ]``, within the schema's own min/max length. Validation still
+    uses the caller's pydantic schema unchanged.
+    """
+    if isinstance(js, list):
+        return [decoding_schema(v) for v in js]
+    if not isinstance(js, dict):
+        return js
+    out = {k: decoding_schema(v) for k, v in js.items()}
+    if out.get("type") == "string" and not ({"pattern", "enum", "const", "format"} & out.keys()):
+        lo = max(int(out.pop("minLength", 1)), 1)
+        hi = out.pop("maxLength", None)
+        rest = f"{{{lo - 1},{int(hi) - 1}}}" if hi is not None else f"{{{lo - 1},}}"
+        out["pattern"] = f"^{_STRING_START}{_STRING_REST}{rest}$"
+    return out
+
+
 class LocalChat:
     """SmolLM2-135M-Instruct in-process (implements ``ChatModel``)."""
 
@@ -205,9 +237,12 @@ class LocalChat:
         except ImportError:
             gen = None
         else:
+            from outlines.types import JsonSchema
+
             if self._outlines_model is None:
                 self._outlines_model = outlines.from_transformers(self.model, self.tokenizer)
-            gen = outlines.Generator(self._outlines_model, schema)
+            grammar = JsonSchema(json.dumps(decoding_schema(schema.model_json_schema())))
+            gen = outlines.Generator(self._outlines_model, grammar)
         self._generators[schema] = gen
         return gen
 
