@@ -499,3 +499,50 @@ def test_browser_cypher_is_one_line_with_the_id_written_in():
     assert "\n" not in line and "'0123456789abcdef'" in line and "$id" not in line
     with pytest.raises(InvalidInput):
         browser_cypher("x' OR 1=1")
+
+
+# --------------------------------------------------------------------------- weak-model guards
+@pytest.mark.parametrize("echo", ["<entity name>", "...", "  ", "<relation>", "none"])
+def test_template_placeholder_echoes_are_refused_by_the_schemas(echo):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        P.FinalAnswer(answer=echo)
+    with pytest.raises(ValidationError):
+        P.QuestionSketch(sketch=["architect", echo], depth=2)
+    assert P.Answerability(answerable=True, answer=echo).candidate == ""
+    assert P.Answerability(answerable=True, answer="yes").candidate == ""
+    assert P.FinalAnswer(answer=" Le Corbusier ").answer == "Le Corbusier"
+
+
+class ChoosingModel(ScriptedModel):
+    def __init__(self, scripts, prefer):
+        super().__init__(scripts)
+        self.prefer = prefer
+        self.choices: list[list[str]] = []
+
+    def choose(self, prompt, options):
+        self.choices.append(list(options))
+        return [0.0 if self.prefer in o else -5.0 for o in options]
+
+
+def test_free_text_final_answer_off_the_paths_falls_back_to_a_retained_endpoint():
+    from kgqa.engine.vispath import VisPath, VisPathOptions
+
+    s = base_scripts(FinalAnswer={"answer": "Sounds like a reasonable answer!"},
+                     Answerability=[{"answerable": False, "answer": ""}, {"answerable": True, "answer": "his home town"}],
+                     ChainSelection={"selected": [1, 2, 3]})
+    enc = BagOfWordsEncoder()
+    g = FakeGraph(ENTITIES, RELATIONS, FACTS, encoder=enc)
+    m = ChoosingModel(s, prefer="La Chaux-de-Fonds")
+    run = VisPath(g, enc, m, m, VisPathOptions()).run(Q2HOP, IMAGE)
+    assert run.answer == "La Chaux-de-Fonds" and run.answer_id == "Q5"
+    assert m.choices and all(len(c) >= 2 for c in m.choices)             # chose among retained endpoints
+    assert any("likeliest retained endpoint" in f for f in run.fallbacks)
+
+
+def test_final_answer_naming_a_path_entity_is_kept():
+    vp, _, _ = make(base_scripts(FinalAnswer={"answer": "la chaux-de-fonds"}))
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.answer == "la chaux-de-fonds" and run.answer_id == "Q5"
+    assert not any("final answer" in f for f in run.fallbacks)
