@@ -14,7 +14,6 @@ softprompt  KGQA_SOFTPROMPT_BACKEND SmolLM2 with inputs_embeds           vLLM --
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kgqa.config import Settings
@@ -28,7 +27,7 @@ class MeteredEncoder:
     def __init__(self, inner, meter: Meter):
         self.inner = inner
         self.meter = meter
-        self.name = Path(str(inner.model_path)).name or "all-MiniLM-L6-v2"
+        self.name = inner.name
 
     @property
     def dim(self) -> int:

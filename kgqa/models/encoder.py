@@ -8,6 +8,7 @@ sentence-transformers folder. Loaded once per process, lazily.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -33,6 +34,7 @@ class SentenceEncoder:
 
     def __init__(self, model_path: str | None = None, device: str = "cpu", threads: int | None = None):
         self.model_path = model_path or default_model_path()
+        self.name = "all-MiniLM-L6-v2" if model_path is None else Path(model_path).name
         self.device = device
         self.threads = threads
         self._model = None
@@ -44,13 +46,18 @@ class SentenceEncoder:
             import torch
             from sentence_transformers import SentenceTransformer
 
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # "Loading weights" bars would garble CLI output
             if self.threads:
                 torch.set_num_threads(self.threads)
             try:
                 self._model = SentenceTransformer(self.model_path, device=self.device, local_files_only=True)
             except Exception as e:  # noqa: BLE001 - any load failure is one line for the user
                 raise ModelUnavailable(f"cannot load encoder from {self.model_path}: {e}") from e
-            self.dim = int(self._model.get_sentence_embedding_dimension())
+            dim_of = getattr(self._model, "get_embedding_dimension", None) or \
+                self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 6
+            self.dim = int(dim_of())
         return self._model
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
