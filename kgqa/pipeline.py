@@ -46,6 +46,7 @@ class Pipeline:
         if unknown:
             raise InvalidInput(f"VisPath option(s) {', '.join(unknown)} unknown (known: {', '.join(sorted(known))})")
         opts = {k: v for k, v in opts.items() if v is not None}
+        vp_options = VisPathOptions(**opts).validate()          # bad flags fail before anything connects
 
         self.settings = settings
         self.method = method
@@ -61,7 +62,7 @@ class Pipeline:
 
             models = build_models(settings, graph)
         self.models = models
-        self.engine = VisPath(graph, models.encoder, models.chat, models.vision, VisPathOptions(**opts))
+        self.engine = VisPath(graph, models.encoder, models.chat, models.vision, vp_options)
 
     def answer(self, question: str, image: Path | str | None = None, entity_id: str | None = None) -> Answer:
         from kgqa.images import load_image
