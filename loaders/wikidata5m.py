@@ -34,8 +34,11 @@ command MERGEs them again (no duplicates) and writes the rest.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
+from array import array
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -99,6 +102,7 @@ class LoadReport:
     rejects_by_reason: dict[str, int] = field(default_factory=dict)
     rejects_path: str | None = None
     skipped: dict[str, int] = field(default_factory=dict)
+    modes: dict[str, str] = field(default_factory=dict)  # per phase: create | merge (, resumed after …)
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     embeddings: bool = True
@@ -118,7 +122,7 @@ class LoadReport:
                 "phases": [p.as_dict() for p in self.phases],
                 "rejects": self.rejects, "rejects_by_reason": dict(self.rejects_by_reason),
                 "rejects_path": self.rejects_path, "skipped": dict(self.skipped),
-                "counts": dict(self.counts), "embeddings": self.embeddings,
+                "modes": dict(self.modes), "counts": dict(self.counts), "embeddings": self.embeddings,
                 "device": self.device, "torch_threads": self.torch_threads}
 
 
@@ -352,6 +356,7 @@ class _Loader:
         self.used_entities: set[str] | None = None
         self.images: list[entity_images.EntityImage] = []
         self.line_counts: dict[Path, int] = {}
+        self.repeated_hashes: set[int] = set()     # hashes of triples that may occur twice (checked exactly)
 
     # ---------------------------------------------------------------- 1. validate
     def validate(self, bars: _Bars) -> None:
@@ -359,6 +364,8 @@ class _Loader:
         t0 = time.perf_counter()
         rows = 0
         rows += self._validate_catalogue(self.files.relation, _PID, "property id", self.relations, bars)
+        for pid in self.relations:
+            relation_type(pid)  # the one rule for relationship types (kgqa.graph)
         ent: dict[str, int] = {}
         rows += self._validate_catalogue(self.files.entity, _QID, "entity id", ent, bars)
         self.entity_ids = set(ent)
@@ -399,6 +406,7 @@ class _Loader:
         used: set[str] | None = set() if limit is not None else None
         good = 0
         total = 0
+        hashes = array("q")  # one 64-bit hash per valid triple: repeated facts are found without a set of strings
         for path in self.files.triples:
             task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
             n = 0
@@ -418,6 +426,7 @@ class _Loader:
                     self.rejects.line(path, lineno, why, text)
                     continue
                 good += 1
+                hashes.append(hash(triple))
                 if used is not None:
                     used.add(triple[0])
                     used.add(triple[2])
@@ -426,6 +435,11 @@ class _Loader:
             total += n
             bars.finish(task, n)
         self.used_entities = used
+        if len(hashes) > 1:
+            import numpy as np
+
+            h = np.sort(np.frombuffer(hashes, dtype=np.int64))
+            self.repeated_hashes = set(h[1:][h[1:] == h[:-1]].tolist())
         return total
 
     def _validate_text(self, bars) -> int:
@@ -467,36 +481,94 @@ class _Loader:
     def _skip(self, path: Path, lineno: int) -> bool:
         return self.rejects.skip(path, lineno) or lineno in self.duplicate_lines.get(path, ())
 
-    def write_catalogue(self, path: Path, rule, kind: str, query: str, phase: str, bars,
-                        keep: Callable[[str], bool] | None = None) -> None:
-        st = self.report.phase(phase)
+    # checkpoints: one (:LoadCheckpoint {key}) per phase and input, advanced in the same
+    # transaction as each batch, so a killed run resumes after its last committed batch.
+    def _key(self, phase: str, paths: list[Path], **extra) -> str:
+        ident = [phase, extra] + [[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in paths]
+        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
+
+    def _resume_point(self, key: str, still_there: Callable[[list[str]], bool], graph_has: Callable[[], bool],
+                      phase: str) -> tuple[str, int, int]:
+        """(mode, file index, line) to continue from: an earlier run's checkpoint when its last
+        written row is still in the graph; else CREATE when the graph holds none of this input's
+        entities (entities phase) or none of their facts (facts phase), MERGE otherwise."""
+        rows = self.graph.read("load_checkpoint", key=key)
+        if rows and still_there(rows[0]["last"] or []):
+            cp = rows[0]
+            self.report.modes[phase] = f"{cp['mode']}, resumed after input {cp['file']} line {cp['line']}"
+            return cp["mode"], int(cp["file"]), int(cp["line"])
+        if rows:  # stale: what it recorded was deleted since
+            self.graph.write("load_checkpoint_delete", key=key)
+        mode = "merge" if graph_has() else "create"
+        self.report.modes[phase] = mode
+        return mode, 0, 0
+
+    def _any(self, query: str, ids: list[str], chunk: int = 50_000) -> bool:
+        """Whether ``query`` finds something for any id, asked chunk by chunk (stops at the first)."""
+        for i in range(0, len(ids), chunk):
+            if self.graph.read(query, ids=ids[i:i + chunk])[0]["found"]:
+                return True
+        return False
+
+    def write_relations(self, bars) -> None:
+        """The catalogue (822 rows): always MERGE."""
+        path = self.files.relation
+        st = self.report.phase("relations")
+        t0 = time.perf_counter()
+        task = bars.add("relations", self.line_counts.get(path))
+        rows = []
+        for lineno, text, _, _ in _lines(path):
+            if text is None or self._skip(path, lineno):
+                continue
+            row, _why = parse_catalogue_line(text, _PID, "property id")
+            if row is not None:
+                rows.append(row)
+        for i in range(0, len(rows), self.opt.batch_size):
+            self.graph.write("load_relations", rows=rows[i:i + self.opt.batch_size])
+            bars.advance(task, len(rows[i:i + self.opt.batch_size]))
+        st.rows, st.seconds = len(rows), time.perf_counter() - t0
+        bars.finish(task, len(rows))
+
+    def write_entities(self, bars) -> None:
+        path = self.files.entity
+        st = self.report.phase("entities")
         t0 = time.perf_counter()
         neo = 0.0
-        total = len(self._loaded_ids()) if keep is not None else self.line_counts.get(path)
-        task = bars.add(phase, total)
+        keep = self.used_entities  # None: every entity; else only those the --limit triples use
+        key = self._key("entities", [path], limit=self.opt.limit)
+        mode, _, start = self._resume_point(
+            key, lambda last: bool(last) and self.graph.read("load_entity_exists", id=last[0])[0]["found"],
+            lambda: self._any("load_entities_exist", sorted(self._loaded_ids())), "entities")
+        query = "load_entities_create" if mode == "create" else "load_entities"
+        task = bars.add("entities", len(keep) if keep is not None else self.line_counts.get(path))
         batch: list[dict] = []
         n = 0
+        inputs = [str(path.resolve())]
 
-        def flush():
+        def flush(lineno: int):
             nonlocal neo, n
             t = time.perf_counter()
-            self.graph.write(query, rows=batch)
+            self.graph.write(query, rows=batch, key=key, mode=mode, file=0, line=lineno,
+                             last=[batch[-1]["id"]], inputs=inputs)
             neo += time.perf_counter() - t
             n += len(batch)
             bars.advance(task, len(batch))
             batch.clear()
 
+        lineno = 0
         for lineno, text, _, _ in _lines(path):
+            if lineno <= start:
+                continue
             if text is None or self._skip(path, lineno):
                 continue
-            row, _why = parse_catalogue_line(text, rule, kind)
-            if row is None or (keep is not None and not keep(row["id"])):
+            row, _why = parse_catalogue_line(text, _QID, "entity id")
+            if row is None or (keep is not None and row["id"] not in keep):
                 continue
             batch.append(row)
             if len(batch) >= self.opt.batch_size:
-                flush()
+                flush(lineno)
         if batch:
-            flush()
+            flush(lineno)
         st.rows, st.seconds = n, time.perf_counter() - t0
         st.detail["neo4j_s"] = neo
         bars.finish(task, n)
@@ -543,41 +615,68 @@ class _Loader:
         bars.finish(task, n)
 
     def write_facts(self, bars) -> None:
+        """Facts in file order, ``batch_size`` per transaction, each batch grouped by relation type.
+
+        CREATE into a graph without facts (the input is deduplicated exactly: triples whose
+        64-bit hash repeats are compared as strings), MERGE into one that has facts; either
+        way the checkpoint moves in the same transaction as the batch.
+        """
         st = self.report.phase("facts")
         t0 = time.perf_counter()
         neo = 0.0
+        paths = self.files.triples
+        key = self._key("facts", paths)
+        mode, start_file, start_line = self._resume_point(
+            key, lambda last: len(last) == 3 and self.graph.read(
+                "load_fact_exists", h=last[0], type=last[1], t=last[2])[0]["found"],
+            lambda: self._any("load_facts_exist_from", sorted(self._loaded_ids())), "facts")
+        query = "load_facts_create" if mode == "create" else "load_facts"
         limit = self.opt.limit
-        total = sum(self.line_counts.get(p, 0) for p in self.files.triples)
+        total = sum(self.line_counts.get(p, 0) for p in paths)
         task = bars.add("facts", min(total, limit) if limit is not None else total)
-        buffers: dict[str, list[list[str]]] = {}
-        n = 0
+        inputs = [str(p.resolve()) for p in paths]
+        repeated, seen = self.repeated_hashes, set()
+        batch: list[dict] = []
+        n = duplicates = 0
 
-        def flush(pid: str):
+        def flush(fi: int, lineno: int):
             nonlocal neo, n
-            pairs = buffers.pop(pid)
+            last = batch[-1]
+            batch.sort(key=lambda r: r["type"])  # grouped by type within the transaction
             t = time.perf_counter()
-            self.graph.write_typed("load_facts", relation_type(pid), {"pairs": pairs})
+            self.graph.write(query, rows=batch, key=key, mode=mode, file=fi, line=lineno,
+                             last=[last["h"], last["type"], last["t"]], inputs=inputs)
             neo += time.perf_counter() - t
-            n += len(pairs)
-            bars.advance(task, len(pairs))
+            n += len(batch)
+            bars.advance(task, len(batch))
+            batch.clear()
 
-        for path in self.files.triples:
-            last = self.triple_lines.get(path, 0)
+        for fi, path in enumerate(paths):
+            last_line = self.triple_lines.get(path, 0)
+            done = 0  # the last line of this file looked at
             for lineno, text, _, _ in _lines(path):
-                if lineno > last:
+                if lineno > last_line:
                     break
+                done = lineno
                 if text is None or self.rejects.skip(path, lineno):
                     continue
                 triple, _why = parse_triple_line(text, self.relations, self.entity_ids)
                 if triple is None:
                     continue
-                h, r, t_ = triple
-                buf = buffers.setdefault(r, [])
-                buf.append([h, t_])
-                if len(buf) >= self.opt.batch_size:
-                    flush(r)
-        for pid in sorted(buffers):
-            flush(pid)
+                if repeated and hash(triple) in repeated:
+                    if triple in seen:
+                        duplicates += 1
+                        continue
+                    seen.add(triple)
+                if fi < start_file or (fi == start_file and lineno <= start_line):
+                    continue  # committed by an earlier run
+                batch.append({"h": triple[0], "type": triple[1], "t": triple[2]})
+                if len(batch) >= self.opt.batch_size:
+                    flush(fi, done)
+            if batch:
+                flush(fi, done)
+        if duplicates:
+            self.report.skipped["repeated triples"] = duplicates
         st.rows, st.seconds = n, time.perf_counter() - t0
         st.detail["neo4j_s"] = neo
         st.detail["parse_s"] = st.seconds - neo
@@ -671,13 +770,8 @@ class _Loader:
                 t0 = time.perf_counter()
                 st.rows = self.graph.apply_schema()
                 st.seconds = time.perf_counter() - t0
-                self.write_catalogue(self.files.relation, _PID, "property id", "load_relations", "relations", bars)
-                keep = None
-                if self.used_entities is not None:
-                    used = self.used_entities
-                    keep = used.__contains__
-                self.write_catalogue(self.files.entity, _QID, "entity id", "load_entities", "entities", bars,
-                                     keep=keep)
+                self.write_relations(bars)
+                self.write_entities(bars)
                 self.write_descriptions(bars)
                 self.write_facts(bars)
                 self.write_images(bars)

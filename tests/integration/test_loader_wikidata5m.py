@@ -39,8 +39,11 @@ TRIPLES = {tuple(ln.split("\t")) for f in sorted(SAMPLE.glob("wikidata5m_transdu
 BAD_ENTITY = "Q999999991"
 
 
-def _delete(graph, entity_ids, relation_ids=(), image_shas=()):
+def _delete(graph, entity_ids, relation_ids=(), image_shas=(), inputs_under: Path | None = None):
     with graph.session() as s:
+        if inputs_under is not None:  # the loader's resume checkpoints for these input files
+            s.run("MATCH (c:LoadCheckpoint) WHERE any(p IN c.inputs WHERE p STARTS WITH $d) DELETE c",
+                  d=str(inputs_under.resolve())).consume()
         s.run("MATCH (i:Image) WHERE i.sha256 IN $shas DETACH DELETE i", shas=list(image_shas)).consume()
         s.run("MATCH (e:Entity) WHERE e.id IN $ids DETACH DELETE e", ids=list(entity_ids)).consume()
         s.run("MATCH (r:Relation) WHERE r.id IN $ids DELETE r", ids=list(relation_ids)).consume()
@@ -69,11 +72,11 @@ def loaded(graph, encoder):
     """The sample loaded once through the Python API (with images and embeddings)."""
     from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
 
-    _delete(graph, ENTITY_IDS + [BAD_ENTITY], RELATION_IDS, IMAGE_SHAS)
+    _delete(graph, ENTITY_IDS + [BAD_ENTITY], RELATION_IDS, IMAGE_SHAS, SAMPLE)
     report = load_wikidata5m(graph, SAMPLE, images=SAMPLE / "images", encoder=encoder,
                              options=LoadOptions())
     yield report
-    _delete(graph, ENTITY_IDS + [BAD_ENTITY], RELATION_IDS, IMAGE_SHAS)
+    _delete(graph, ENTITY_IDS + [BAD_ENTITY], RELATION_IDS, IMAGE_SHAS, SAMPLE)
 
 
 def test_counts(graph, loaded):
@@ -188,7 +191,7 @@ def test_lenient_skips_and_writes_rejects_file(graph, loaded, bad_copy, tmp_path
         assert len(_facts(graph, ENTITY_IDS)) == 90  # the sample's facts untouched (Q64 P31 Q515 stays)
         rejects.unlink()
     finally:
-        _delete(graph, [BAD_ENTITY])
+        _delete(graph, [BAD_ENTITY], inputs_under=bad_copy)
 
 
 # ------------------------------------------------------------------ kill, resume, add embeddings
@@ -251,15 +254,18 @@ def test_kill_resume_equals_one_clean_run_and_later_run_adds_embeddings(graph, t
         # 2. rerun the same command: the end state is the one a single clean run gives
         out = subprocess.run([*cmd, "--batch-size", "1"], env=env, capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr
+        # a first load CREATEs (no MERGE cost); the checkpoint written with each batch says where to go on
+        assert json.loads(out.stdout)["modes"]["facts"].startswith("create, resumed after input 0 line ")
         resumed = _state(graph, ids)
         nodes, facts = resumed
         assert len(nodes) == 43 * COPIES and len({n["id"] for n in nodes}) == 43 * COPIES
         assert len(facts) == len(triples) == 90 * COPIES and set(facts) == triples  # no duplicates, none missing
         assert sum(1 for n in nodes if n["d"]) == 24 * COPIES
 
-        _delete(graph, ids)
+        _delete(graph, ids, inputs_under=data)
         clean = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
         assert clean.returncode == 0, clean.stderr
+        assert json.loads(clean.stdout)["modes"] == {"entities": "create", "facts": "create"}
         assert _state(graph, ids) == resumed
 
         # 3. structure only so far; a later run adds the embeddings (names deduplicated)
@@ -277,4 +283,4 @@ def test_kill_resume_equals_one_clean_run_and_later_run_adds_embeddings(graph, t
         assert n == 43 * COPIES
         assert _state(graph, ids) == resumed
     finally:
-        _delete(graph, ids)
+        _delete(graph, ids, inputs_under=data)

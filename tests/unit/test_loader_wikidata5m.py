@@ -24,11 +24,12 @@ QID = re.compile(r"^Q[1-9][0-9]*$")
 class RecordingGraph:
     """Stand-in for kgqa.graph.Graph that records writes and answers reads with nothing."""
 
-    def __init__(self, data_dir: Path):
+    def __init__(self, data_dir: Path, checkpoint: dict | None = None, fact_exists: bool = False):
         from kgqa.config import Settings
 
         self.settings = Settings(data_dir=data_dir)
         self.writes: list[tuple[str, str | None, dict]] = []
+        self.checkpoint, self.fact_exists = checkpoint, fact_exists
 
     def write(self, name, params=None, **kw):
         self.writes.append((name, None, copy.deepcopy({**(params or {}), **kw})))
@@ -41,6 +42,12 @@ class RecordingGraph:
     def read(self, name, params=None, **kw):
         if name == "graph_counts":
             return [{"entities": 0, "relations": 0, "images": 0, "facts": 0}]
+        if name == "load_checkpoint":
+            return [self.checkpoint] if self.checkpoint else []
+        if name == "load_fact_exists":
+            return [{"found": self.fact_exists}]
+        if name in ("load_entities_exist", "load_facts_exist_from", "load_entity_exists"):
+            return [{"found": False}]  # an empty graph: the CREATE path
         return []
 
     def apply_schema(self):
@@ -51,10 +58,11 @@ class RecordingGraph:
         pass
 
     def rows(self, name):
+        names = {name, f"{name}_create"}  # first load into an empty graph CREATEs
         out = []
         for n, _t, p in self.writes:
-            if n == name:
-                out.extend(p.get("rows") or p.get("pairs") or [])
+            if n in names:
+                out.extend(p.get("rows") or [])
         return out
 
 
@@ -151,9 +159,9 @@ def test_sample_loads_everything(sample, tmp_path):
     assert {r["entity"] for r in g.rows("load_images")} == {"Q146", "Q8486", "Q11631", "Q41291"}
     assert report.rejects == 0
     assert report.skipped == {"descriptions of entities not loaded": 1}
-    # facts are grouped: one transaction per relation type for this small sample
-    fact_types = [t for n, t, _ in g.writes if n == "load_facts"]
-    assert len(fact_types) == len(set(fact_types))
+    assert report.modes == {"entities": "create", "facts": "create"}
+    facts = {(r["h"], r["type"], r["t"]) for r in g.rows("load_facts")}
+    assert len(facts) == 90
 
 
 @pytest.mark.parametrize("file,lineno,bad,fragment", [
@@ -217,10 +225,47 @@ def test_limit_loads_first_triples_and_only_their_entities(sample, tmp_path):
     assert g.rows("load_images") == []
 
 
-def test_facts_are_batched_per_type(sample, tmp_path):
+def test_facts_are_batched_grouped_by_type_and_checkpointed(sample, tmp_path):
     g = RecordingGraph(tmp_path)
-    load_wikidata5m(g, sample, options=LoadOptions(batch_size=4, embeddings=False))
-    batches = [(t, p["pairs"]) for n, t, p in g.writes if n == "load_facts"]
-    assert all(len(pairs) <= 4 for _, pairs in batches)
-    p31 = [pair for t, pairs in batches if t == "P31" for pair in pairs]
-    assert len(p31) == 21 and len({tuple(x) for x in p31}) == 21
+    load_wikidata5m(g, sample, options=LoadOptions(batch_size=8, embeddings=False))
+    batches = [p for n, _t, p in g.writes if n == "load_facts_create"]
+    assert all(len(p["rows"]) <= 8 for p in batches)
+    for p in batches:
+        types = [r["type"] for r in p["rows"]]
+        assert types == sorted(types)  # grouped by relation type within the transaction
+    # the checkpoint written with each batch names the last input line it covers
+    train = [p for p in batches if p["file"] == 0]
+    assert [p["line"] for p in train] == list(range(8, 81, 8))
+    assert {p["key"] for p in batches} == {batches[0]["key"]}
+    p31 = [r for p in batches for r in p["rows"] if r["type"] == "P31"]
+    assert len(p31) == 21
+
+
+def test_repeated_triples_are_written_once(sample, tmp_path):
+    with open(sample / "wikidata5m_transductive_test.txt", "a") as fh:
+        fh.write("Q90\tP31\tQ515\n")  # also line 1 of the train split
+    g = RecordingGraph(tmp_path)
+    report = load_wikidata5m(g, sample, options=LoadOptions(embeddings=False))
+    facts = [(r["h"], r["type"], r["t"]) for r in g.rows("load_facts")]
+    assert len(facts) == 90 and len(set(facts)) == 90
+    assert report.skipped["repeated triples"] == 1
+
+
+def test_resume_continues_after_a_valid_checkpoint(sample, tmp_path):
+    # an earlier run committed the train split up to line 40 (its last fact is still in the graph)
+    cp = {"mode": "create", "file": 0, "line": 40, "last": ["Q36", "P30", "Q46"]}
+    g = RecordingGraph(tmp_path, checkpoint=cp, fact_exists=True)
+    report = load_wikidata5m(g, sample, options=LoadOptions(embeddings=False))
+    assert report.modes["facts"] == "create, resumed after input 0 line 40"
+    assert len(g.rows("load_facts")) == 90 - 40
+    assert report.modes["entities"] == "create"  # its checkpoint's last entity is gone: stale, start over
+    assert len(g.rows("load_entities")) == 43
+
+
+def test_stale_checkpoint_is_dropped(sample, tmp_path):
+    cp = {"mode": "create", "file": 0, "line": 40, "last": ["Q36", "P30", "Q46"]}
+    g = RecordingGraph(tmp_path, checkpoint=cp, fact_exists=False)
+    report = load_wikidata5m(g, sample, options=LoadOptions(embeddings=False))
+    assert report.modes["facts"] == "create"
+    assert len(g.rows("load_facts")) == 90
+    assert sum(1 for n, _t, _p in g.writes if n == "load_checkpoint_delete") == 2
