@@ -70,7 +70,9 @@ def _call(role: str, base_url: str, fn: Callable):
         msg = e.message
         try:
             body = e.response.json()
-            msg = body.get("message") or (body.get("error") or {}).get("message") or msg
+            err = body.get("error")
+            msg = (body.get("message") or (err.get("message") if isinstance(err, dict) else err)
+                   or body.get("detail") or msg)  # vLLM: message / error.message; FastAPI servers: detail
         except (ValueError, AttributeError):
             pass
         raise ModelUnavailable(f"{role} backend {base_url}: HTTP {e.status_code}: {_one_line(msg)}") from e
