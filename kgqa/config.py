@@ -76,13 +76,14 @@ class Settings(BaseSettings):
     openai_base_url: str = Field("http://127.0.0.1:8000/v1",
                                  validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))
     openai_api_key: str = Field("EMPTY", validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key"))
+    chat_base_url: str | None = Field(None, validation_alias=AliasChoices("KGQA_CHAT_BASE_URL", "chat_base_url"))
     vision_base_url: str | None = Field(None, validation_alias=AliasChoices("KGQA_VISION_BASE_URL", "vision_base_url"))
     softprompt_base_url: str | None = Field(
         None, validation_alias=AliasChoices("KGQA_SOFTPROMPT_BASE_URL", "softprompt_base_url"))
     chat_model: str = Field("Qwen/Qwen2.5-7B-Instruct", validation_alias=AliasChoices("KGQA_CHAT_MODEL", "chat_model"))
     vision_model: str = Field("Qwen/Qwen2.5-VL-7B-Instruct",
-                              validation_alias=AliasChoices("KGQA_VISION_MODEL", "vision_model"))
-    softprompt_model: str = Field("Qwen/Qwen2.5-7B-Instruct",
+                              validation_alias=AliasChoices("KGQA_VISION_MODEL", "KGQA_VLM_MODEL", "vision_model"))
+    softprompt_model: str = Field("HuggingFaceTB/SmolLM2-360M-Instruct",
                                   validation_alias=AliasChoices("KGQA_SOFTPROMPT_MODEL", "softprompt_model"))
     model_timeout_s: float = Field(120.0, validation_alias=AliasChoices("KGQA_MODEL_TIMEOUT_S", "model_timeout_s"))
     json_retries: int = Field(2, ge=0, le=10, validation_alias=AliasChoices("KGQA_JSON_RETRIES", "json_retries"))

@@ -159,7 +159,7 @@ def _softprompt_check(settings: Settings, smoke: bool, meter) -> Check:
         from kgqa.models.openai_backend import OpenAIChat
 
         probe = OpenAIChat(settings.model_copy(update={
-            "openai_base_url": settings.softprompt_base_url or settings.openai_base_url,
+            "chat_base_url": settings.softprompt_base_url or settings.openai_base_url,
             "chat_model": settings.softprompt_model}), meter=meter)
         head = f"{settings.softprompt_backend} · {probe.name} @ {probe.base_url} (needs --enable-prompt-embeds)"
         if not smoke:

@@ -178,7 +178,8 @@ class OpenAIChat(_Chatting):
     role = "chat"
 
     def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None):
-        super().__init__(settings, settings.openai_base_url, settings.chat_model, meter, cache)
+        super().__init__(settings, settings.chat_base_url or settings.openai_base_url, settings.chat_model,
+                         meter, cache)
 
     def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,
                  temperature: float = 0.0) -> str:

@@ -244,3 +244,6 @@ def test_build_models_picks_the_openai_backends_from_settings(tmp_path):
     assert type(m.vision).__name__ == "OpenAIVision" and m.vision.base_url == "http://127.0.0.1:10/v1"
     assert type(m.softprompt).__name__ == "OpenAISoftPrompt"
     assert m.chat.meter is m.meter and m.vision.meter is m.meter
+    per_role = build_models(Settings(data_dir=tmp_path, chat_backend="openai", openai_base_url="http://a:1/v1",
+                                     chat_base_url="http://llm:8000/v1"))
+    assert per_role.chat.base_url == "http://llm:8000/v1"  # docker/compose.yaml sets KGQA_CHAT_BASE_URL
