@@ -124,16 +124,17 @@ def neo4j_cpu_s(settings) -> float:
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def sample_starts(graph, n_entities: int, n: int, seed: int) -> tuple[list[tuple[str, int]], list[tuple[str, int]], int]:
-    """(random sample, top-1% sample, top-1% degree threshold) from a degree scan of a large slice."""
+def sample_starts(graph, n_entities: int, n: int, n_hubs: int, seed: int):
+    """Random sample, top-1% sample, the top hubs by out-degree, and the top-1% threshold (full degree scan)."""
     rng = random.Random(seed)
-    scan = min(n_entities, 200_000)
-    rows = graph.read("vispath_entity_degrees", skip=rng.randrange(0, max(1, n_entities - scan)), limit=scan)
-    degs = sorted(((r["id"], r["degree"]) for r in rows), key=lambda x: -x[1])
+    degs = []
+    for skip in range(0, n_entities, 250_000):
+        degs += [(r["id"], r["degree"]) for r in graph.read("vispath_entity_degrees", skip=skip, limit=250_000)]
+    degs.sort(key=lambda x: -x[1])
     cut = max(1, len(degs) // 100)
     thr = degs[cut - 1][1]
     with_out = [d for d in degs if d[1] > 0]
-    return rng.sample(with_out, min(n, len(with_out))), rng.sample(degs[:cut], min(n, cut)), thr
+    return (rng.sample(with_out, min(n, len(with_out))), rng.sample(degs[:cut], min(n, cut)), degs[:n_hubs], thr)
 
 
 def hop_once(vp, head: str, q_vec, mode: str):
@@ -162,6 +163,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--triples", type=int, default=4_500_000)
     ap.add_argument("--starts", type=int, default=40, help="start entities per group (random, top-1%%)")
+    ap.add_argument("--hubs", type=int, default=12, help="the largest out-degree entities, as a third group")
     ap.add_argument("--questions", type=int, default=12, help="whole questions for the CPU-per-question table")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/kgqa-bench-hops"))
     ap.add_argument("--reuse", action="store_true", help="measure the graph already in the local database")
@@ -197,10 +199,11 @@ def main() -> None:
     rel_ids = [r["id"] for r in graph.read("vispath_relation_catalogue") if r["embedding"] is None]
     t_rel = embed_names(graph, enc, rel_ids, "load_relation_embeddings", "vispath_relation_names") if rel_ids else 0.0
 
-    rnd, top, thr = sample_starts(graph, counts["entities"], args.starts, args.seed)
+    rnd, top, hubs, thr = sample_starts(graph, counts["entities"], args.starts, args.hubs, args.seed)
     print(f"start entities: {len(rnd)} random (median out-degree {int(np.median([d for _, d in rnd]))}), "
           f"{len(top)} top-1% (out-degree ≥ {thr}, median {int(np.median([d for _, d in top]))}, "
-          f"max {max(d for _, d in top)})", flush=True)
+          f"max {max(d for _, d in top)}), {len(hubs)} largest hubs (out-degree {hubs[-1][1]}–{hubs[0][1]})",
+          flush=True)
 
     # SBERT name embeddings for the neighbourhoods the benchmark touches (2 hops of the question starts)
     q_starts = [e for e, _ in (rnd[: args.questions // 2] + top[: args.questions - args.questions // 2])]
@@ -213,7 +216,7 @@ def main() -> None:
                 break
         return out
 
-    touch = {e for e, _ in rnd + top}
+    touch = {e for e, _ in rnd + top + hubs}
     touch |= tails(touch)                                    # 1 hop of every sampled start
     q1 = tails(q_starts)
     touch |= q1 | tails(q1, cap=30_000)                      # 2 hops of the question starts
@@ -229,7 +232,7 @@ def main() -> None:
 
     # ---- one hop: first cut vs exact vs naive [*1..2]
     results = {}
-    for group, starts in (("random", rnd), ("top-1% degree", top)):
+    for group, starts in (("random", rnd), ("top-1% degree", top), (f"top-{len(hubs)} hubs", hubs)):
         fc, fc_cy, ex, ex_cy, nv, nv_paths, recall, considered = [], [], [], [], [], [], [], []
         for eid, _deg in starts:
             q_vec = enc.encode([rng.choice(rel_names)])[0]
@@ -258,6 +261,23 @@ def main() -> None:
         print(f"{group:<16}{f(r['fc']):>22}{f(r['fc_cy']):>18}{f(r['ex']):>20}{f(r['ex_cy']):>18}{f(r['nv']):>20}"
               f"{int(pct(r['nv_paths'], 50)):>12,} / {max(r['nv_paths']):>7,}"
               f"{np.mean(r['recall']) if r['recall'] else float('nan'):>11.3f}")
+
+    # ---- first-cut size on the hubs: accuracy (recall of the exact top M1) vs latency
+    print()
+    print(f"First-cut size on the {len(hubs)} largest hubs: recall of exact top-{vp.opt.M1} and ms per hop (p50 / p95)")
+    print(f"{'first cut':>10}{'recall@M1':>12}{'ms p50 / p95':>22}")
+    q_vecs = {eid: enc.encode([rng.choice(rel_names)])[0] for eid, _ in hubs}
+    exact_top = {eid: hop_once(vp, eid, q_vecs[eid], "exact")[2] for eid, _ in hubs}
+    for cap in (50, 100, 200, 500, 1000):
+        cvp = VisPath(graph, enc, None, None, VisPathOptions(first_cut=cap))
+        cvp._relations = vp._relations
+        ts, rec = [], []
+        for eid, _ in hubs:
+            t, _, kept, _ = hop_once(cvp, eid, q_vecs[eid], "firstcut")
+            ts.append(t)
+            if exact_top[eid]:
+                rec.append(len(set(kept) & set(exact_top[eid])) / len(exact_top[eid]))
+        print(f"{cap:>10}{np.mean(rec):>12.3f}{pct(ts, 50) * 1e3:>12.1f} / {pct(ts, 95) * 1e3:7.1f}", flush=True)
 
     # ---- whole questions, models scripted to answer instantly
     from kgqa import prompts as P

@@ -12,6 +12,7 @@ no_evidence_check``, or those names as keyword booleans), ``expansion``
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -71,7 +72,7 @@ class Pipeline:
         if not isinstance(question, str) or not question.strip():
             raise InvalidInput("question is empty")
         img = load_image(image) if image is not None else None
-        if entity_id is not None and not str(entity_id).startswith("Q"):
+        if entity_id is not None and not re.match(r"^Q[1-9][0-9]*$", str(entity_id)):
             raise InvalidInput(f"--entity {entity_id!r} is not a Wikidata entity id (Q followed by digits)")
         trace_id = new_trace_id()
         meter = getattr(self.models, "meter", None)
