@@ -81,7 +81,7 @@ def bench_chat(chat, threads: int) -> None:
         rows.append(["generate (greedy)", p[:40], toks, f"{dt:.2f}", f"{toks / dt:.1f}"])
     opts = ["Paris", "Berlin", "London", "Madrid", "Rome", "Vienna", "Lisbon", "Prague"]
     t0 = time.perf_counter()
-    scores = chat.choose("What is the capital of France?", opts)
+    scores = chat.choose("What is the capital of France? Answer with the name only.", opts)
     dt = time.perf_counter() - t0
     best = opts[max(range(len(opts)), key=scores.__getitem__)]
     rows.append(["choose (8 options)", f"best: {best}", "-", f"{dt:.2f}", f"{1000 * dt / len(opts):.0f} ms/option"])

@@ -225,10 +225,12 @@ class ReferenceImageGrounder:
 
             with Image.open(ref.path) as im:
                 return im.convert("RGB")
+        from PIL import Image
+
         try:
             return self.features.get(ref.sha256, load)
-        except (OSError, ValueError) as e:
-            self.skipped.append(f"{ref.path}: {e}")
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
+            self.skipped.append(f"{ref.path}: {e}")  # an unreadable reference is left out, not fatal
             return None
 
     def _query_features(self, image: ImageInput) -> Features:

@@ -278,6 +278,9 @@ class LocalChat:
 
         The sum over the option's tokens (a true log-probability); ``per_token``
         divides by the token count, which compares options of different lengths.
+        Since an option is scored as the WHOLE reply, ask for a bare answer ("Answer
+        with the name only."): otherwise a small model puts its mass on a sentence
+        ("The capital of France is …") and the scores say little.
         """
         if not options:
             return []
