@@ -196,6 +196,8 @@ def load_wikidata5m_cmd(
     c = report.counts
     con.print(f"graph: {c.get('entities', 0):,} entities · {c.get('relations', 0):,} relations · "
               f"{c.get('facts', 0):,} facts · {c.get('images', 0):,} images")
+    if report.modes:
+        con.print("writes: " + " · ".join(f"{k} {v}" for k, v in report.modes.items()), soft_wrap=True)
     for what, n in report.skipped.items():
         con.print(f"skipped: {n:,} {what}", soft_wrap=True)
     if report.rejects:
