@@ -247,3 +247,14 @@ def test_build_models_picks_the_openai_backends_from_settings(tmp_path):
     per_role = build_models(Settings(data_dir=tmp_path, chat_backend="openai", openai_base_url="http://a:1/v1",
                                      chat_base_url="http://llm:8000/v1"))
     assert per_role.chat.base_url == "http://llm:8000/v1"  # docker/compose.yaml sets KGQA_CHAT_BASE_URL
+
+
+def test_grounder_leaves_out_an_unreadable_reference_image(tmp_path, png_image):
+    from kgqa.config import Settings
+    from kgqa.models.grounder import Reference, ReferenceImageGrounder
+
+    refs = [Reference("Q1", "gone", "1" * 64, tmp_path / "missing.jpg"),
+            Reference("Q2", "here", png_image.sha256, png_image.path)]
+    g = ReferenceImageGrounder(Settings(data_dir=tmp_path), references=refs)
+    assert [e for e, _ in g.rank(png_image, 5)] == ["Q2"]
+    assert len(g.skipped) == 1 and "missing.jpg" in g.skipped[0]
