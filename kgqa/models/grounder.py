@@ -18,8 +18,18 @@ Matching, top to bottom:
 4. Verification: descriptors are matched (mutual nearest neighbours, Lowe ratio
    test) and a similarity transform is fitted with RANSAC. With ``e`` the
    inliers beyond what unrelated images reach by chance (``CHANCE_INLIERS``),
-   a reference scores ``e / (e + INLIER_HALF)`` in [0, 1); ties (e.g. all 0)
-   are broken by the global descriptor. An entity's score is its best image's.
+   a reference scores ``e / (e + INLIER_HALF)`` in [0, 1).
+5. Colour layout, for textureless pictures (flags, logos: fewer than
+   ``TEXTURELESS`` keypoints, query and reference alike) where ORB finds no
+   corners: an 8x8 CIELAB grid of the query's centre against sub-windows of each
+   reference (crop-tolerant), lightness offset removed, aspect ratio compared.
+   The nearest entity scores its margin over the runner-up (``1 - d1/d2``, a
+   ratio test; nothing beyond ``LAYOUT_MAX_DISTANCE``), every other entity 0.
+
+The cues form a cascade: when any reference has geometric (ORB) evidence, the ORB
+scores decide; only when none has, colour layout does. ``recognize``
+answers only above ``KGQA_GROUNDER_MIN_SCORE``. Neither cue can tell that a
+picture shows something the KG has no image of, beyond these scores.
 
 Features are computed lazily and cached on disk by sha256
 (``<data_dir>/models/grounder-v1/``). ``generate_json`` delegates to the
@@ -45,13 +55,22 @@ from kgqa.models.base import ChatModel, ImageInput
 
 T = TypeVar("T", bound=BaseModel)
 
-FEATURE_VERSION = "grounder-v1"
+FEATURE_VERSION = "grounder-v2"
 SIDE = 320            # longer side in pixels before feature extraction
 N_KEYPOINTS = 400
 SHORTLIST = 40        # references verified geometrically per query
 CHANCE_INLIERS = 4    # RANSAC finds up to this many inliers between unrelated images
 INLIER_HALF = 8       # inliers beyond chance at which the score is 0.5
 RATIO = 0.85          # Lowe's ratio test on Hamming distances
+GRID = 8              # colour layout: GRID x GRID cells (CIELAB means)
+PROBE = 0.8           # the query's central fraction compared by colour layout
+WINDOWS = tuple((r, fx, fy) for r in (0.56, 0.63, 0.7, 0.77, 0.84, 0.91)
+                for fx in (0.0, 0.25, 0.5, 0.75, 1.0) for fy in (0.0, 0.25, 0.5, 0.75, 1.0))
+LAYOUT_SCALE = 6.0    # mean ΔE (CIE76) under which a lone reference counts as a layout match
+LAYOUT_WEIGHT = 1.0   # score of a layout match = LAYOUT_WEIGHT * its margin (1 - d1/d2)
+LAYOUT_MAX_DISTANCE = 26.0  # mean ΔE beyond which colour layout says nothing
+TEXTURELESS = 150     # fewer ORB keypoints than this: a flat picture, compared by colour layout
+ASPECT_WEIGHT = 15.0  # ΔE added per unit of |log aspect ratio| difference
 
 
 @dataclass
@@ -60,6 +79,9 @@ class Features:
     descriptors: np.ndarray   # (n, 256) bool
     phash: np.ndarray         # (4, 64) bool: pHash of the image at 0/90/180/270 degrees
     hist: np.ndarray          # (H*S,) float32, L1-normalised hue-saturation histogram
+    probe: np.ndarray         # (GRID, GRID, 3) CIELAB layout of the central PROBE part (used as a query)
+    windows: np.ndarray       # (len(WINDOWS), GRID, GRID, 3) layouts of sub-windows (used as a reference)
+    aspect: float             # width / height
 
 
 @dataclass
@@ -103,7 +125,45 @@ def extract(img) -> Features:
     hist, _, _ = np.histogram2d(hsv[..., 0].ravel(), hsv[..., 1].ravel(), bins=(12, 4), range=((0, 1), (0, 1)))
     hist = hist.astype(np.float32).ravel()
     hist /= max(hist.sum(), 1.0)
-    return Features(np.asarray(kp, dtype=np.float32), np.asarray(desc, dtype=bool), ph, hist)
+    probe, windows = _layouts(img)
+    return Features(np.asarray(kp, dtype=np.float32), np.asarray(desc, dtype=bool), ph, hist, probe, windows,
+                    img.size[0] / img.size[1])
+
+
+def _grid(img) -> np.ndarray:
+    """GRID x GRID mean colours (box filter) in CIELAB."""
+    from PIL import Image
+    from skimage.color import rgb2lab
+
+    small = img.resize((GRID, GRID), Image.BOX)
+    return rgb2lab(np.asarray(small, dtype=np.float64) / 255.0).astype(np.float32)
+
+
+def _layouts(img) -> tuple[np.ndarray, np.ndarray]:
+    """Colour layouts for textureless pictures (flags, logos), which give ORB no corners.
+
+    As a query, the central PROBE part (a crop or a small rotation, with its filled
+    corners, hardly touches it); as a reference, WINDOWS: sub-windows at several
+    sizes and positions, so that a cropped query still finds its part.
+    """
+    w, h = img.size
+    m = (1 - PROBE) / 2
+    probe = _grid(img.crop((round(w * m), round(h * m), round(w * (1 - m)), round(h * (1 - m)))))
+    wins = []
+    for r, fx, fy in WINDOWS:
+        x0, y0 = (1 - r) * fx * w, (1 - r) * fy * h
+        wins.append(_grid(img.crop((round(x0), round(y0), round(x0 + r * w), round(y0 + r * h)))))
+    return probe, np.stack(wins)
+
+
+def layout_distance(q: Features, r: Features) -> float:
+    """Mean colour difference (ΔE) between the query's centre and the best reference window,
+    lightness offset removed (brightness changes), plus an aspect-ratio penalty."""
+    d = r.windows - q.probe[None]                       # (W, G, G, 3)
+    d[..., 0] -= d[..., 0].mean(axis=(1, 2), keepdims=True)
+    de = np.sqrt((d ** 2).sum(axis=-1)).mean(axis=(1, 2))
+    return float(de.min()) + ASPECT_WEIGHT * abs(float(np.log(q.aspect / r.aspect)))
+
 
 
 def global_similarity(q: Features, r: Features) -> float:
@@ -168,7 +228,8 @@ class FeatureCache:
             return None
         try:
             with np.load(p) as z:
-                return Features(z["keypoints"], z["descriptors"], z["phash"], z["hist"])
+                return Features(z["keypoints"], z["descriptors"], z["phash"], z["hist"], z["probe"], z["windows"],
+                                float(z["aspect"]))
         except (OSError, ValueError, KeyError):
             return None
 
@@ -178,7 +239,8 @@ class FeatureCache:
             return
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(".tmp.npz")
-        np.savez(tmp, keypoints=f.keypoints, descriptors=f.descriptors, phash=f.phash, hist=f.hist)
+        np.savez(tmp, keypoints=f.keypoints, descriptors=f.descriptors, phash=f.phash, hist=f.hist,
+                 probe=f.probe, windows=f.windows, aspect=np.float64(f.aspect))
         tmp.replace(p)
 
 
@@ -258,14 +320,32 @@ class ReferenceImageGrounder:
             if len(feats) > SHORTLIST:
                 feats.sort(key=lambda rf: global_similarity(q, rf[1]), reverse=True)
                 feats = feats[:SHORTLIST]
-            best: dict[str, tuple[Reference, float, float]] = {}
+            # per entity: best ORB score, and smallest colour-layout distance over its images
+            orb: dict[str, float] = {}
+            lay: dict[str, float] = {}
+            ref_of: dict[str, Reference] = {}
             for ref, f in feats:
                 extra = max(0, inliers(q, f) - CHANCE_INLIERS)
-                score = (extra / (extra + INLIER_HALF), global_similarity(q, f))
-                if ref.entity_id not in best or score > best[ref.entity_id][1:]:
-                    best[ref.entity_id] = (ref, *score)
-            ranked = sorted(best.values(), key=lambda r: (-r[1], -r[2], r[0].entity_id))
-            return [(r[0], r[1]) for r in ranked[:k]]
+                e = ref.entity_id
+                orb[e] = max(orb.get(e, 0.0), extra / (extra + INLIER_HALF))
+                flat = len(q.keypoints) < TEXTURELESS and len(f.keypoints) < TEXTURELESS
+                lay[e] = min(lay.get(e, np.inf), layout_distance(q, f) if flat else np.inf)
+                ref_of.setdefault(e, ref)
+            # colour layout speaks only for its nearest entity, by its margin over the runner-up
+            # (ratio test): a flag close to two others is not recognised
+            order = sorted(lay, key=lay.get)
+            margin = {e: 0.0 for e in lay}
+            if order and np.isfinite(lay[order[0]]):
+                if len(order) >= 2 and np.isfinite(lay[order[1]]) and lay[order[1]] > 0:
+                    margin[order[0]] = max(0.0, 1.0 - lay[order[0]] / lay[order[1]])
+                else:  # the only textureless reference: no runner-up to compare with
+                    margin[order[0]] = 1.0 if lay[order[0]] <= LAYOUT_SCALE else 0.0
+            if any(v > 0 for v in orb.values()):   # geometric evidence decides when there is any
+                score = orb
+            else:
+                score = {e: LAYOUT_WEIGHT * margin[e] if lay[e] <= LAYOUT_MAX_DISTANCE else 0.0 for e in lay}
+            ranked = sorted(lay, key=lambda e: (-score[e], lay[e], e))
+            return [(ref_of[e], score[e]) for e in ranked[:k]]
 
     def recognize(self, image: ImageInput, hint: str = "") -> str:
         """The name of the KG entity the image shows (``hint`` is not used by this stand-in).

@@ -15,7 +15,8 @@ import numpy as np
 
 #: skimage.data photos used as "entity images" (distinct pictures; cat() is chelsea()).
 SAMPLES = ("astronaut", "coffee", "chelsea", "rocket", "hubble_deep_field", "immunohistochemistry",
-           "retina", "camera", "moon", "brick", "grass", "gravel", "coins", "clock", "text", "page")
+           "retina", "camera", "moon", "brick", "grass", "gravel", "coins", "clock", "text", "page",
+           "stereo_motorcycle", "cell", "logo")
 
 
 def sample_images(names=SAMPLES) -> dict[str, "object"]:
@@ -26,6 +27,8 @@ def sample_images(names=SAMPLES) -> dict[str, "object"]:
     out = {}
     for n in names:
         arr = getattr(skimage.data, n)()
+        if isinstance(arr, tuple):  # stereo_motorcycle: (left, right, disparity)
+            arr = arr[0]
         if arr.dtype == bool:
             arr = (arr * 255).astype(np.uint8)
         out[n] = Image.fromarray(arr).convert("RGB")
