@@ -349,7 +349,7 @@ class _Loader:
         if options.limit is not None and options.limit < 0:
             raise InvalidInput(f"--limit {options.limit}: must be 0 or more")
         # filled by validation
-        self.relations: dict[str, int] = {}       # id -> line
+        self.relations: set[str] = set()
         self.entity_ids: set[str] = set()
         self.duplicate_lines: dict[Path, set[int]] = {}
         self.triple_lines: dict[Path, int] = {}   # last line to read per triple file (--limit)
@@ -366,17 +366,14 @@ class _Loader:
         rows += self._validate_catalogue(self.files.relation, _PID, "property id", self.relations, bars)
         for pid in self.relations:
             relation_type(pid)  # the one rule for relationship types (kgqa.graph)
-        ent: dict[str, int] = {}
-        rows += self._validate_catalogue(self.files.entity, _QID, "entity id", ent, bars)
-        self.entity_ids = set(ent)
-        del ent
+        rows += self._validate_catalogue(self.files.entity, _QID, "entity id", self.entity_ids, bars)
         rows += self._validate_triples(bars)
         if self.files.text is not None:
             rows += self._validate_text(bars)
         rows += self._validate_images(bars)
         st.rows, st.seconds = rows, time.perf_counter() - t0
 
-    def _validate_catalogue(self, path: Path, rule, kind: str, seen: dict[str, int], bars) -> int:
+    def _validate_catalogue(self, path: Path, rule, kind: str, seen: set[str], bars) -> int:
         task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
         n = 0
         dups = self.duplicate_lines.setdefault(path, set())
@@ -396,7 +393,7 @@ class _Loader:
                 self.report.skipped[f"duplicate ids in {path.name}"] = \
                     self.report.skipped.get(f"duplicate ids in {path.name}", 0) + 1
                 continue
-            seen[row["id"]] = lineno
+            seen.add(row["id"])
         self.line_counts[path] = n
         bars.finish(task, n)
         return n
@@ -581,19 +578,26 @@ class _Loader:
         t0 = time.perf_counter()
         neo = 0.0
         loaded = self._loaded_ids()
+        key = self._key("descriptions", [path], limit=self.opt.limit)
+        _, _, start = self._resume_point(
+            key, lambda last: bool(last) and self.graph.read("load_entity_exists", id=last[0])[0]["found"],
+            lambda: True, "descriptions")  # SET is idempotent: the checkpoint only saves time
         task = bars.add("descriptions", None)
         batch: list[dict] = []
         n = skipped = 0
+        inputs = [str(path.resolve())]
 
-        def flush():
+        def flush(lineno: int):
             nonlocal neo, n
             t = time.perf_counter()
-            self.graph.write("load_descriptions", rows=batch)
+            self.graph.write("load_descriptions", rows=batch, key=key, mode="merge", file=0, line=lineno,
+                             last=[batch[-1]["id"]], inputs=inputs)
             neo += time.perf_counter() - t
             n += len(batch)
             bars.advance(task, len(batch))
             batch.clear()
 
+        lineno = 0
         for lineno, text, _, _ in _lines(path):
             if text is None or self.rejects.skip(path, lineno):
                 continue
@@ -603,11 +607,13 @@ class _Loader:
             if row["id"] not in loaded:  # the text file covers more entities than are loaded
                 skipped += 1
                 continue
+            if lineno <= start:
+                continue
             batch.append(row)
             if len(batch) >= self.opt.batch_size:
-                flush()
+                flush(lineno)
         if batch:
-            flush()
+            flush(lineno)
         if skipped:
             self.report.skipped["descriptions of entities not loaded"] = skipped
         st.rows, st.seconds = n, time.perf_counter() - t0

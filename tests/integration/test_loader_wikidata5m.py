@@ -265,7 +265,7 @@ def test_kill_resume_equals_one_clean_run_and_later_run_adds_embeddings(graph, t
         _delete(graph, ids, inputs_under=data)
         clean = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
         assert clean.returncode == 0, clean.stderr
-        assert json.loads(clean.stdout)["modes"] == {"entities": "create", "facts": "create"}
+        assert json.loads(clean.stdout)["modes"] == {"entities": "create", "descriptions": "merge", "facts": "create"}
         assert _state(graph, ids) == resumed
 
         # 3. structure only so far; a later run adds the embeddings (names deduplicated)
