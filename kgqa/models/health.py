@@ -156,11 +156,9 @@ def _softprompt_check(settings: Settings, smoke: bool, meter) -> Check:
             reply, s = _timed(lambda: sp.generate(soft, SMOKE_PROMPT, max_tokens=4))
             return Check(name, True, f"{head} · hidden size {sp.hidden_size} · smoke (1 soft vector): "
                                      f"{_short(reply)} in {s:.2f} s", required=False)
-        from kgqa.models.openai_backend import OpenAIChat
+        from kgqa.models.openai_backend import OpenAISoftPrompt
 
-        probe = OpenAIChat(settings.model_copy(update={
-            "chat_base_url": settings.softprompt_base_url or settings.openai_base_url,
-            "chat_model": settings.softprompt_model}), meter=meter)
+        probe = OpenAISoftPrompt(settings, meter=meter)
         head = f"{settings.softprompt_backend} · {probe.name} @ {probe.base_url} (needs --enable-prompt-embeds)"
         if not smoke:
             return Check(name, True, head, required=False)

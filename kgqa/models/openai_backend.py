@@ -280,6 +280,11 @@ class OpenAISoftPrompt:
             self._hidden = LocalSoftPrompt(self.settings).hidden_size
         return self._hidden
 
+    def ping(self) -> list[str]:
+        """The model ids the server serves (``GET /v1/models``)."""
+        resp = _call(self.role, self.base_url, lambda: self.client.models.list())
+        return [m.id for m in resp.data]
+
     def _embed_text(self, prompt: str):
         if self.embedder is not None:
             return self.embedder(prompt)

@@ -320,3 +320,18 @@ def test_replay_cache_answers_without_the_server(server, settings_for, tmp_path)
     assert chat.generate("Capital of France?") == "Paris"
     assert meter.costs()["chat"].calls == 2 and meter.cache_hits == {"chat": 1}
     assert len(server.requests) == 1
+
+
+def test_doctor_rows_for_remote_roles(server, settings_for):
+    from kgqa.models.health import _chat_check, _softprompt_check, _vision_check
+
+    s = settings_for(server.url, chat_backend="vllm", vision_backend="vllm", softprompt_backend="vllm")
+    server.replies.append("Paris")
+    chat = _chat_check(s, True, None)
+    assert chat.ok and "vllm · served-model @ " + server.url in chat.detail and "smoke: 'Paris'" in chat.detail
+    vision = _vision_check(s, True, None)  # the server does not serve the configured VLM
+    assert not vision.ok and "reachable, but serves served-model" in vision.detail
+    soft = _softprompt_check(s.model_copy(update={"softprompt_model": "served-model"}), True, None)
+    assert soft.ok and not soft.required and "--enable-prompt-embeds" in soft.detail
+    configured_only = _chat_check(s, False, None)  # smoke=False contacts nothing
+    assert configured_only.ok and len(server.requests) == 1
