@@ -165,6 +165,7 @@ class VisPathRun:
     object_name: str = ""                # o (Eq. 1)
     sketch: list[str] = field(default_factory=list)   # S_Q
     depth_hat: int = 0                   # D̂ after min(D̂, Dmax)
+    depth_predicted: bool = False        # D̂ came from the LLM (not the Dmax fallback)
     hops: list[HopRecord] = field(default_factory=list)
     selected_paths: list[ReasoningPath] = field(default_factory=list)
     sufficient: bool | None = None      # η at the hop whose evidence produced the answer
@@ -392,8 +393,13 @@ class VisPath:
             sk = self.chat.generate_json(P.build_question_analysis(question), P.QuestionSketch,
                                          system=P.VISPATH_SYSTEM, max_tokens=120)
             sketch = [s.strip() for s in sk.sketch if s and s.strip()]
-            if sketch:
+            copied = (tuple(x.lower() for x in sketch) == P.QUESTION_ANALYSIS_EXAMPLE
+                      and not all(w in question.lower() for w in ("architect", "born")))
+            if sketch and not copied:
+                run.depth_predicted = True
                 return sketch, sk.depth
+            if copied:
+                run.fallbacks.append("question analysis: the prompt's example was copied")
         except ModelUnavailable:
             pass
         run.fallbacks.append("question analysis: no valid sketch; S_Q = Q, D̂ = Dmax")
@@ -549,7 +555,9 @@ class VisPath:
         # Rank: path length closest to D̂ first, then the chain score σ it was retained with (Eq. 8; with
         # chain pruning ablated, its edge score). Both compare paths of one hop, scored under one intent.
         score = [p.sigma if p.sigma is not None else -1.0 for p in paths]
-        ranked = sorted(zip(paths, score), key=lambda ps: (abs(len(ps[0].edges) - run.depth_hat), -ps[1]))
+        # (The depth preference applies only when D̂ was predicted, not when it fell back to Dmax.)
+        ranked = sorted(zip(paths, score), key=lambda ps: (
+            abs(len(ps[0].edges) - run.depth_hat) if run.depth_predicted else 0, -ps[1]))
         top = [p for p, _ in ranked[: self.opt.verify_top]]
         rest = [p for p, _ in ranked[self.opt.verify_top:]]
         verdict: dict[str, bool] = {}

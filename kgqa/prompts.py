@@ -88,6 +88,9 @@ class QuestionSketch(BaseModel):
     depth: int = Field(..., ge=1, le=8)
 
 
+#: The worked example inside QUESTION_ANALYSIS; a small model may copy it verbatim (the engine refuses a copy).
+QUESTION_ANALYSIS_EXAMPLE = ("architect", "place of birth")
+
 QUESTION_ANALYSIS = """Question: {question}
 
 Break the question into the chain of relations to follow from the entity in the image to the answer. \

@@ -546,3 +546,16 @@ def test_final_answer_naming_a_path_entity_is_kept():
     run = vp.run(Q2HOP, IMAGE)
     assert run.answer == "la chaux-de-fonds" and run.answer_id == "Q5"
     assert not any("final answer" in f for f in run.fallbacks)
+
+
+def test_copied_sketch_example_is_refused_and_depth_preference_dropped():
+    s = base_scripts(QuestionSketch={"sketch": ["architect", "place of birth"], "depth": 2},
+                     Answerability=None, FinalAnswer=None)
+    vp, _, _ = make(s)
+    run = vp.run("Which country is the museum shown in the image in?", IMAGE)
+    assert run.sketch == ["Which country is the museum shown in the image in?"] and run.depth_hat == 3
+    assert not run.depth_predicted and any("example was copied" in f for f in run.fallbacks)
+    # the example is a real sketch for the question it was written for
+    vp, _, _ = make(base_scripts(QuestionSketch={"sketch": ["architect", "place of birth"], "depth": 2}))
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.depth_predicted and run.depth_hat == 2
