@@ -20,16 +20,23 @@ The load runs top to bottom:
    dangling entity, encoding, images) before anything is written. Strict mode raises
    ``InvalidInput("file:line: why")`` at the first bad line; lenient mode records the
    line in a rejects file and the write pass skips it.
-2. **write** relations, entities, descriptions, facts (buffered per relation type,
-   one ``UNWIND … MERGE`` transaction per ``batch_size`` pairs of one type), images.
+2. **write** relations (MERGE), entities, descriptions, facts, images. Batches of
+   ``batch_size`` rows, one transaction each; a fact batch is grouped by relation type and
+   uses the dynamic type ``[:$(row.type)]`` (one query plan for all 822 types; each type
+   checked by ``kgqa.graph.relation_type`` and against the catalogue). Into a graph that
+   holds none of the input's entities (none of their facts) the loader CREATEs; otherwise
+   it MERGEs. Repeated triples in the input are written once.
 3. **embed** relation names and entity names that have no embedding yet (names
    deduplicated per chunk, encoded in batches), then wait for the vector indexes.
 
-Idempotent and resumable: every write MERGEs on a constraint-backed id (facts: MERGE
-of the one typed relationship between two matched entities), each batch is its own
-transaction, and the embedding phase asks Neo4j which loaded entities still lack a
-vector. A run killed at any point leaves only whole batches; re-running the same
-command MERGEs them again (no duplicates) and writes the rest.
+Idempotent and resumable: each entity / description / fact batch advances a
+``(:LoadCheckpoint {key})`` (key: phase + input files' paths, sizes, mtimes) in the same
+transaction, to the last input line it covers. A rerun of the same command continues after
+that line in the same CREATE/MERGE mode, so a run killed at any point ends, when rerun, in
+the state of one clean run: nothing written twice, nothing missing. A checkpoint whose last
+written row has since left the graph is dropped and the phase starts over (in MERGE mode if
+the graph still holds some of the rows). Relations and images are MERGEd on constraint-backed
+ids; the embedding phase asks Neo4j which loaded entities still lack a vector.
 """
 
 from __future__ import annotations
