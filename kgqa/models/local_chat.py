@@ -124,6 +124,7 @@ def load_local_llm(settings: Settings):
 
 
 #: first character of a free-text JSON string value under constrained decoding
+MAX_BOUNDED_LENGTH = 64
 _STRING_START = r'[^\s<>"\\{}\[\].…]'
 #: any later character: no control characters, no JSON or template punctuation
 _STRING_REST = r'[^\x00-\x1f<>"\\{}\[\]]'
@@ -136,8 +137,9 @@ def decoding_schema(js: dict) -> dict:
     (``"<entity name>"``, ``"..."``) or emits escapes it cannot close. Every
     string without its own ``pattern``/``enum``/``format`` therefore gets one:
     it starts with a letter, digit or other non-punctuation character and holds no
-    ``< > " \\ { } [ ]``, within the schema's own min/max length. Validation still
-    uses the caller's pydantic schema unchanged.
+    ``< > " \\ { } [ ]``, within the schema's own min length and (up to
+    ``MAX_BOUNDED_LENGTH``) max length. Validation still uses the caller's pydantic
+    schema unchanged.
     """
     if isinstance(js, list):
         return [decoding_schema(v) for v in js]
@@ -147,7 +149,10 @@ def decoding_schema(js: dict) -> dict:
     if out.get("type") == "string" and not ({"pattern", "enum", "const", "format"} & out.keys()):
         lo = max(int(out.pop("minLength", 1)), 1)
         hi = out.pop("maxLength", None)
-        rest = f"{{{lo - 1},{int(hi) - 1}}}" if hi is not None else f"{{{lo - 1},}}"
+        # A bounded repeat {0,999} compiles into a DFA with ~1000 states (seconds per schema,
+        # paid once per process); long limits are left to max_tokens and pydantic instead.
+        bounded = hi is not None and int(hi) <= MAX_BOUNDED_LENGTH
+        rest = f"{{{lo - 1},{int(hi) - 1}}}" if bounded else f"{{{lo - 1},}}"
         out["pattern"] = f"^{_STRING_START}{_STRING_REST}{rest}$"
     return out
 
