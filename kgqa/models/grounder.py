@@ -323,6 +323,7 @@ class ReferenceImageGrounder:
             # per entity: best ORB score, and smallest colour-layout distance over its images
             orb: dict[str, float] = {}
             lay: dict[str, float] = {}
+            glob: dict[str, float] = {}
             ref_of: dict[str, Reference] = {}
             for ref, f in feats:
                 extra = max(0, inliers(q, f) - CHANCE_INLIERS)
@@ -330,6 +331,7 @@ class ReferenceImageGrounder:
                 orb[e] = max(orb.get(e, 0.0), extra / (extra + INLIER_HALF))
                 flat = len(q.keypoints) < TEXTURELESS and len(f.keypoints) < TEXTURELESS
                 lay[e] = min(lay.get(e, np.inf), layout_distance(q, f) if flat else np.inf)
+                glob[e] = max(glob.get(e, 0.0), global_similarity(q, f))
                 ref_of.setdefault(e, ref)
             # colour layout speaks only for its nearest entity, by its margin over the runner-up
             # (ratio test): a flag close to two others is not recognised
@@ -344,7 +346,7 @@ class ReferenceImageGrounder:
                 score = orb
             else:
                 score = {e: LAYOUT_WEIGHT * margin[e] if lay[e] <= LAYOUT_MAX_DISTANCE else 0.0 for e in lay}
-            ranked = sorted(lay, key=lambda e: (-score[e], lay[e], e))
+            ranked = sorted(lay, key=lambda e: (-score[e], lay[e], -glob[e], e))  # ties: cheaper cues
             return [(ref_of[e], score[e]) for e in ranked[:k]]
 
     def recognize(self, image: ImageInput, hint: str = "") -> str:
