@@ -47,7 +47,7 @@ class Models:
     encoder: Encoder
     chat: ChatModel
     vision: VisionModel
-    softprompt: SoftPromptModel | None
+    softprompt: SoftPromptModel
     meter: Meter = field(default_factory=Meter)
     cache: ReplayCache | None = None
 
@@ -83,18 +83,14 @@ def build_models(settings: Settings, graph=None, meter: Meter | None = None) -> 
 
         vision = ReferenceImageGrounder(settings, graph=graph, chat=chat, meter=meter)
 
-    softprompt = None
-    try:
-        if _is_remote(settings.softprompt_backend):
-            from kgqa.models.openai_backend import OpenAISoftPrompt
+    if _is_remote(settings.softprompt_backend):
+        from kgqa.models.openai_backend import OpenAISoftPrompt
 
-            softprompt = OpenAISoftPrompt(settings, meter=meter)
-        else:
-            from kgqa.models.softprompt_local import LocalSoftPrompt
+        softprompt = OpenAISoftPrompt(settings, meter=meter)
+    else:
+        from kgqa.models.softprompt_local import LocalSoftPrompt
 
-            softprompt = LocalSoftPrompt(settings, meter=meter)
-    except ImportError:
-        softprompt = None
+        softprompt = LocalSoftPrompt(settings, meter=meter)
     return Models(encoder=encoder, chat=chat, vision=vision, softprompt=softprompt, meter=meter, cache=cache)
 
 
