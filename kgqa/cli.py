@@ -393,9 +393,12 @@ def eval_cmd(
     if as_json:
         print(text)
     else:
-        render_tables(report, _console())
+        from rich.console import Console
+
+        con = Console(highlight=False, width=max(Console().width, 110))  # the table is ~95 columns wide
+        render_tables(report, con)
         if out is not None:
-            _console().print(f"report written to {out}", markup=False)
+            con.print(f"report written to {out}", markup=False)
 
 
 # --------------------------------------------------------------------------- entry

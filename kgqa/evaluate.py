@@ -423,28 +423,22 @@ def evaluate(questions: list[EvalQuestion], pipeline: Answerer, encoder: Encoder
 
 # --------------------------------------------------------------------------- table
 def _pct(m: dict) -> str:
-    if not m["n"]:
-        return "–"
-    return f"{100 * m['accuracy']:.1f} ({m['correct']}/{m['n']})"
+    return "–" if not m["n"] else f"{100 * m['accuracy']:.1f}"
 
 
 def _sec(v) -> str:
-    return "–" if v is None else f"{v:.2f}"
+    return "–" if v is None else f"{v:.1f}"
 
 
 def render_tables(report: dict, console) -> None:
     """The report as rich tables: metrics overall and per hop count, cost per role, failures."""
+    from rich import box
     from rich.table import Table
 
-    t = Table(title=f"kgqa eval · {report['method']} · {report['questions_file']}")
+    t = Table(title=f"kgqa eval · {report['method']} · {report['questions_file']}", box=box.SIMPLE_HEAD)
     t.add_column("hops")
-    t.add_column("n", justify="right")
-    for col in ("SBERT@0.3 %", "exact match %", "Hits@1 %", "start entity %", "gold path %"):
+    for col in ("n", "SBERT@0.3", "EM", "Hits@1", "start", "path", "abst.", "fail", "p50 s", "p95 s"):
         t.add_column(col, justify="right")
-    t.add_column("abstained", justify="right")
-    t.add_column("failed", justify="right")
-    t.add_column("p50 s", justify="right")
-    t.add_column("p95 s", justify="right")
     rows = [(f"{k}-hop" if k.isdigit() else k, v) for k, v in report["by_hops"].items()]
     rows.append(("overall", report["overall"]))
     for i, (name, m) in enumerate(rows):
@@ -452,6 +446,10 @@ def render_tables(report: dict, console) -> None:
                   _pct(m["start_entity"]), _pct(m["gold_path"]), str(m["abstained"]), str(m["failed"]),
                   _sec(m["latency_s"]["p50"]), _sec(m["latency_s"]["p95"]), end_section=(i == len(rows) - 2))
     console.print(t)
+    console.print("accuracies in % over the questions that have the gold field each needs (counts: --json); "
+                  "EM = exact match after normalisation, aliases accepted; start = start-entity accuracy; "
+                  "path = gold path among the retained paths; p50/p95 = seconds per question",
+                  markup=False, soft_wrap=True)
     cost = report["overall"]["cost_per_question"]
     if cost:
         c = Table(title="cost per question (mean over questions that ran)")
