@@ -191,7 +191,7 @@ def inliers(q: Features, r: Features, seed: int = 0) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "No inliers found": we return 0
             model, mask = ransac((src, dst), SimilarityTransform, min_samples=3, residual_threshold=4.0,
-                                 max_trials=300, rng=seed)
+                                 max_trials=300, stop_probability=0.999, rng=seed)
     except (ValueError, np.linalg.LinAlgError):
         return 0
     if model is None or mask is None:
@@ -267,6 +267,7 @@ class ReferenceImageGrounder:
         self.features = FeatureCache(settings.models_dir / FEATURE_VERSION)
         self._refs = references
         self._lock = threading.Lock()
+        self._ranked: dict[str, list[tuple[Reference, float]]] = {}   # query sha256 -> full ranking
         self.skipped: list[str] = []   # reference images that could not be read
 
     # -- references -----------------------------------------------------------
@@ -310,44 +311,56 @@ class ReferenceImageGrounder:
 
     def _rank(self, image: ImageInput, k: int) -> list[tuple[Reference, float]]:
         with self.meter.call("vision"):
-            refs = self.references
-            if not refs:
-                raise ModelUnavailable("reference-image grounder: the graph has no entity images "
-                                       "((:Image)-[:DEPICTS]->(:Entity))")
-            q = self._query_features(image)
-            feats = [(ref, self._ref_features(ref)) for ref in refs]
-            feats = [(ref, f) for ref, f in feats if f is not None]
-            if len(feats) > SHORTLIST:
-                feats.sort(key=lambda rf: global_similarity(q, rf[1]), reverse=True)
-                feats = feats[:SHORTLIST]
-            # per entity: best ORB score, and smallest colour-layout distance over its images
-            orb: dict[str, float] = {}
-            lay: dict[str, float] = {}
-            glob: dict[str, float] = {}
-            ref_of: dict[str, Reference] = {}
-            for ref, f in feats:
-                extra = max(0, inliers(q, f) - CHANCE_INLIERS)
-                e = ref.entity_id
-                orb[e] = max(orb.get(e, 0.0), extra / (extra + INLIER_HALF))
-                flat = len(q.keypoints) < TEXTURELESS and len(f.keypoints) < TEXTURELESS
-                lay[e] = min(lay.get(e, np.inf), layout_distance(q, f) if flat else np.inf)
-                glob[e] = max(glob.get(e, 0.0), global_similarity(q, f))
-                ref_of.setdefault(e, ref)
-            # colour layout speaks only for its nearest entity, by its margin over the runner-up
-            # (ratio test): a flag close to two others is not recognised
-            order = sorted(lay, key=lay.get)
-            margin = {e: 0.0 for e in lay}
-            if order and np.isfinite(lay[order[0]]):
-                if len(order) >= 2 and np.isfinite(lay[order[1]]) and lay[order[1]] > 0:
-                    margin[order[0]] = max(0.0, 1.0 - lay[order[0]] / lay[order[1]])
-                else:  # the only textureless reference: no runner-up to compare with
-                    margin[order[0]] = 1.0 if lay[order[0]] <= LAYOUT_SCALE else 0.0
-            if any(v > 0 for v in orb.values()):   # geometric evidence decides when there is any
-                score = orb
-            else:
-                score = {e: LAYOUT_WEIGHT * margin[e] if lay[e] <= LAYOUT_MAX_DISTANCE else 0.0 for e in lay}
-            ranked = sorted(lay, key=lambda e: (-score[e], lay[e], -glob[e], e))  # ties: cheaper cues
-            return [(ref_of[e], score[e]) for e in ranked[:k]]
+            with self._lock:
+                done = self._ranked.get(image.sha256)
+            if done is not None:  # VisPath asks about the same image several times per question
+                return done[:k]
+            ranked = self._rank_all(image)
+            with self._lock:
+                if len(self._ranked) >= 256:
+                    self._ranked.pop(next(iter(self._ranked)))
+                self._ranked[image.sha256] = ranked
+            return ranked[:k]
+
+    def _rank_all(self, image: ImageInput) -> list[tuple[Reference, float]]:
+        refs = self.references
+        if not refs:
+            raise ModelUnavailable("reference-image grounder: the graph has no entity images "
+                                   "((:Image)-[:DEPICTS]->(:Entity))")
+        q = self._query_features(image)
+        feats = [(ref, self._ref_features(ref)) for ref in refs]
+        feats = [(ref, f) for ref, f in feats if f is not None]
+        if len(feats) > SHORTLIST:
+            feats.sort(key=lambda rf: global_similarity(q, rf[1]), reverse=True)
+            feats = feats[:SHORTLIST]
+        # per entity: best ORB score, and smallest colour-layout distance over its images
+        orb: dict[str, float] = {}
+        lay: dict[str, float] = {}
+        glob: dict[str, float] = {}
+        ref_of: dict[str, Reference] = {}
+        for ref, f in feats:
+            extra = max(0, inliers(q, f) - CHANCE_INLIERS)
+            e = ref.entity_id
+            orb[e] = max(orb.get(e, 0.0), extra / (extra + INLIER_HALF))
+            flat = len(q.keypoints) < TEXTURELESS and len(f.keypoints) < TEXTURELESS
+            lay[e] = min(lay.get(e, np.inf), layout_distance(q, f) if flat else np.inf)
+            glob[e] = max(glob.get(e, 0.0), global_similarity(q, f))
+            ref_of.setdefault(e, ref)
+        # colour layout speaks only for its nearest entity, by its margin over the runner-up
+        # (ratio test): a flag close to two others is not recognised
+        order = sorted(lay, key=lay.get)
+        margin = {e: 0.0 for e in lay}
+        if order and np.isfinite(lay[order[0]]):
+            if len(order) >= 2 and np.isfinite(lay[order[1]]) and lay[order[1]] > 0:
+                margin[order[0]] = max(0.0, 1.0 - lay[order[0]] / lay[order[1]])
+            else:  # the only textureless reference: no runner-up to compare with
+                margin[order[0]] = 1.0 if lay[order[0]] <= LAYOUT_SCALE else 0.0
+        if any(v > 0 for v in orb.values()):   # geometric evidence decides when there is any
+            score = orb
+        else:
+            score = {e: LAYOUT_WEIGHT * margin[e] if lay[e] <= LAYOUT_MAX_DISTANCE else 0.0 for e in lay}
+        ranked = sorted(lay, key=lambda e: (-score[e], lay[e], -glob[e], e))  # ties: cheaper cues
+        return [(ref_of[e], score[e]) for e in ranked]
 
     def recognize(self, image: ImageInput, hint: str = "") -> str:
         """The name of the KG entity the image shows (``hint`` is not used by this stand-in).
