@@ -258,3 +258,39 @@ def test_grounder_leaves_out_an_unreadable_reference_image(tmp_path, png_image):
     g = ReferenceImageGrounder(Settings(data_dir=tmp_path), references=refs)
     assert [e for e, _ in g.rank(png_image, 5)] == ["Q2"]
     assert len(g.skipped) == 1 and "missing.jpg" in g.skipped[0]
+
+
+def test_decoding_schema_keeps_placeholders_out_of_free_text():
+    import re
+
+    from kgqa.models.local_chat import MAX_BOUNDED_LENGTH, decoding_schema
+
+    class Reply(BaseModel):
+        head: str = Field(..., min_length=1, max_length=20)
+        statement: str = Field(..., max_length=1000)
+        kind: str = Field(..., pattern=r"^[a-z]+$")
+        names: list[str] = Field(default_factory=list)
+
+    js = decoding_schema(Reply.model_json_schema())
+    head = re.compile(js["properties"]["head"]["pattern"])
+    assert head.match("Eiffel Tower") and head.match("x" * 20) and not head.match("x" * 21)
+    for bad in ("<noun>", "...", "…", " space", 'say "hi"', "a\nb", ""):
+        assert not head.match(bad), bad
+    statement = js["properties"]["statement"]["pattern"]
+    assert MAX_BOUNDED_LENGTH < 1000 and statement.endswith("{0,}$")  # long limits: left to pydantic
+    assert js["properties"]["kind"]["pattern"] == r"^[a-z]+$"          # the caller's own pattern is kept
+    assert re.compile(js["properties"]["names"]["items"]["pattern"]).match("Paris")
+    assert Reply.model_json_schema()["properties"]["head"]["maxLength"] == 20  # the original is untouched
+
+
+def test_grounder_ranks_an_image_once(tmp_path, png_image):
+    from kgqa.config import Settings
+    from kgqa.models.grounder import Reference, ReferenceImageGrounder
+
+    g = ReferenceImageGrounder(Settings(data_dir=tmp_path), references=[
+        Reference("Q2", "here", png_image.sha256, png_image.path)])
+    calls = []
+    real = g._rank_all
+    g._rank_all = lambda image: calls.append(image.sha256) or real(image)
+    assert g.rank(png_image, 1) == g.rank(png_image, 1)
+    assert len(calls) == 1 and g.meter.costs()["vision"].calls == 2  # still counted per call
