@@ -507,8 +507,12 @@ class _Loader:
         self.report.modes[phase] = mode
         return mode, 0, 0
 
-    def _any(self, query: str, ids: list[str], chunk: int = 50_000) -> bool:
-        """Whether ``query`` finds something for any id, asked chunk by chunk (stops at the first)."""
+    def _any(self, query: str, ids: list[str], chunk: int = 50_000, count: str = "entities") -> bool:
+        """Whether ``query`` finds something for any id, asked chunk by chunk (stops at the first).
+
+        A graph with no entities (relationships) at all answers no at once, from the count store."""
+        if self.graph.read("load_graph_counts_fast")[0][count] == 0:
+            return False
         for i in range(0, len(ids), chunk):
             if self.graph.read(query, ids=ids[i:i + chunk])[0]["found"]:
                 return True
@@ -643,7 +647,7 @@ class _Loader:
         mode, start_file, start_line = self._resume_point(
             key, lambda last: len(last) == 3 and self.graph.read(
                 "load_fact_exists", h=last[0], type=last[1], t=last[2])[0]["found"],
-            lambda: self._any("load_facts_exist_from", sorted(self._loaded_ids())), "facts")
+            lambda: self._any("load_facts_exist_from", sorted(self._loaded_ids()), count="relationships"), "facts")
         check_s = time.perf_counter() - t_check
         query = "load_facts_create" if mode == "create" else "load_facts"
         limit = self.opt.limit
