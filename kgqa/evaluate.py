@@ -450,6 +450,11 @@ def render_tables(report: dict, console) -> None:
                   "EM = exact match after normalisation, aliases accepted; start = start-entity accuracy; "
                   "path = gold path among the retained paths; p50/p95 = seconds per question",
                   markup=False, soft_wrap=True)
+    replay = (report.get("options") or {}).get("replay_cache")
+    if replay:
+        console.print(f"--replay-cache {replay}: replies found there were replayed, so seconds and latency "
+                      "exclude their generation time (calls and tokens are the recorded ones)",
+                      markup=False, soft_wrap=True)
     cost = report["overall"]["cost_per_question"]
     if cost:
         c = Table(title="cost per question (mean over questions that ran)")
