@@ -1,0 +1,127 @@
+"""`kgqa eval` end to end: the bundled demo KG in the real Neo4j, the real pipeline (VisPath
+with SBERT, the reference-image grounder and SmolLM2), the real CLI.
+
+The demo KG is loaded with the project's loader and deleted by id afterwards. Model replies
+come through a copy of the replay cache recorded for the demo (data/demo/replay): a prompt
+found there is replayed, any other goes to the real model (slower, still correct), so the
+assertions hold whatever the small LLM answers: they check the report, the metrics that
+follow from the gold data, and the runner's contract.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import assert_one_line_error, run_kgqa
+
+pytestmark = pytest.mark.integration
+
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
+
+
+def _col(name: str) -> list[str]:
+    return [ln.split("\t")[0] for ln in (DEMO / name).read_text(encoding="utf-8").splitlines() if ln.strip()]
+
+
+ENTITY_IDS = _col("wikidata5m_entity.txt")
+RELATION_IDS = _col("wikidata5m_relation.txt")
+IMAGE_SHAS = sorted({hashlib.sha256(p.read_bytes()).hexdigest() for p in (DEMO / "images").iterdir()})
+QUESTIONS = {json.loads(ln)["id"]: ln for ln in (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines()}
+
+
+def _cleanup(graph):
+    graph._run("UNWIND $ids AS id MATCH (e:Entity {id: id}) DETACH DELETE e", {"ids": ENTITY_IDS}, write=True)
+    graph._run("UNWIND $shas AS s MATCH (i:Image {sha256: s}) DETACH DELETE i", {"shas": IMAGE_SHAS}, write=True)
+    graph._run("UNWIND $ids AS id MATCH (r:Relation {id: id}) DETACH DELETE r", {"ids": RELATION_IDS}, write=True)
+
+
+@pytest.fixture(scope="module")
+def demo_kg(graph):
+    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+
+    _cleanup(graph)
+    load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
+    yield graph
+    _cleanup(graph)
+
+
+@pytest.fixture()
+def small_set(tmp_path):
+    """Three demo questions (1-hop image, 2-hop image, 2-hop text) plus their query images."""
+    (tmp_path / "queries").mkdir()
+    lines = []
+    for qid in ("q04", "q07", "q17"):
+        row = json.loads(QUESTIONS[qid])
+        if "image" in row:
+            shutil.copy(DEMO / row["image"], tmp_path / row["image"])
+        lines.append(json.dumps(row, ensure_ascii=False))
+    p = tmp_path / "small.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cache = tmp_path / "replay"
+    if (DEMO / "replay").is_dir():
+        shutil.copytree(DEMO / "replay", cache)
+    else:
+        cache.mkdir()
+    return p, cache
+
+
+def test_eval_runs_a_small_set_and_reports_every_metric(demo_kg, small_set, tmp_path):
+    qfile, cache = small_set
+    out = tmp_path / "report.json"
+    proc = run_kgqa("eval", str(qfile), "--replay-cache", str(cache), "--out", str(out), "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rep = json.loads(proc.stdout)
+    assert json.loads(out.read_text(encoding="utf-8")) == rep
+    o = rep["overall"]
+    assert o["n"] == 3 and o["failed"] == 0, rep["questions"]
+    assert list(rep["by_hops"]) == ["1", "2"]
+    assert rep["by_hops"]["1"]["n"] == 1 and rep["by_hops"]["2"]["n"] == 2
+    for key in ("sbert@0.3", "exact_match", "hits@1", "start_entity", "gold_path"):
+        assert o[key]["n"] == 3, key                 # every demo question has every gold field
+        assert 0 <= o[key]["correct"] <= 3
+    by_id = {q["id"]: q for q in rep["questions"]}
+    for q in by_id.values():
+        # each metric is consistent with what the method returned
+        if q["abstained"]:
+            assert q["sbert"] is False and q["exact_match"] is False
+        else:
+            assert q["sbert"] == (q["sbert_cosine"] >= 0.3)
+        assert q["hits1"] == (q["prediction_id"] == json.loads(QUESTIONS[q["id"]])["answer_id"])
+        assert q["start_entity"] == (q["start_entity_id"] == json.loads(QUESTIONS[q["id"]])["topic"]["id"])
+        assert q["seconds"] > 0
+        assert q["cost"].get("encoder", {}).get("calls", 0) >= 1   # SBERT is used for every question
+    assert o["latency_s"]["p50"] > 0 and o["latency_s"]["p95"] >= o["latency_s"]["p50"]
+    assert rep["options"]["sbert_model"]
+
+
+def test_eval_gold_start_gives_every_question_its_topic_entity(demo_kg, small_set):
+    qfile, cache = small_set
+    proc = run_kgqa("eval", str(qfile), "--replay-cache", str(cache), "--gold-start", "--limit", "1",
+                    "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rep = json.loads(proc.stdout)
+    assert rep["overall"]["n"] == 1
+    assert rep["overall"]["start_entity"] == {"correct": 1, "n": 1, "accuracy": 1.0}
+
+
+def test_eval_table_and_lenient_count(demo_kg, small_set):
+    qfile, cache = small_set
+    with open(qfile, "a", encoding="utf-8") as fh:
+        fh.write('{"id": "broken", "question": "no answer field"}\n')
+    strict = run_kgqa("eval", str(qfile), "--replay-cache", str(cache))
+    assert_one_line_error(strict, f"{qfile}:4:", "answer", code=2)
+    proc = run_kgqa("eval", str(qfile), "--replay-cache", str(cache), "--lenient", "--limit", "1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "overall" in proc.stdout and "SBERT@0.3" in proc.stdout
+    assert "skipped 1 bad line(s)" in proc.stdout and "line 4" in proc.stdout
+
+
+def test_eval_unknown_ablation_is_one_line_exit_2(demo_kg, small_set):
+    qfile, _ = small_set
+    proc = run_kgqa("eval", str(qfile), "--ablate", "no_such_thing")
+    assert_one_line_error(proc, "no_such_thing", code=2)
