@@ -80,7 +80,7 @@ def build(settings, triples: int, workdir: Path) -> dict:
     cmd = [settings.java, "-cp", f"{settings.neo4j_jars}/*", "org.neo4j.cli.AdminTool", "database", "import",
            "full", "--delimiter=|", "--array-delimiter=;", f"--nodes={imp / 'entities.csv'}",
            f"--nodes={imp / 'relations.csv'}", f"--relationships={imp / 'facts.csv'}",
-           "--overwrite-destination=true", "--threads=2", "neo4j"]
+           "--overwrite-destination=true", "--threads=2", f"--report-file={imp / 'import.report'}", "neo4j"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     import_s = time.perf_counter() - t0

@@ -219,7 +219,7 @@ def admin_import(settings, folder: Path, scratch: Path) -> dict:
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
     cmd = [settings.java, "-cp", f"{settings.neo4j_jars}/*", "org.neo4j.cli.AdminTool", "database", "import",
            "full", f"--nodes={imp / 'entities.csv'}", f"--nodes={imp / 'relations.csv'}",
-           f"--relationships={imp / 'facts.csv'}", "--overwrite-destination=true", "neo4j"]
+           f"--relationships={imp / 'facts.csv'}", "--overwrite-destination=true", f"--report-file={imp / 'import.report'}", "neo4j"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     import_s = time.perf_counter() - t0

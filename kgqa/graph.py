@@ -1,15 +1,17 @@
 """Neo4j access: run a named query from ``cypher/`` in a read or write transaction.
 
-Nothing else in kgqa builds Cypher strings. Values travel as parameters; the only
-text ever spliced into a query is a relationship type that ``relation_type``
-has validated against ``^P[0-9]+$`` (Cypher cannot parameterise types; Neo4j 5.26
-has ``$any`` dynamic types only in Cypher 25).
+Nothing else in kgqa builds Cypher strings. Values travel as parameters. Writes
+pass relationship types as values too (Neo4j 5.26's dynamic types in CREATE/MERGE,
+``-[:$(row.type)]->``, see cypher/load_facts.cypher) after ``relation_type`` and the
+relation catalogue have validated them. MATCH patterns in 5.26 cannot take a dynamic
+type, so ``write_typed`` splices one (used by the naive baseline in bench/load.py), and only an id that
+``relation_type`` has validated against ``^P[0-9]+$``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any
 
 from kgqa import cypher
 from kgqa.config import Settings
@@ -91,14 +93,6 @@ class Graph:
         """
         query = cypher.load(name).replace("$$TYPE$$", relation_type(rel_type))
         return self._run(query, params, write=True)
-
-    def read_typed(self, name: str, rel_types: Iterable[str], params: dict[str, Any]) -> list[dict]:
-        """Like ``write_typed`` for reads; ``$$TYPES$$`` becomes ``P1|P2|…``."""
-        types = "|".join(relation_type(t) for t in rel_types)
-        if not types:
-            return []
-        query = cypher.load(name).replace("$$TYPES$$", types)
-        return self._run(query, params, write=False)
 
     def apply_schema(self) -> int:
         """Apply ``cypher/schema.cypher`` (idempotent); returns statements run."""
