@@ -53,7 +53,9 @@ def load_image(path: str | Path, *, max_pixels: int = MAX_PIXELS, max_bytes: int
         raise
     except Image.DecompressionBombError as e:
         raise InvalidInput(f"{p}: image exceeds the pixel limit ({e})") from e
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
+    except UnidentifiedImageError as e:
+        raise InvalidInput(f"{p}: not a readable image (JPEG, PNG or WebP)") from e
+    except (OSError, SyntaxError, ValueError) as e:
         raise InvalidInput(f"{p}: not a readable image (JPEG, PNG or WebP): {e}") from e
     if fmt not in _MIME:
         raise InvalidInput(f"{p}: image format {fmt} is not supported (JPEG, PNG or WebP)")
