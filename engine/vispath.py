@@ -544,22 +544,23 @@ class VisPath:
 
     def terminal_selection(self, question: str, image, run: VisPathRun) -> None:
         """No answerable hop: rank visited endpoint entities, verify the top ones against the image."""
-        best: dict[str, ReasoningPath] = {}
-        for h in run.hops:
-            for p in h.retained:
-                if p.edges and p.end_id != run.start.id and p.end_id not in best:
-                    best[p.end_id] = p
-        if not best:
+        paths = [p for h in run.hops for p in h.retained if p.edges and p.end_id != run.start.id]
+        if not paths:
             return
-        paths = list(best.values())
         # Rank: path length closest to D̂ first, then the chain score σ it was retained with (Eq. 8; with
-        # chain pruning ablated, its edge score). Both compare paths of one hop, scored under one intent.
-        score = [p.sigma if p.sigma is not None else -1.0 for p in paths]
+        # chain pruning ablated, its edge score). Paths of one length come from one hop, scored under one intent; without a predicted D̂, σ of different hops are compared (see the note on issue 5).
         # (The depth preference applies only when D̂ was predicted, not when it fell back to Dmax.)
-        ranked = sorted(zip(paths, score), key=lambda ps: (
-            abs(len(ps[0].edges) - run.depth_hat) if run.depth_predicted else 0, -ps[1]))
-        top = [p for p, _ in ranked[: self.opt.verify_top]]
-        rest = [p for p, _ in ranked[self.opt.verify_top:]]
+        ranked_paths = sorted(paths, key=lambda p: (
+            abs(len(p.edges) - run.depth_hat) if run.depth_predicted else 0,
+            -(p.sigma if p.sigma is not None else -1.0)))
+        # One candidate per endpoint entity, reached by its best-ranked path (an endpoint first seen
+        # on a short path must still compete with the D̂-long path that reaches it).
+        best: dict[str, ReasoningPath] = {}
+        for p in ranked_paths:
+            best.setdefault(p.end_id, p)
+        ranked = list(best.values())
+        top = ranked[: self.opt.verify_top]
+        rest = ranked[self.opt.verify_top:]
         verdict: dict[str, bool] = {}
         if image is not None:
             with_images = {r["id"] for r in self.graph.read("vispath_entity_images", ids=[p.end_id for p in top])

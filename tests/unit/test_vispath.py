@@ -559,3 +559,29 @@ def test_copied_sketch_example_is_refused_and_depth_preference_dropped():
     vp, _, _ = make(base_scripts(QuestionSketch={"sketch": ["architect", "place of birth"], "depth": 2}))
     run = vp.run(Q2HOP, IMAGE)
     assert run.depth_predicted and run.depth_hat == 2
+
+
+def test_terminal_selection_ranks_each_endpoint_by_its_best_path():
+    """An endpoint first met on a 1-hop path still wins when a D̂-long path reaches it with a higher σ."""
+    from kgqa.engine.vispath import Edge, HopRecord, ReasoningPath, StartCandidate, VisPathRun
+
+    vp, _, _ = make()
+    start = ReasoningPath("Q1", ENTITIES["Q1"])
+
+    def path(*hops, sigma):
+        p = start
+        for h, r, t in hops:
+            p = p.extend(Edge(h, ENTITIES[h], r, RELATIONS.get(r, r), t, ENTITIES[t]))
+        p.sigma = sigma
+        return p
+
+    run = VisPathRun(question=Q2HOP, start=StartCandidate("Q1", ENTITIES["Q1"]), depth_hat=2)
+    run.depth_predicted = True
+    run.hops = [
+        HopRecord(1, "", retained=[path(("Q1", "P131", "Q5"), sigma=0.9), path(("Q1", "P84", "Q2"), sigma=0.5)]),
+        HopRecord(2, "", retained=[path(("Q1", "P84", "Q2"), ("Q2", "P27", "Q6"), sigma=0.80),
+                                   path(("Q1", "P84", "Q2"), ("Q2", "P19", "Q5"), sigma=0.85)]),
+    ]
+    vp.terminal_selection(Q2HOP, None, run)
+    assert run.answer_id == "Q5"
+    assert [e.relation_id for e in run.selected_paths[0].edges] == ["P84", "P19"]
