@@ -65,6 +65,10 @@ class VisPathOptions:
     first_cut: int = 200    # edges per frontier entity kept by the Cypher first cut before exact Eq. 5
     pre_cut: int = 2000     # edges per frontier entity ranked by relation score before reading tail embeddings
     expansion: str = "firstcut"  # "firstcut" (Cypher cut, then exact Eq. 5) or "exact" (every edge, exact Eq. 5)
+    # How the LLM makes its two selections (IV-A candidate ranking, IV-C chain examination):
+    # "generate" = a JSON list, as in the paper; "likelihood" = it scores each allowed option by
+    # log-likelihood (ChatModel.choose, per token) and keeps the likeliest — for small local models.
+    selection: str = "generate"
     verify_top: int = 3     # terminal selection: candidates verified against images
     no_graph_validation: bool = False
     no_visual_intent: bool = False
@@ -82,6 +86,8 @@ class VisPathOptions:
             raise InvalidInput(f"VisPath option delta must be in [0, 2), got {self.delta!r}")
         if self.expansion not in ("firstcut", "exact"):
             raise InvalidInput(f"VisPath option expansion must be 'firstcut' or 'exact', got {self.expansion!r}")
+        if self.selection not in ("generate", "likelihood"):
+            raise InvalidInput(f"VisPath option selection must be 'generate' or 'likelihood', got {self.selection!r}")
         return self
 
 
@@ -348,9 +354,15 @@ class VisPath:
         if not retrieved:
             return []
         try:
-            ranked = self.chat.generate_json(
-                P.build_candidate_ranking(question, run.expression, run.object_name, [c.name for c in retrieved]),
-                P.CandidateRanking, system=P.VISPATH_SYSTEM, max_tokens=160).ranked
+            if self.opt.selection == "likelihood":
+                ll = self.chat.choose(P.build_candidate_choice(question, run.expression, run.object_name),
+                                      [" " + c.name for c in retrieved], per_token=True)
+                ranked = [retrieved[k].name for k in sorted(range(len(retrieved)), key=lambda k: -ll[k])]
+            else:
+                ranked = self.chat.generate_json(
+                    P.build_candidate_ranking(question, run.expression, run.object_name,
+                                              [c.name for c in retrieved]),
+                    P.CandidateRanking, system=P.VISPATH_SYSTEM, max_tokens=160).ranked
         except ModelUnavailable:
             ranked = []
         by_name: dict[str, StartCandidate] = {}
@@ -475,9 +487,14 @@ class VisPath:
         """LLM examines P_chain(i) as whole chains; keeps ≤ M3 by σ; empty → top-σ paths."""
         m3 = self.opt.M3
         try:
-            sel = self.chat.generate_json(
-                P.build_chain_examination(question, sketch, [p.verbalize() for p in chain], m3),
-                P.ChainSelection, system=P.VISPATH_SYSTEM, max_tokens=60).selected
+            if self.opt.selection == "likelihood":   # the M3 chains the LLM finds likeliest
+                ll = self.chat.choose(P.build_chain_choice(question, sketch),
+                                      [" " + p.verbalize() for p in chain], per_token=True)
+                sel = [k + 1 for k in sorted(range(len(chain)), key=lambda k: -ll[k])[:m3]]
+            else:
+                sel = self.chat.generate_json(
+                    P.build_chain_examination(question, sketch, [p.verbalize() for p in chain], m3),
+                    P.ChainSelection, system=P.VISPATH_SYSTEM, max_tokens=60).selected
         except ModelUnavailable:
             sel = []
         idx = sorted({n - 1 for n in sel if isinstance(n, int) and 1 <= n <= len(chain)})

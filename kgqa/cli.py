@@ -218,6 +218,9 @@ def ask(
     dmax: Optional[int] = typer.Option(None, "--dmax", help="Dmax: maximum search depth (default 3)."),
     delta: Optional[float] = typer.Option(None, "--delta", help="δ of Eq. 3 (default 0.05, +0.01 per rank)."),
     expansion: Optional[str] = typer.Option(None, "--expansion", help="firstcut (default) or exact edge scoring."),
+    selection: Optional[str] = typer.Option(None, "--selection", help="How the LLM ranks candidates and examines "
+                                            "chains: generate (JSON, the paper's; default) or likelihood "
+                                            "(scores the allowed options; for small local models)."),
     no_graph_validation: bool = typer.Option(False, "--no-graph-validation", help="Ablation: take e_Q,1 as is."),
     no_visual_intent: bool = typer.Option(False, "--no-visual-intent", help="Ablation: score edges against Q."),
     no_chain_pruning: bool = typer.Option(False, "--no-chain-pruning", help="Ablation: keep paths by edge score."),
@@ -234,6 +237,7 @@ def ask(
     image, question = (Path(args[0]), args[1]) if len(args) == 2 else (None, args[0])
     s = _settings()
     opts = {"M1": m1, "M2": m2, "M3": m3, "Dmax": dmax, "delta": delta, "expansion": expansion,
+            "selection": selection,
             "no_graph_validation": no_graph_validation or None, "no_visual_intent": no_visual_intent or None,
             "no_chain_pruning": no_chain_pruning or None, "no_evidence_check": no_evidence_check or None,
             "replay_cache": replay_cache}
@@ -345,6 +349,8 @@ def eval_cmd(
     gold_start: bool = typer.Option(False, "--gold-start", help="Give the method topic.id as start entity "
                                     "(the paper's setting for text-only KGQA baselines)."),
     traces: bool = typer.Option(False, "--traces/--no-traces", help="Store a reasoning trace per question."),
+    selection: Optional[str] = typer.Option(None, "--selection", help="VisPath LLM selection: generate "
+                                            "(default) or likelihood (see kgqa ask --help)."),
     quiet: bool = typer.Option(False, "--quiet", help="No per-question progress lines on stderr."),
 ):
     """Run a method over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost."""
@@ -364,6 +370,9 @@ def eval_cmd(
     from kgqa.pipeline import Pipeline
 
     kwargs = {"ablations": ablations}
+    if selection:
+        kwargs["selection"] = selection
+        options["selection"] = selection
     if replay_cache:
         kwargs["replay_cache"] = replay_cache
     pipe = Pipeline(s, method=method, write_trace=traces, **kwargs)

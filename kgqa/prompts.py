@@ -190,6 +190,29 @@ def build_answer_choice(question: str, statement: str) -> str:
     return ANSWER_CHOICE.format(question=question, statement=statement)
 
 
+# Likelihood selection (VisPathOptions.selection = "likelihood"): the same two LLM decisions of IV-A
+# and IV-C, asked as a bare-answer continuation whose allowed options the chat model scores by
+# log-likelihood (ChatModel.choose) instead of generating a JSON list. For small local models.
+CANDIDATE_CHOICE = """Question: {question}
+Phrase referring to the image: {expression}
+Object recognised in the image: {object_name}
+Which knowledge-graph entity is this object? Answer with the entity name only.
+Entity:"""
+
+CHAIN_CHOICE = """Question about the image: {question}
+Expected reasoning: {sketch}
+Which chain of knowledge-graph relations leads to the answer? Answer with the chain only.
+Chain:"""
+
+
+def build_candidate_choice(question: str, expression: str, object_name: str) -> str:
+    return CANDIDATE_CHOICE.format(question=question, expression=expression, object_name=object_name)
+
+
+def build_chain_choice(question: str, sketch: Sequence[str]) -> str:
+    return CHAIN_CHOICE.format(question=question, sketch=" → ".join(sketch))
+
+
 # ---------------------------------------------------------------- IV-D: terminal selection verification
 class CandidateCheck(BaseModel):
     """Whether a candidate answer is consistent with the image and the question."""

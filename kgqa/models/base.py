@@ -59,8 +59,9 @@ class ChatModel(Protocol):
         after bounded retries so that the caller takes its documented fallback."""
         ...
 
-    def choose(self, prompt: str, options: Sequence[str]) -> list[float]:
-        """Log-likelihood score of each option as the continuation of ``prompt``."""
+    def choose(self, prompt: str, options: Sequence[str], *, per_token: bool = False) -> list[float]:
+        """Log-likelihood score of each option as the continuation of ``prompt``
+        (``per_token``: divided by the option's token count)."""
         ...
 
 

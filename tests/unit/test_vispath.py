@@ -585,3 +585,49 @@ def test_terminal_selection_ranks_each_endpoint_by_its_best_path():
     vp.terminal_selection(Q2HOP, None, run)
     assert run.answer_id == "Q5"
     assert [e.relation_id for e in run.selected_paths[0].edges] == ["P84", "P19"]
+
+
+class LikelihoodModel(ScriptedModel):
+    """Scores options by a fixed preference list (earlier = likelier); records what it was asked."""
+
+    def __init__(self, scripts, prefer):
+        super().__init__(scripts)
+        self.prefer = prefer
+        self.asked: list[tuple[str, list[str], bool]] = []
+
+    def choose(self, prompt, options, *, per_token=False):
+        self.asked.append((prompt, list(options), per_token))
+
+        def score(o):
+            hits = [i for i, w in enumerate(self.prefer) if w in o]
+            return -float(hits[0]) if hits else -100.0
+        return [score(o) for o in options]
+
+
+def test_likelihood_selection_ranks_candidates_and_examines_chains_by_option_scores():
+    from kgqa.engine.vispath import VisPath, VisPathOptions
+
+    # the JSON selections would pick the look-alike and chain 1 only; likelihood must not use them
+    s = base_scripts(CandidateRanking={"ranked": ["Government Museum"]}, ChainSelection={"selected": [1]})
+    enc = BagOfWordsEncoder()
+    g = FakeGraph(ENTITIES, RELATIONS, FACTS, encoder=enc)
+    m = LikelihoodModel(s, prefer=["Government Museum, Chandigarh", "place of birth", "architect"])
+    run = VisPath(g, enc, m, m, VisPathOptions(selection="likelihood", no_graph_validation=True)).run(Q2HOP, IMAGE)
+    assert run.start.id == "Q1"                                    # the option scored likeliest
+    assert not any(k in ("CandidateRanking", "ChainSelection") for k, _ in m.prompts)
+    assert all(per_token for _, _, per_token in m.asked)           # options of different lengths compare
+    assert m.asked[0][1][0].startswith(" ") and "Entity:" in m.asked[0][0]
+    hop2 = run.hops[1]
+    assert len(hop2.retained) <= 3 and hop2.llm_selected
+    # P(2) keeps the chains the LLM found likeliest, in σ order
+    assert any([e.relation_id for e in p.edges] == ["P84", "P19"] for p in hop2.retained)
+    sig = [p.sigma for p in hop2.retained]
+    assert sig == sorted(sig, reverse=True)
+
+
+def test_selection_option_is_validated():
+    from kgqa.engine.vispath import VisPathOptions
+    from kgqa.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="selection"):
+        VisPathOptions(selection="vote").validate()
