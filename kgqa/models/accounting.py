@@ -166,3 +166,24 @@ class ReplayCache:
 
     def __len__(self) -> int:
         return sum(1 for _ in self.dir.glob("*/*.json")) if self.dir.exists() else 0
+
+
+def replayed_text_call(meter: "Meter", role: str, cache: ReplayCache | None, key_parts: tuple, run) -> str:
+    """One metered model call that returns text, through the replay cache when there is one.
+
+    ``key_parts`` are ReplayCache.key's arguments; ``run(rec)`` makes the real call and
+    fills ``rec``'s token counts. A hit is recorded as a cached call with its stored tokens.
+    """
+    key = ReplayCache.key(*key_parts) if cache is not None else None
+    if key is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            meter.record(role, prompt_tokens=hit.get("prompt_tokens", 0),
+                         completion_tokens=hit.get("completion_tokens", 0), cached=True)
+            return hit["text"]
+    with meter.call(role) as rec:
+        text = run(rec)
+    if key is not None:
+        cache.put(key, {"text": text, "prompt_tokens": rec.prompt_tokens,
+                        "completion_tokens": rec.completion_tokens})
+    return text

@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from kgqa.config import Settings
 from kgqa.errors import ModelUnavailable
-from kgqa.models.accounting import Meter, ReplayCache
+from kgqa.models.accounting import Meter, ReplayCache, replayed_text_call
 from kgqa.models.structured import schema_json, with_retries
 
 T = TypeVar("T", bound=BaseModel)
@@ -194,21 +194,9 @@ class LocalChat:
 
     def _cached(self, kind: str, prompt: str, system: str | None, params: dict, run):
         """Replay-cache wrapper around one metered call; ``run(rec)`` returns text."""
-        key = None
-        if self.cache is not None:
-            key = ReplayCache.key(self.backend, self.name, {"kind": kind, "system": system, "prompt": prompt},
-                                  None, params)
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.meter.record(self.role, prompt_tokens=hit.get("prompt_tokens", 0),
-                                  completion_tokens=hit.get("completion_tokens", 0), cached=True)
-                return hit["text"]
-        with self.meter.call(self.role) as rec:
-            text = run(rec)
-        if key is not None:
-            self.cache.put(key, {"text": text, "prompt_tokens": rec.prompt_tokens,
-                                 "completion_tokens": rec.completion_tokens})
-        return text
+        prompt_key = {"kind": kind, "system": system, "prompt": prompt}
+        return replayed_text_call(self.meter, self.role, self.cache,
+                                  (self.backend, self.name, prompt_key, None, params), run)
 
     # -- ChatModel ------------------------------------------------------------
     def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,

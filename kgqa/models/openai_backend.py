@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from kgqa.config import Settings
 from kgqa.errors import ModelUnavailable
-from kgqa.models.accounting import Meter, ReplayCache
+from kgqa.models.accounting import Meter, ReplayCache, replayed_text_call
 from kgqa.models.base import ImageInput
 from kgqa.models.structured import with_retries
 
@@ -124,23 +124,14 @@ class _Chatting:
 
     def _complete(self, messages: list[dict], *, image_sha256: str | None = None, **params) -> str:
         """One chat completion (through the replay cache); returns the message text."""
-        key = None
-        if self.cache is not None:
-            key = ReplayCache.key(self.backend, self.name, messages, image_sha256, params)
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.meter.record(self.role, prompt_tokens=hit.get("prompt_tokens", 0),
-                                  completion_tokens=hit.get("completion_tokens", 0), cached=True)
-                return hit["text"]
-        with self.meter.call(self.role) as rec:
+        def run(rec):
             resp = _call(self.role, self.base_url,
                          lambda: self.client.chat.completions.create(model=self.name, messages=messages, **params))
             _usage(rec, resp)
-            text = _message_text(self.role, self.base_url, resp)
-        if key is not None:
-            self.cache.put(key, {"text": text, "prompt_tokens": rec.prompt_tokens,
-                                 "completion_tokens": rec.completion_tokens})
-        return text
+            return _message_text(self.role, self.base_url, resp)
+
+        return replayed_text_call(self.meter, self.role, self.cache,
+                                  (self.backend, self.name, messages, image_sha256, params), run)
 
     def _json(self, messages: list[dict], schema: type[T], max_tokens: int, image_sha256: str | None = None) -> T:
         def attempt(i: int) -> str:
