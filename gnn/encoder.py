@@ -1,0 +1,153 @@
+"""GraSP's graph-based soft prompt (Section 4.2) and the text soft prompt of its ablation (Section 5.4).
+
+From "Topology-Aware Reasoning over Incomplete Knowledge Graph with Graph-Based Soft
+Prompting" (GraSP). The paper's text states the parts (an l-layer graph attention network
+over the extracted subgraph, focused on the entities relevant to the question, and a
+lightweight feed-forward network projecting every entity representation into the LLM's
+embedding space) but its equations did not survive; what follows is our reading, each
+choice marked *interpretation*:
+
+    h_v^(0)  = W_in [x_v ; x_v ⊙ q ; 1[v = topic]]                 (question-conditioned input)
+    e_uv     = [r_uv ; r_uv ⊙ q ; dir_uv]                           (relation name embedding as edge feature)
+    h^(k)    = h^(k-1) + ELU(GATConv_k(h^(k-1), edge_index, e))     k = 1..l   (PyG GATConv, edge_dim)
+    P        = W_2 tanh(W_1 h^(l) + b_1) + b_2                      (FFN projector, one soft token per node)
+
+* x_v is the stored all-MiniLM-L6-v2 embedding of the entity's name, r_uv that of the relation's
+  name, q that of the question (all 384-d, L2-normalised). *interpretation*: the question enters
+  through the element-wise products, so the attention coefficients of GATConv (which see
+  h_u, h_v and e_uv) depend on how well an entity and a relation match the question.
+* Every fact u -r-> v is passed in both directions (dir = +1 forward, -1 reverse) so a 2-layer
+  GAT reaches the topic's 2-hop neighbourhood whichever way the facts point.
+* One soft token per subgraph node, in node order (the topic first), as in the public code.
+
+Shapes (N nodes, E facts, F = 384, H = hidden_channels, D = the LLM's hidden size):
+    x (N, F), edge_index (2, E), edge_attr (E, F), question (F,), topic_mask (N,) bool
+    -> soft prompt (N, D)
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+
+class GraphSoftPromptEncoder(nn.Module):
+    r"""l-layer GAT (PyG ``GATConv`` with ``edge_dim``) + Linear–Tanh–Linear projector → soft prompt.
+
+    Args:
+        in_channels (int): size of a node's name embedding F (384 for all-MiniLM-L6-v2).
+        edge_channels (int): size of a relation's name embedding (384).
+        llm_hidden (int): the soft-prompt LLM's hidden size D (576 for SmolLM2-135M).
+        hidden_channels (int): GAT width H (default 128, the paper's public code).
+        num_layers (int): GAT layers l (default 2, matching the 2-hop subgraph).
+        heads (int): attention heads per layer; outputs are concatenated, H must divide by it.
+        projector_hidden (int): hidden width of the projector (default 256).
+        dropout (float): dropout on attention coefficients and between layers.
+    """
+
+    def __init__(self, in_channels: int = 384, edge_channels: int = 384, llm_hidden: int = 576, *,
+                 hidden_channels: int = 128, num_layers: int = 2, heads: int = 4,
+                 projector_hidden: int = 256, dropout: float = 0.0):
+        super().__init__()
+        from torch_geometric.nn import GATConv
+
+        if hidden_channels % heads:
+            raise ValueError(f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads})")
+        if num_layers < 1:
+            raise ValueError("num_layers must be at least 1")
+        self.in_channels = in_channels
+        self.edge_channels = edge_channels
+        self.llm_hidden = llm_hidden
+        self.hidden_channels = hidden_channels
+        self.num_layers = num_layers
+        self.heads = heads
+        self.projector_hidden = projector_hidden
+        self.dropout = dropout
+        self.edge_dim = 2 * edge_channels + 1
+        self.lin_in = nn.Linear(2 * in_channels + 1, hidden_channels)
+        self.convs = nn.ModuleList(
+            GATConv(hidden_channels, hidden_channels // heads, heads=heads, concat=True, dropout=dropout,
+                    edge_dim=self.edge_dim, add_self_loops=True, fill_value="mean")
+            for _ in range(num_layers))
+        self.projector = nn.Sequential(nn.Linear(hidden_channels, projector_hidden), nn.Tanh(),
+                                       nn.Linear(projector_hidden, llm_hidden))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        self.lin_in.reset_parameters()
+        for conv in self.convs:
+            conv.reset_parameters()
+        for m in self.projector:
+            if isinstance(m, nn.Linear):
+                m.reset_parameters()
+
+    def config(self) -> dict:
+        """Constructor arguments (stored beside a checkpoint's weights)."""
+        return {"in_channels": self.in_channels, "edge_channels": self.edge_channels,
+                "llm_hidden": self.llm_hidden, "hidden_channels": self.hidden_channels,
+                "num_layers": self.num_layers, "heads": self.heads,
+                "projector_hidden": self.projector_hidden, "dropout": self.dropout}
+
+    def node_states(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor, question: Tensor,
+                    topic_mask: Tensor) -> Tensor:
+        """The GAT's node representations h^(l), shape (N, H)."""
+        q = question.reshape(1, -1)
+        h = self.lin_in(torch.cat([x, x * q, topic_mask.to(x.dtype).reshape(-1, 1)], dim=-1))
+        # both directions of every fact, the reverse one flagged by dir = -1
+        n_e = edge_index.shape[1]
+        ei = torch.cat([edge_index, edge_index.flip(0)], dim=1)
+        r = torch.cat([edge_attr, edge_attr], dim=0)
+        direction = torch.cat([torch.ones(n_e, 1), -torch.ones(n_e, 1)], dim=0).to(r)
+        e = torch.cat([r, r * q, direction], dim=-1)
+        for conv in self.convs:
+            h = h + nn.functional.elu(conv(h, ei, e))
+            h = nn.functional.dropout(h, p=self.dropout, training=self.training)
+        return h
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor, question: Tensor,
+                topic_mask: Tensor) -> Tensor:
+        """Soft prompt: one D-dimensional token per node, shape (N, D)."""
+        return self.projector(self.node_states(x, edge_index, edge_attr, question, topic_mask))
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}({self.in_channels}, edge={self.edge_channels}, "
+                f"hidden={self.hidden_channels}, layers={self.num_layers}, heads={self.heads}, "
+                f"llm_hidden={self.llm_hidden})")
+
+
+class TextSoftPromptEncoder(nn.Module):
+    r"""Ablation "text-based soft prompt" (Section 5.4): every triple's sentence embedding,
+    projected by the same Linear–Tanh–Linear FFN, is one soft token; no graph structure.
+
+    *interpretation*: the paper encodes the triples "using BERT"; we use the project's
+    sentence encoder (all-MiniLM-L6-v2, a BERT model) on "head relation tail".
+
+    Shapes: triples (T, F) -> soft prompt (T, D).
+    """
+
+    def __init__(self, in_channels: int = 384, llm_hidden: int = 576, *, projector_hidden: int = 256):
+        super().__init__()
+        self.in_channels = in_channels
+        self.llm_hidden = llm_hidden
+        self.projector_hidden = projector_hidden
+        self.projector = nn.Sequential(nn.Linear(in_channels, projector_hidden), nn.Tanh(),
+                                       nn.Linear(projector_hidden, llm_hidden))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for m in self.projector:
+            if isinstance(m, nn.Linear):
+                m.reset_parameters()
+
+    def config(self) -> dict:
+        return {"in_channels": self.in_channels, "llm_hidden": self.llm_hidden,
+                "projector_hidden": self.projector_hidden}
+
+    def forward(self, triples: Tensor) -> Tensor:
+        return self.projector(triples)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.in_channels}, llm_hidden={self.llm_hidden})"
+
+
+__all__ = ["GraphSoftPromptEncoder", "TextSoftPromptEncoder"]
