@@ -1,4 +1,4 @@
-// purpose: the kgqa schema: constraints and indexes for the graph model in DESIGN.md.
+// purpose: the kgqa schema: constraints and indexes for the graph model in docs/ARCHITECTURE.md.
 //          Idempotent (IF NOT EXISTS); applied by `kgqa neo4j init` and before every load.
 // params:  none
 // returns: nothing
@@ -23,4 +23,13 @@ FOR (e:DocEntity) ON e.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
 CREATE VECTOR INDEX docrel_embedding IF NOT EXISTS
 FOR ()-[r:DOC_REL]-() ON r.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
+CREATE INDEX docentity_doc_id IF NOT EXISTS FOR (e:DocEntity) ON (e.doc_id);
+CREATE INDEX region_doc_id IF NOT EXISTS FOR (r:Region) ON (r.doc_id);
+CREATE INDEX chunk_doc_id IF NOT EXISTS FOR (c:Chunk) ON (c.doc_id);
+CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS
+FOR (c:Chunk) ON c.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX document_embedding IF NOT EXISTS
+FOR (d:Document) ON d.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
