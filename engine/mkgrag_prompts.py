@@ -63,13 +63,8 @@ class TextGraph(BaseModel):
 
 EXTRACT_SYSTEM = ("You turn encyclopedic text into a knowledge graph and reply with JSON only. " + DATA_RULE)
 
-_EXTRACT_EXAMPLE = """Example.
-<document>
-Mount Fuji is an active volcano on the island of Honshu in Japan. It is 3,776 metres high.
-</document>
-{"entities": [{"name": "Mount Fuji", "type": "place", "description": "an active volcano on Honshu in Japan, 3,776 metres high"},
- {"name": "Honshu", "type": "place", "description": "an island of Japan"}],
- "relations": [{"head": "Mount Fuji", "tail": "Honshu", "summary": "Mount Fuji is on the island of Honshu"}]}"""
+# No exemplar here, unlike the matching prompt: SmolLM2-135M copied an exemplar's entities and
+# descriptions into every document; the schema's grammar already fixes the output format.
 
 
 def extraction_prompt(title: str, text: str) -> str:
@@ -80,8 +75,7 @@ def extraction_prompt(title: str, text: str) -> str:
         "For each entity: its name exactly as written in the text, its type, and a description taken from "
         "the text (dates, numbers and names included). For each relation: the head and tail entity names "
         "from your list and a one-sentence summary of how they are related, taken from the text.\n\n"
-        f"{_EXTRACT_EXAMPLE}\n\n"
-        f"Now the real document (from the article titled {title!r}).\n"
+        f"The document (from the article titled {title!r}):\n"
         f"{data_block('document', text)}\nJSON:"
     )
 
