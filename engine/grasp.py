@@ -521,7 +521,7 @@ def triple_texts(sub: Subgraph, relation_names: dict[str, str]) -> list[str]:
 
 
 def graph_tensors(method: GraSP, sub: Subgraph, q_vec: np.ndarray):
-    """(x, edge_index, edge_attr, question, topic_mask) of G_t from the stored embeddings."""
+    """(x, edge_index, edge_type, relation_emb, question, topic_mask) of G_t from the stored embeddings."""
     import torch
 
     ids = sub.node_ids
@@ -532,14 +532,17 @@ def graph_tensors(method: GraSP, sub: Subgraph, q_vec: np.ndarray):
     rel = method.kg.relations()
     idx = {n: k for k, n in enumerate(ids)}
     ei = np.array([[idx[f.head_id] for f in sub.facts], [idx[f.tail_id] for f in sub.facts]], dtype=np.int64)
-    ea = []
-    for f in sub.facts:
-        name, vec = rel.get(f.relation_id, (f.relation_id, None))
-        ea.append(vec if vec is not None else method.kg.embed([name])[0])
+    rel_ids = list(dict.fromkeys(f.relation_id for f in sub.facts))        # each distinct relation once
+    ridx = {r: k for k, r in enumerate(rel_ids)}
+    et = np.array([ridx[f.relation_id] for f in sub.facts], dtype=np.int64)
+    remb = []
+    for r in rel_ids:
+        name, vec = rel.get(r, (r, None))
+        remb.append(vec if vec is not None else method.kg.embed([name])[0])
     topic = np.zeros(len(ids), dtype=bool)
     topic[0] = True
-    return (torch.from_numpy(x), torch.from_numpy(ei.reshape(2, -1)),
-            torch.from_numpy(np.stack(ea).astype(np.float32)) if ea else torch.zeros((0, x.shape[1])),
+    return (torch.from_numpy(x), torch.from_numpy(ei.reshape(2, -1)), torch.from_numpy(et),
+            torch.from_numpy(np.stack(remb).astype(np.float32)) if remb else torch.zeros((0, x.shape[1])),
             torch.from_numpy(np.asarray(q_vec, dtype=np.float32)), torch.from_numpy(topic))
 
 

@@ -8,21 +8,26 @@ embedding space) but its equations did not survive; what follows is our reading,
 choice marked *interpretation*:
 
     h_v^(0)  = W_in [x_v ; x_v ⊙ q ; 1[v = topic]]                 (question-conditioned input)
-    e_uv     = [r_uv ; r_uv ⊙ q ; dir_uv]                           (relation name embedding as edge feature)
+    ε_r      = W_rel [r ; r ⊙ q]                                    (once per distinct relation r)
+    e_uv     = ε_r(uv) ± w_dir                                      (+ forward, − reverse direction)
     h^(k)    = h^(k-1) + ELU(GATConv_k(h^(k-1), edge_index, e))     k = 1..l   (PyG GATConv, edge_dim)
     P        = W_2 tanh(W_1 h^(l) + b_1) + b_2                      (FFN projector, one soft token per node)
 
-* x_v is the stored all-MiniLM-L6-v2 embedding of the entity's name, r_uv that of the relation's
+* x_v is the stored all-MiniLM-L6-v2 embedding of the entity's name, r that of the relation's
   name, q that of the question (all 384-d, L2-normalised). *interpretation*: the question enters
   through the element-wise products, so the attention coefficients of GATConv (which see
   h_u, h_v and e_uv) depend on how well an entity and a relation match the question.
-* Every fact u -r-> v is passed in both directions (dir = +1 forward, -1 reverse) so a 2-layer
-  GAT reaches the topic's 2-hop neighbourhood whichever way the facts point.
+* Every fact u -r-> v is passed in both directions (a learned direction vector is added to the
+  forward edge and subtracted from the reverse one) so a 2-layer GAT reaches the topic's 2-hop
+  neighbourhood whichever way the facts point.
+* Relations are given once (``relation_emb``, R rows) and referenced per fact by ``edge_type``,
+  as PyG's relational convolutions take them: a subgraph has far fewer distinct relations than
+  facts, so the relation projection runs on R rows, not on 2E.
 * One soft token per subgraph node, in node order (the topic first), as in the public code.
 
 Shapes (N nodes, E facts, F = 384, H = hidden_channels, D = the LLM's hidden size):
-    x (N, F), edge_index (2, E), edge_attr (E, F), question (F,), topic_mask (N,) bool
-    -> soft prompt (N, D)
+    x (N, F), edge_index (2, E), edge_type (E,) long in [0, R), relation_emb (R, F), question (F,),
+    topic_mask (N,) bool  ->  soft prompt (N, D)
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class GraphSoftPromptEncoder(nn.Module):
     Args:
         in_channels (int): size of a node's name embedding F (384 for all-MiniLM-L6-v2).
         edge_channels (int): size of a relation's name embedding (384).
+        edge_hidden (int): size of the projected relation feature GATConv sees (``edge_dim``, default 32).
         llm_hidden (int): the soft-prompt LLM's hidden size D (576 for SmolLM2-135M).
         hidden_channels (int): GAT width H (default 128, the paper's public code).
         num_layers (int): GAT layers l (default 2, matching the 2-hop subgraph).
@@ -47,7 +53,7 @@ class GraphSoftPromptEncoder(nn.Module):
 
     def __init__(self, in_channels: int = 384, edge_channels: int = 384, llm_hidden: int = 576, *,
                  hidden_channels: int = 128, num_layers: int = 2, heads: int = 4,
-                 projector_hidden: int = 256, dropout: float = 0.0):
+                 projector_hidden: int = 256, dropout: float = 0.0, edge_hidden: int = 32):
         super().__init__()
         from torch_geometric.nn import GATConv
 
@@ -63,8 +69,10 @@ class GraphSoftPromptEncoder(nn.Module):
         self.heads = heads
         self.projector_hidden = projector_hidden
         self.dropout = dropout
-        self.edge_dim = 2 * edge_channels + 1
+        self.edge_dim = edge_hidden
         self.lin_in = nn.Linear(2 * in_channels + 1, hidden_channels)
+        self.lin_rel = nn.Linear(2 * edge_channels, edge_hidden)
+        self.direction = nn.Parameter(torch.empty(edge_hidden))
         self.convs = nn.ModuleList(
             GATConv(hidden_channels, hidden_channels // heads, heads=heads, concat=True, dropout=dropout,
                     edge_dim=self.edge_dim, add_self_loops=True, fill_value="mean")
@@ -75,6 +83,8 @@ class GraphSoftPromptEncoder(nn.Module):
 
     def reset_parameters(self) -> None:
         self.lin_in.reset_parameters()
+        self.lin_rel.reset_parameters()
+        nn.init.normal_(self.direction, std=0.1)
         for conv in self.convs:
             conv.reset_parameters()
         for m in self.projector:
@@ -86,28 +96,27 @@ class GraphSoftPromptEncoder(nn.Module):
         return {"in_channels": self.in_channels, "edge_channels": self.edge_channels,
                 "llm_hidden": self.llm_hidden, "hidden_channels": self.hidden_channels,
                 "num_layers": self.num_layers, "heads": self.heads,
-                "projector_hidden": self.projector_hidden, "dropout": self.dropout}
+                "projector_hidden": self.projector_hidden, "dropout": self.dropout, "edge_hidden": self.edge_dim}
 
-    def node_states(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor, question: Tensor,
-                    topic_mask: Tensor) -> Tensor:
+    def node_states(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor,
+                    question: Tensor, topic_mask: Tensor) -> Tensor:
         """The GAT's node representations h^(l), shape (N, H)."""
         q = question.reshape(1, -1)
         h = self.lin_in(torch.cat([x, x * q, topic_mask.to(x.dtype).reshape(-1, 1)], dim=-1))
-        # both directions of every fact, the reverse one flagged by dir = -1
-        n_e = edge_index.shape[1]
+        rel = self.lin_rel(torch.cat([relation_emb, relation_emb * q], dim=-1))      # (R, edge_hidden), once
+        fwd = rel[edge_type]
+        # both directions of every fact; the direction vector tells them apart
         ei = torch.cat([edge_index, edge_index.flip(0)], dim=1)
-        r = torch.cat([edge_attr, edge_attr], dim=0)
-        direction = torch.cat([torch.ones(n_e, 1), -torch.ones(n_e, 1)], dim=0).to(r)
-        e = torch.cat([r, r * q, direction], dim=-1)
+        e = torch.cat([fwd + self.direction, fwd - self.direction], dim=0)
         for conv in self.convs:
             h = h + nn.functional.elu(conv(h, ei, e))
             h = nn.functional.dropout(h, p=self.dropout, training=self.training)
         return h
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor, question: Tensor,
+    def forward(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor, question: Tensor,
                 topic_mask: Tensor) -> Tensor:
         """Soft prompt: one D-dimensional token per node, shape (N, D)."""
-        return self.projector(self.node_states(x, edge_index, edge_attr, question, topic_mask))
+        return self.projector(self.node_states(x, edge_index, edge_type, relation_emb, question, topic_mask))
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}({self.in_channels}, edge={self.edge_channels}, "

@@ -20,11 +20,12 @@ def tiny_graph(n: int = 5, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     x = torch.nn.functional.normalize(torch.randn(n, F, generator=g), dim=-1)
     edge_index = torch.tensor([[0, 0, 1, 2], [1, 2, 3, 4]])
-    edge_attr = torch.nn.functional.normalize(torch.randn(4, F, generator=g), dim=-1)
+    edge_type = torch.tensor([0, 1, 2, 1])
+    relations = torch.nn.functional.normalize(torch.randn(3, F, generator=g), dim=-1)
     q = torch.nn.functional.normalize(torch.randn(F, generator=g), dim=0)
     topic = torch.zeros(n, dtype=torch.bool)
     topic[0] = True
-    return x, edge_index, edge_attr, q, topic
+    return x, edge_index, edge_type, relations, q, topic
 
 
 def enc(**kw):
@@ -38,7 +39,7 @@ def test_shapes_one_token_per_node():
     assert out.shape == (5, D)
     assert m.node_states(*tiny_graph()).shape == (5, 8)
     assert "GraphSoftPromptEncoder(16" in repr(m) and "layers=2" in repr(m)
-    assert m.edge_dim == 2 * F + 1
+    assert m.edge_dim == 32
     assert len(m.convs) == 2
 
 
@@ -47,19 +48,21 @@ def test_gradients_reach_every_parameter():
     m(*tiny_graph()).pow(2).sum().backward()
     missing = [n for n, p in m.named_parameters() if p.grad is None or not torch.isfinite(p.grad).all()]
     assert not missing
-    assert all(p.grad.abs().sum() > 0 for n, p in m.named_parameters() if "lin_in" in n or "projector" in n)
+    assert all(p.grad.abs().sum() > 0 for n, p in m.named_parameters()
+               if n.startswith(("lin_in", "lin_rel", "direction", "projector")))
 
 
 def test_question_and_relations_change_the_prompt():
     m = enc()
-    x, ei, ea, q, topic = tiny_graph()
-    base = m(x, ei, ea, q, topic)
-    assert not torch.allclose(base, m(x, ei, ea, -q, topic))             # question-conditioned
-    assert not torch.allclose(base, m(x, ei, ea.flip(0), q, topic))      # relation features matter
+    x, ei, et, rel, q, topic = tiny_graph()
+    base = m(x, ei, et, rel, q, topic)
+    assert not torch.allclose(base, m(x, ei, et, rel, -q, topic))            # question-conditioned
+    assert not torch.allclose(base, m(x, ei, et.flip(0), rel, q, topic))     # which relation a fact has matters
+    assert not torch.allclose(base, m(x, ei.flip(0), et, rel, q, topic))     # and its direction
     # a 2-layer GAT: the 2-hop node 3 (0→1→3) feels a change at the topic, through both directions
     x2 = x.clone()
     x2[3] = -x2[3]
-    assert not torch.allclose(base[0], m(x2, ei, ea, q, topic)[0])
+    assert not torch.allclose(base[0], m(x2, ei, et, rel, q, topic)[0])
 
 
 def test_reset_parameters_is_deterministic_under_a_seed():
