@@ -196,7 +196,7 @@ def main() -> None:
           f"page cache {settings.neo4j_pagecache} · {os.cpu_count()} CPUs (shared)", flush=True)
 
     # relation catalogue embeddings (822 names)
-    rel_ids = [r["id"] for r in graph.read("vispath_relation_catalogue") if r["embedding"] is None]
+    rel_ids = [r["id"] for r in graph.read("kg_relation_catalogue") if r["embedding"] is None]
     t_rel = embed_names(graph, enc, rel_ids, "load_relation_embeddings", "vispath_relation_names") if rel_ids else 0.0
 
     rnd, top, hubs, thr = sample_starts(graph, counts["entities"], args.starts, args.hubs, args.seed)
@@ -280,7 +280,7 @@ def main() -> None:
         print(f"{cap:>10}{np.mean(rec):>12.3f}{pct(ts, 50) * 1e3:>12.1f} / {pct(ts, 95) * 1e3:7.1f}", flush=True)
 
     # ---- whole questions, models scripted to answer instantly
-    from kgqa import prompts as P
+    from kgqa.engine import vispath_prompts as P
 
     class Instant:
         """Model stand-in that answers at once: sketch of depth 3, intents from relation names, never answerable."""

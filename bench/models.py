@@ -91,7 +91,7 @@ def bench_chat(chat, threads: int) -> None:
 
 # --------------------------------------------------------------------------- structured output
 def json_cases(n: int):
-    from kgqa import prompts as P
+    from kgqa.engine import vispath_prompts as P
 
     questions = [
         ("Who designed the building shown in the image?", "Eiffel Tower"),
@@ -116,7 +116,7 @@ def json_cases(n: int):
 
 
 def bench_json(chat, n: int, threads: int) -> None:
-    from kgqa import prompts as P
+    from kgqa.engine import vispath_prompts as P
     from kgqa.models.accounting import CallRecord
     from kgqa.models.structured import parse
 

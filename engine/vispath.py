@@ -1,4 +1,7 @@
-"""VisPath: visual-intent-guided path reasoning over a multimodal KG (seed 000, Algorithm 1).
+"""VisPath: visual-intent-guided path reasoning over a multimodal KG.
+
+"VisPath: Visual-Intent-Guided Path Reasoning for Multimodal Knowledge Graph Question
+Answering" (arXiv 2609.20843), Algorithm 1, as the ``vispath`` method of ``kgqa.method``.
 
 Read top to bottom, this module is Algorithm 1:
 
@@ -20,10 +23,13 @@ Read top to bottom, this module is Algorithm 1:
             else terminal selection over visited endpoints with visual verification,
             else from the image alone.
 
-Every model call that must return JSON names a schema from ``kgqa.prompts``; when a
-model keeps answering badly (``ModelUnavailable``) the step takes the paper's
-fallback and the run records it in ``VisPathRun.fallbacks``. Graph access goes only
-through ``cypher/vispath_*.cypher``.
+Every model call that must return JSON names a schema from ``kgqa.engine.vispath_prompts``;
+when a model answers but not usably (``BadModelReply``: no valid JSON after retries, a
+declined recognition, the graph-only setting) the step takes the paper's documented
+fallback and the run records it, with its code, in ``VisPathRun.fallbacks``. A model
+that cannot be reached (``ModelUnavailable``) is never caught here: the question fails.
+Graph access goes through ``kgqa.kg`` (entity linking, relation catalogue, embeddings)
+and ``cypher/vispath_*.cypher``.
 
 Interpretations where the paper is silent (each also noted where it happens):
 * δ grows by 0.01 per rank (V-B): the threshold for a challenger at rank k is
@@ -41,54 +47,47 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import ClassVar, Literal, Sequence
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-from kgqa import prompts as P
-from kgqa.errors import InvalidInput, ModelUnavailable
+from kgqa.engine import vispath_prompts as P
+from kgqa.errors import BadModelReply, InvalidInput
+from kgqa.kg import KG, cos_from_neo4j
+from kgqa.result import Answer, Fallback, PathEvidence, Step
 
 # ----------------------------------------------------------------------------- options
 
 
-@dataclass
-class VisPathOptions:
+class VisPathOptions(BaseModel):
     """Hyperparameters (V-B defaults) and the four ablations of Table VI."""
 
-    M1: int = 30            # per-hop edge retention per frontier entity (Eq. 5–7)
-    M2: int = 30            # chain reranking size (Eq. 8)
-    M3: int = 3             # chains kept after LLM examination
-    Dmax: int = 3           # maximum search depth
-    delta: float = 0.05     # δ of Eq. 3 …
-    delta_step: float = 0.01  # … growing by 0.01 per rank
-    K: int = 10             # entity-name candidates retrieved for the start entity
-    first_cut: int = 200    # edges per frontier entity kept by the Cypher first cut before exact Eq. 5
-    pre_cut: int = 2000     # edges per frontier entity ranked by relation score before reading tail embeddings
-    expansion: str = "firstcut"  # "firstcut" (Cypher cut, then exact Eq. 5) or "exact" (every edge, exact Eq. 5)
+    model_config = ConfigDict(extra="forbid")
+
+    M1: int = Field(30, ge=1, description="edges kept per frontier entity by Eq. 5 (Eq. 5–7)")
+    M2: int = Field(30, ge=1, description="paths kept by the chain score σ (Eq. 8)")
+    M3: int = Field(3, ge=1, description="paths kept after LLM chain examination")
+    Dmax: int = Field(3, ge=1, le=8, description="maximum search depth")
+    delta: float = Field(0.05, ge=0.0, lt=2.0, description="δ of Eq. 3 (graph-aware validation margin)")
+    delta_step: float = Field(0.01, ge=0.0, lt=1.0, description="δ grows by this per candidate rank")
+    K: int = Field(10, ge=1, description="entity-name candidates retrieved for the start entity")
+    first_cut: int = Field(200, ge=1, description="edges per frontier entity kept by the Cypher first cut "
+                                                  "before exact Eq. 5")
+    pre_cut: int = Field(2000, ge=1, description="edges per frontier entity ranked by relation score "
+                                                 "before tail embeddings are read")
+    expansion: Literal["firstcut", "exact"] = Field(
+        "firstcut", description="firstcut (Cypher cut, then exact Eq. 5) or exact (every edge scored)")
     # How the LLM makes its two selections (IV-A candidate ranking, IV-C chain examination):
     # "generate" = a JSON list, as in the paper; "likelihood" = it scores each allowed option by
     # log-likelihood (ChatModel.choose, per token) and keeps the likeliest — for small local models.
-    selection: str = "generate"
-    verify_top: int = 3     # terminal selection: candidates verified against images
-    no_graph_validation: bool = False
-    no_visual_intent: bool = False
-    no_chain_pruning: bool = False
-    no_evidence_check: bool = False
-
-    def validate(self) -> "VisPathOptions":
-        for name in ("M1", "M2", "M3", "Dmax", "K", "first_cut", "pre_cut"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise InvalidInput(f"VisPath option {name} must be a positive integer, got {v!r}")
-        if self.Dmax > 8:
-            raise InvalidInput(f"VisPath option Dmax must be at most 8, got {self.Dmax}")
-        if not (0.0 <= self.delta < 2.0) or not (0.0 <= self.delta_step < 1.0):
-            raise InvalidInput(f"VisPath option delta must be in [0, 2), got {self.delta!r}")
-        if self.expansion not in ("firstcut", "exact"):
-            raise InvalidInput(f"VisPath option expansion must be 'firstcut' or 'exact', got {self.expansion!r}")
-        if self.selection not in ("generate", "likelihood"):
-            raise InvalidInput(f"VisPath option selection must be 'generate' or 'likelihood', got {self.selection!r}")
-        return self
+    selection: Literal["generate", "likelihood"] = Field(
+        "generate", description="generate (JSON lists, the paper's) or likelihood (score the allowed options)")
+    verify_top: int = Field(3, ge=0, description="terminal selection: candidates verified against images")
+    no_graph_validation: bool = Field(False, description="ablation: take e_Q,1 as ranked (no Eq. 2–3)")
+    no_visual_intent: bool = Field(False, description="ablation: score edges against Q instead of q_i")
+    no_chain_pruning: bool = Field(False, description="ablation: keep paths by edge score (no σ, no LLM)")
+    no_evidence_check: bool = Field(False, description="ablation: no answerability check; always Dmax hops")
 
 
 # ----------------------------------------------------------------------------- records
@@ -176,16 +175,15 @@ class VisPathRun:
     selected_paths: list[ReasoningPath] = field(default_factory=list)
     sufficient: bool | None = None      # η at the hop whose evidence produced the answer
     stop_reason: str = ""
-    fallbacks: list[str] = field(default_factory=list)
+    fallbacks: list[Fallback] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+
+    def fell_back(self, message: str, code: str = "empty") -> None:
+        """Record a documented fallback (``code``: why; see kgqa.result.Fallback)."""
+        self.fallbacks.append(Fallback(code, message))
 
 
 # ----------------------------------------------------------------------------- engine
-
-
-def _cos_from_neo4j(similarity: float) -> float:
-    """Neo4j's vector.similarity.cosine is (1 + cos) / 2; the paper's formulas use cos."""
-    return 2.0 * float(similarity) - 1.0
 
 
 _WH = {"what", "which", "who", "whom", "whose", "where", "when", "why", "how", "in", "is", "was", "the", "of"}
@@ -212,20 +210,45 @@ def topic_mention_heuristic(question: str) -> str:
 
 
 class VisPath:
-    """Algorithm 1 over a Neo4j Wikidata5M graph.
+    """Algorithm 1 over a Neo4j Wikidata5M graph (the ``vispath`` method).
 
-    ``graph``: kgqa.graph.Graph; ``encoder``: SBERT (Encoder protocol);
-    ``chat``: text LLM (ChatModel); ``vision``: VLM (VisionModel).
+    From the ``Context``: ``graph`` (kgqa.graph.Graph), ``kg`` (shared KG access: SBERT cache,
+    entity linking, relation catalogue), the models ``encoder`` (SBERT), ``chat`` (text LLM)
+    and ``vision`` (VLM).
     """
 
-    def __init__(self, graph, encoder, chat, vision, options: VisPathOptions | None = None):
-        self.graph = graph
-        self.encoder = encoder
-        self.chat = chat
-        self.vision = vision
-        self.opt = (options or VisPathOptions()).validate()
-        self._emb_cache: dict[str, np.ndarray] = {}
-        self._relations: dict[str, tuple[str, np.ndarray | None]] | None = None
+    name: ClassVar[str] = "vispath"
+    title: ClassVar[str] = ("VisPath: Visual-Intent-Guided Path Reasoning for Multimodal Knowledge Graph "
+                            "Question Answering")
+    arxiv: ClassVar[str | None] = "2609.20843"
+    Options: ClassVar[type[BaseModel]] = VisPathOptions
+    ablations: ClassVar[tuple[str, ...]] = ("no_graph_validation", "no_visual_intent", "no_chain_pruning",
+                                            "no_evidence_check")
+
+    def __init__(self, ctx, options: VisPathOptions | None = None):
+        self.graph = ctx.graph
+        self.encoder = ctx.models.encoder
+        self.chat = ctx.models.chat
+        self.vision = ctx.models.vision
+        self.kg = ctx.kg if ctx.kg is not None else KG(ctx.graph, ctx.models.encoder)
+        self.opt = options or VisPathOptions()
+
+    # ========================================================================= the method interface
+    def answer(self, query) -> Answer:
+        """``kgqa.method.Query`` in, ``Answer`` out (the pipeline adds seconds, cost and the trace)."""
+        if query.drop_edges:
+            raise InvalidInput("vispath: --drop-edges is not supported by this method yet")
+        return to_answer(self.run(query.question, query.image, query.entity_id))
+
+    def render(self, answer: Answer) -> list[str]:
+        """The VisPath-specific lines of ``kgqa ask``: start entity (recognised as), sketch and D̂."""
+        d = answer.details
+        start = f"{answer.start_entity_name} [{answer.start_entity_id}]" if answer.start_entity_id else "(none)"
+        extra = f"  (recognised: {d.get('object_name')!r})" if d.get("object_name") else ""
+        if d.get("start_replaced"):
+            extra += "  (replaced e_Q,1 by graph-aware validation)"
+        return [f"start entity: {start}{extra}",
+                f"sketch: {' → '.join(d.get('sketch', []))}  (D̂={d.get('depth_hat')}, hops run {answer.hops})"]
 
     # ========================================================================= Algorithm 1
     def run(self, question: str, image=None, entity_id: str | None = None) -> VisPathRun:
@@ -251,7 +274,7 @@ class VisPath:
         run.depth_hat = min(d_hat, o.Dmax)                                      # D̂ ← min(D̂, Dmax)
 
         if run.start is None:
-            run.fallbacks.append("no start entity found")
+            run.fell_back("no start entity found", "graph")
             return self._answer_from_image(question, image, run, t0)
 
         # --- lines 2–9: hop loop --------------------------------------------------------
@@ -266,7 +289,7 @@ class VisPath:
             hop = HopRecord(hop=i, intent=q_i, candidates=len(cand))
             run.hops.append(hop)
             if not cand:
-                run.fallbacks.append(f"hop {i}: no outgoing edges to expand")
+                run.fell_back(f"hop {i}: no outgoing edges to expand", "graph")
                 run.timings[f"hop_{i}"] = time.perf_counter() - th
                 break
             if o.no_chain_pruning:                                             # ablation: hop-level edge scores only
@@ -316,10 +339,10 @@ class VisPath:
 
     # ========================================================================= IV-A
     def given_start(self, entity_id: str) -> StartCandidate:
-        rows = self.graph.read("vispath_entity_by_id", id=entity_id)
-        if not rows:
+        row = self.kg.entity(entity_id)
+        if row is None:
             raise InvalidInput(f"--entity {entity_id}: no such entity in the graph")
-        return StartCandidate(rows[0]["id"], rows[0]["name"] or rows[0]["id"], retrieval=1.0)
+        return StartCandidate(row["id"], row["name"] or row["id"], retrieval=1.0)
 
     def rank_start_candidates(self, question: str, image, run: VisPathRun) -> list[StartCandidate]:
         """Visual-aware candidate ranking: HEAD → o = VLM(I, HEAD) (Eq. 1) → SBERT index → LLM ranks."""
@@ -328,29 +351,28 @@ class VisPath:
             ref = self.chat.generate_json(P.build_referring_expression(question, has_image=has_image),
                                           P.ReferringExpression, system=P.VISPATH_SYSTEM, max_tokens=80)
             run.expression, run.head = ref.expression.strip(), ref.head.strip()
-        except ModelUnavailable:
-            run.fallbacks.append("referring expression: LLM gave no valid JSON; "
-                                 + ("HEAD='object'" if has_image else "capitalised-words heuristic"))
+        except BadModelReply as e:
+            run.fell_back("referring expression: LLM gave no valid JSON; "
+                          + ("HEAD='object'" if has_image else "capitalised-words heuristic"), e.code)
             run.expression = question if has_image else topic_mention_heuristic(question)
             run.head = "object"
         if has_image:
             try:
                 run.object_name = self.vision.recognize(image, run.head).strip()     # Eq. 1
-            except ModelUnavailable:
-                run.object_name = ""
+                why = "empty"
+            except BadModelReply as e:
+                run.object_name, why = "", e.code
             if not run.object_name:
-                run.fallbacks.append("recognition: vision model named nothing; using the referring expression")
+                run.fell_back("recognition: vision model named nothing; using the referring expression", why)
                 run.object_name = run.expression
         else:
             if run.expression and run.expression.lower() not in question.lower():
                 # a small LLM may invent a mention; the question's own words are safer
-                run.fallbacks.append("topic mention not in the question; capitalised-words heuristic")
+                run.fell_back("topic mention not in the question; capitalised-words heuristic", "empty")
                 run.expression = topic_mention_heuristic(question)
             run.object_name = run.expression
-        vec = self.embed([run.object_name])[0]
-        rows = self.graph.read("entity_vector_search", k=self.opt.K, vector=vec.tolist())
-        retrieved = [StartCandidate(r["id"], r["name"] or r["id"], retrieval=_cos_from_neo4j(r["score"]))
-                     for r in rows]
+        retrieved = [StartCandidate(c.id, c.name, retrieval=c.cos)
+                     for c in self.kg.link_entities(run.object_name, self.opt.K)]
         if not retrieved:
             return []
         try:
@@ -363,8 +385,9 @@ class VisPath:
                     P.build_candidate_ranking(question, run.expression, run.object_name,
                                               [c.name for c in retrieved]),
                     P.CandidateRanking, system=P.VISPATH_SYSTEM, max_tokens=160).ranked
-        except ModelUnavailable:
-            ranked = []
+            why = "empty"
+        except BadModelReply as e:
+            ranked, why = [], e.code
         by_name: dict[str, StartCandidate] = {}
         for c in retrieved:
             by_name.setdefault(c.name.strip().lower(), c)
@@ -374,7 +397,7 @@ class VisPath:
             if c is not None and c not in out:
                 out.append(c)
         if not out:
-            run.fallbacks.append("candidate ranking: LLM kept no listed entity; vector-index order")
+            run.fell_back("candidate ranking: LLM kept no listed entity; vector-index order", why)
             out = retrieved
         return out
 
@@ -387,7 +410,7 @@ class VisPath:
         by_id = {r["id"]: r for r in rows}
         for c in cands:                                                           # Eq. 2
             r = by_id.get(c.id)
-            c.s_Q = _cos_from_neo4j(r["similarity"]) if r else -1.0              # no outgoing relation
+            c.s_Q = cos_from_neo4j(r["similarity"]) if r else -1.0              # no outgoing relation
             c.best_relation = r["relation_name"] if r else None
         if self.opt.no_graph_validation or len(cands) < 2:
             return cands[0], False
@@ -410,11 +433,12 @@ class VisPath:
             if sketch and not copied:
                 run.depth_predicted = True
                 return sketch, sk.depth
+            why = "empty"
             if copied:
-                run.fallbacks.append("question analysis: the prompt's example was copied")
-        except ModelUnavailable:
-            pass
-        run.fallbacks.append("question analysis: no valid sketch; S_Q = Q, D̂ = Dmax")
+                run.fell_back("question analysis: the prompt's example was copied", "empty")
+        except BadModelReply as e:
+            why = e.code
+        run.fell_back("question analysis: no valid sketch; S_Q = Q, D̂ = Dmax", why)
         return [question], self.opt.Dmax
 
     # ========================================================================= IV-B
@@ -428,10 +452,11 @@ class VisPath:
             intent = out.intent.strip()
             if intent:
                 return intent
-        except ModelUnavailable:
-            pass
+            why = "empty"
+        except BadModelReply as e:
+            why = e.code
         # Fallback: the question, focused by the sketch step this hop should take.
-        run.fallbacks.append(f"hop {i} intent: no valid JSON; Q ‖ sketch step")
+        run.fell_back(f"hop {i} intent: no valid JSON; Q ‖ sketch step", why)
         step = run.sketch[i - 1] if i - 1 < len(run.sketch) and run.sketch != [question] else ""
         return f"{step} {question}".strip()
 
@@ -495,12 +520,13 @@ class VisPath:
                 sel = self.chat.generate_json(
                     P.build_chain_examination(question, sketch, [p.verbalize() for p in chain], m3),
                     P.ChainSelection, system=P.VISPATH_SYSTEM, max_tokens=60).selected
-        except ModelUnavailable:
-            sel = []
+            why = "empty"
+        except BadModelReply as e:
+            sel, why = [], e.code
         idx = sorted({n - 1 for n in sel if isinstance(n, int) and 1 <= n <= len(chain)})
         hop.llm_selected = [n + 1 for n in idx]
         if not idx:
-            run.fallbacks.append(f"hop {hop.hop} chain examination: LLM selected none; top chain scores")
+            run.fell_back(f"hop {hop.hop} chain examination: LLM selected none; top chain scores", why)
             return chain[:m3]
         return [chain[n] for n in idx][:m3]          # idx ascending = σ order (chain is σ-sorted)
 
@@ -513,17 +539,18 @@ class VisPath:
                                max_tokens=120).statement.strip()
             if z:
                 return z
-        except ModelUnavailable:
-            pass
-        run.fallbacks.append("evidence statement: no valid JSON; verbalised paths")
+            why = "empty"
+        except BadModelReply as e:
+            why = e.code
+        run.fell_back("evidence statement: no valid JSON; verbalised paths", why)
         return "; ".join(verbal)
 
     def answerability(self, question: str, image, z_i: str, run: VisPathRun) -> tuple[bool, str]:
         """Eq. 10: (η_i, A_i) = VLM(I, Q, z_i). No valid verdict counts as η_i = 0."""
         try:
             out = self._vlm_json(image, P.build_answerability(question, z_i), P.Answerability, max_tokens=60)
-        except ModelUnavailable:
-            run.fallbacks.append("answerability: no valid JSON; η = 0")
+        except BadModelReply as e:
+            run.fell_back("answerability: no valid JSON; η = 0", e.code)
             return False, ""
         ans = out.candidate
         return bool(out.answerable and ans), ans
@@ -540,23 +567,23 @@ class VisPath:
         try:
             a = self._vlm_json(image, P.build_final_answer(question, z_star), P.FinalAnswer,
                                max_tokens=40).answer.strip()
-        except ModelUnavailable:
-            run.fallbacks.append("final answer: no valid JSON")
+        except BadModelReply as e:
+            run.fell_back("final answer: no valid JSON", e.code)
         if a and self.ground_answer(a, run):
             return a
         if hop.candidate_answer and self.ground_answer(hop.candidate_answer, run):
-            run.fallbacks.append("final answer names no path entity; candidate answer A_i")
+            run.fell_back("final answer names no path entity; candidate answer A_i", "empty")
             return hop.candidate_answer
         ends = list(dict.fromkeys(p.end_name for p in hop.retained if p.edges))
         if not ends:
             return a or hop.candidate_answer
-        run.fallbacks.append("final answer names no path entity; likeliest retained endpoint")
+        run.fell_back("final answer names no path entity; likeliest retained endpoint", "empty")
         if len(ends) == 1:
             return ends[0]
         try:
             ll = self.chat.choose(P.build_answer_choice(question, z_star), [" " + e for e in ends])
             return ends[int(np.argmax(ll))]
-        except ModelUnavailable:
+        except BadModelReply:
             return ends[0]
 
     def terminal_selection(self, question: str, image, run: VisPathRun) -> None:
@@ -565,7 +592,7 @@ class VisPath:
         if not paths:
             return
         # Rank: path length closest to D̂ first, then the chain score σ it was retained with (Eq. 8; with
-        # chain pruning ablated, its edge score). Paths of one length come from one hop, scored under one intent; without a predicted D̂, σ of different hops are compared (see the note on issue 5).
+        # chain pruning ablated, its edge score). Paths of one length come from one hop, scored under one intent; without a predicted D̂, σ of different hops are compared (a known weakness: σ values of different hops were scored under different intents q_i).
         # (The depth preference applies only when D̂ was predicted, not when it fell back to Dmax.)
         ranked_paths = sorted(paths, key=lambda p: (
             abs(len(p.edges) - run.depth_hat) if run.depth_predicted else 0,
@@ -589,8 +616,8 @@ class VisPath:
                     verdict[p.end_id] = self.vision.generate_json(
                         image, P.build_candidate_check(question, p.end_name, p.verbalize()), P.CandidateCheck,
                         system=P.VISPATH_SYSTEM, max_tokens=20).consistent
-                except ModelUnavailable:
-                    run.fallbacks.append(f"terminal verification of {p.end_id}: no valid JSON; kept in rank")
+                except BadModelReply as e:
+                    run.fell_back(f"terminal verification of {p.end_id}: no valid JSON; kept in rank", e.code)
         top = [p for p in top if verdict.get(p.end_id, True)] + [p for p in top if not verdict.get(p.end_id, True)]
         order = top + rest
         chosen = order[0]
@@ -604,7 +631,7 @@ class VisPath:
         """Last resort: no reliable graph candidate — infer the answer from the image (or the question)."""
         try:
             a = self._vlm_json(image, P.build_image_answer(question), P.FinalAnswer, max_tokens=40).answer.strip()
-        except ModelUnavailable:
+        except BadModelReply:
             a = ""
         run.answer = a or None
         run.sufficient = False
@@ -614,23 +641,12 @@ class VisPath:
 
     def ground_answer(self, answer: str | None, run: VisPathRun) -> str | None:
         """The KG entity the answer text names, among the entities of the retained paths (else None)."""
-        if not answer:
-            return None
         names: dict[str, str] = {}
         for h in run.hops:
             for p in h.retained:
                 for e in p.edges:
                     names.setdefault(e.tail_id, e.tail_name)
-        if not names:
-            return None
-        low = answer.strip().lower()
-        for eid, n in names.items():
-            if n.strip().lower() == low:
-                return eid
-        ids = list(names)
-        sims = self.embed([names[i] for i in ids]) @ self.embed([answer])[0]
-        j = int(np.argmax(sims))
-        return ids[j] if sims[j] >= 0.8 else None
+        return self.kg.ground_answer(answer, names)
 
     # ========================================================================= helpers
     def _vlm_json(self, image, prompt: str, schema, max_tokens: int = 120):
@@ -640,25 +656,40 @@ class VisPath:
         return self.vision.generate_json(image, prompt, schema, system=P.VISPATH_SYSTEM, max_tokens=max_tokens)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """SBERT with a per-engine cache (edge texts repeat across hops and questions)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._emb_cache]
-        if missing:
-            vecs = np.asarray(self.encoder.encode(missing), dtype=np.float32)
-            if len(self._emb_cache) > 200_000:
-                self._emb_cache.clear()
-            self._emb_cache.update(zip(missing, vecs))
-        if not texts:
-            return np.zeros((0, getattr(self.encoder, "dim", 384)), dtype=np.float32)
-        return np.stack([self._emb_cache[t] for t in texts])
+        """SBERT through the shared, cached encoder (kgqa.kg.KG.embed)."""
+        return self.kg.embed(texts)
 
-    def relations(self) -> dict[str, tuple[str, np.ndarray | None]]:
-        """The relation catalogue: id → (name, stored SBERT embedding), read once."""
-        if self._relations is None:
-            rows = self.graph.read("vispath_relation_catalogue")
-            rel: dict[str, tuple[str, Any]] = {}
-            for r in rows:
-                emb = r.get("embedding")
-                vec = np.asarray(emb, dtype=np.float32) if emb else None
-                rel[r["id"]] = (r["name"] or r["id"], vec)
-            self._relations = rel
-        return self._relations
+    def relations(self):
+        """The relation catalogue: id → (name, stored SBERT embedding), read once (kgqa.kg.KG)."""
+        return self.kg.relations()
+
+
+# ----------------------------------------------------------------------------- as a kgqa Answer
+def to_answer(run: VisPathRun) -> Answer:
+    """A VisPathRun as the shared ``kgqa.result.Answer``: retained paths as PathEvidence."""
+    evidence = []
+    for rank, p in enumerate(run.selected_paths, 1):
+        steps = [Step(head_id=e.head_id, head_name=e.head_name, relation_id=e.relation_id,
+                      relation_name=e.relation_name, tail_id=e.tail_id, tail_name=e.tail_name, hop=k,
+                      score=round(e.score, 4), note=e.intent)
+                 for k, e in enumerate(p.edges, 1)]
+        evidence.append(PathEvidence(steps=steps, score=None if p.sigma is None else round(p.sigma, 4), rank=rank))
+    return Answer(
+        question=run.question, answer=run.answer, method=VisPath.name, answer_id=run.answer_id,
+        start_entity_id=run.start.id if run.start else None,
+        start_entity_name=run.start.name if run.start else None,
+        evidence=evidence, sufficient=run.sufficient, stop_reason=run.stop_reason,
+        hops=len(run.hops), fallbacks=list(run.fallbacks),
+        details={
+            "expression": run.expression, "head": run.head, "object_name": run.object_name,
+            "start_candidates": [{"id": c.id, "name": c.name, "retrieval": round(c.retrieval, 4),
+                                  "s_Q": None if c.s_Q is None else round(c.s_Q, 4),
+                                  "best_relation": c.best_relation} for c in run.start_candidates],
+            "start_replaced": run.start_replaced, "sketch": run.sketch, "depth_hat": run.depth_hat,
+            "hops": [{"hop": h.hop, "intent": h.intent, "candidates": h.candidates, "chain_kept": h.chain_kept,
+                      "llm_selected": h.llm_selected, "retained": [p.verbalize() for p in h.retained],
+                      "evidence": h.evidence, "answerable": h.answerable, "candidate_answer": h.candidate_answer}
+                     for h in run.hops],
+            "timings": {k: round(v, 3) for k, v in run.timings.items()},
+        },
+    )

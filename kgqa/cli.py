@@ -205,43 +205,92 @@ def load_wikidata5m_cmd(
         con.print(f"rejected {report.rejects:,} bad lines ({reasons}) → {report.rejects_path}", soft_wrap=True)
 
 
-# --------------------------------------------------------------------------- ask (VisPath section)
+# --------------------------------------------------------------------------- methods, ask, compare
+def _ask_args(args: list[str]):
+    from kgqa.errors import InvalidInput
+
+    if len(args) > 2:
+        raise InvalidInput(f"takes [IMAGE] QUESTION, got {len(args)} arguments (quote the question)")
+    return (Path(args[0]), args[1]) if len(args) == 2 else (None, args[0])
+
+
+def _scoped_options(pairs: list[str] | None, methods: list[str]) -> dict[str, dict]:
+    """``-o KEY=VALUE`` (every method) and ``-o METHOD.KEY=VALUE`` (that method) per method."""
+    from kgqa.errors import InvalidInput
+    from kgqa.method import parse_kv
+
+    out: dict[str, dict] = {m: {} for m in methods}
+    for key, value in parse_kv(pairs).items():
+        scope, dot, name = key.partition(".")
+        if dot:
+            if scope not in out:
+                raise InvalidInput(f"-o {key}={value}: {scope!r} is not among the methods run ({', '.join(methods)})")
+            out[scope][name] = value
+        else:
+            for m in methods:
+                out[m][key] = value
+    return out
+
+
+@app.command("methods")
+def methods_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """List the methods with their paper, options (defaults) and ablations."""
+    from kgqa.method import describe_options
+    from kgqa.registry import method_classes
+
+    classes = method_classes()
+    if as_json:
+        print(json.dumps([{"name": c.name, "title": c.title, "arxiv": c.arxiv, "ablations": list(c.ablations),
+                           "options": [{"name": n, "default": d, "description": t}
+                                       for n, d, t in describe_options(c)]} for c in classes.values()], indent=2))
+        return
+    for c in classes.values():
+        print(f"{c.name} — {c.title}" + (f" (arXiv {c.arxiv})" if c.arxiv else ""))
+        for n, d, t in describe_options(c):
+            print(f"  -o {n + '=' + d:<30} {t}")
+        print(f"  ablations (--ablate): {', '.join(c.ablations) or 'none'}")
+        print()
+    print("Set an option with -o KEY=VALUE (kgqa ask, kgqa eval) or -o METHOD.KEY=VALUE (kgqa compare).")
+
+
 @app.command("ask")
 def ask(
     args: list[str] = typer.Argument(..., metavar="[IMAGE] QUESTION",
                                      help="An optional image file, then the question."),
     entity: Optional[str] = typer.Option(None, "--entity", help="Start entity id (skips grounding), e.g. Q90."),
-    method: str = typer.Option("vispath", "--method", help="vispath (mkgrag, grasp: not implemented yet)."),
-    m1: Optional[int] = typer.Option(None, "--m1", help="M1: edges kept per frontier entity (default 30)."),
-    m2: Optional[int] = typer.Option(None, "--m2", help="M2: paths kept by chain score (default 30)."),
-    m3: Optional[int] = typer.Option(None, "--m3", help="M3: paths kept after LLM examination (default 3)."),
-    dmax: Optional[int] = typer.Option(None, "--dmax", help="Dmax: maximum search depth (default 3)."),
-    delta: Optional[float] = typer.Option(None, "--delta", help="δ of Eq. 3 (default 0.05, +0.01 per rank)."),
-    expansion: Optional[str] = typer.Option(None, "--expansion", help="firstcut (default) or exact edge scoring."),
-    selection: Optional[str] = typer.Option(None, "--selection", help="How the LLM ranks candidates and examines "
-                                            "chains: generate (JSON, the paper's; default) or likelihood "
-                                            "(scores the allowed options; for small local models)."),
-    no_graph_validation: bool = typer.Option(False, "--no-graph-validation", help="Ablation: take e_Q,1 as is."),
-    no_visual_intent: bool = typer.Option(False, "--no-visual-intent", help="Ablation: score edges against Q."),
-    no_chain_pruning: bool = typer.Option(False, "--no-chain-pruning", help="Ablation: keep paths by edge score."),
-    no_evidence_check: bool = typer.Option(False, "--no-evidence-check", help="Ablation: always run Dmax hops."),
+    method: str = typer.Option("vispath", "--method", help="The method (kgqa methods lists them)."),
+    option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="KEY=VALUE",
+                                               help="A method option (repeatable; kgqa methods lists them)."),
+    ablate: Optional[list[str]] = typer.Option(None, "--ablate", help="Switch on one of the method's ablations "
+                                               "(repeatable; kgqa methods lists them)."),
+    # VisPath's flags, kept as aliases of its options (-o M1=30 …)
+    m1: Optional[int] = typer.Option(None, "--m1", help="VisPath -o M1: edges kept per frontier entity (default 30)."),
+    m2: Optional[int] = typer.Option(None, "--m2", help="VisPath -o M2: paths kept by chain score (default 30)."),
+    m3: Optional[int] = typer.Option(None, "--m3", help="VisPath -o M3: paths kept after LLM examination (default 3)."),
+    dmax: Optional[int] = typer.Option(None, "--dmax", help="VisPath -o Dmax: maximum search depth (default 3)."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="VisPath -o delta: δ of Eq. 3 (default 0.05)."),
+    expansion: Optional[str] = typer.Option(None, "--expansion", help="VisPath -o expansion: firstcut or exact."),
+    selection: Optional[str] = typer.Option(None, "--selection", help="VisPath -o selection: generate (JSON, the "
+                                            "paper's; default) or likelihood (scores the allowed options)."),
+    no_graph_validation: bool = typer.Option(False, "--no-graph-validation", help="VisPath ablation: take e_Q,1 as is."),
+    no_visual_intent: bool = typer.Option(False, "--no-visual-intent", help="VisPath ablation: score edges against Q."),
+    no_chain_pruning: bool = typer.Option(False, "--no-chain-pruning", help="VisPath ablation: keep paths by edge score."),
+    no_evidence_check: bool = typer.Option(False, "--no-evidence-check", help="VisPath ablation: always run Dmax hops."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON."),
 ):
     """Answer a question about an image (or a plain question) over the KG, and store its reasoning trace."""
-    from kgqa.errors import InvalidInput
+    from kgqa.method import parse_kv
     from kgqa.pipeline import Pipeline
 
-    if len(args) > 2:
-        raise InvalidInput(f"ask takes [IMAGE] QUESTION, got {len(args)} arguments (quote the question)")
-    image, question = (Path(args[0]), args[1]) if len(args) == 2 else (None, args[0])
-    s = _settings()
-    opts = {"M1": m1, "M2": m2, "M3": m3, "Dmax": dmax, "delta": delta, "expansion": expansion,
-            "selection": selection,
-            "no_graph_validation": no_graph_validation or None, "no_visual_intent": no_visual_intent or None,
-            "no_chain_pruning": no_chain_pruning or None, "no_evidence_check": no_evidence_check or None,
-            "replay_cache": replay_cache}
-    pipe = Pipeline(s, method=method, **{k: v for k, v in opts.items() if v is not None})
+    image, question = _ask_args(args)
+    aliases = {"M1": m1, "M2": m2, "M3": m3, "Dmax": dmax, "delta": delta, "expansion": expansion,
+               "selection": selection, "no_graph_validation": no_graph_validation or None,
+               "no_visual_intent": no_visual_intent or None, "no_chain_pruning": no_chain_pruning or None,
+               "no_evidence_check": no_evidence_check or None}
+    opts = {**{k: v for k, v in aliases.items() if v is not None}, **parse_kv(option)}
+    pipe = Pipeline(_settings(), method=method, options=opts, ablations=[a.replace("-", "_") for a in ablate or []],
+                    replay_cache=replay_cache)
     try:
         ans = pipe.answer(question, image=image, entity_id=entity)
     finally:
@@ -250,35 +299,85 @@ def ask(
         print(json.dumps(ans.as_dict(), indent=2, ensure_ascii=False, default=str))
         return
     # plain print: entity and relation names may hold [brackets] that Rich would read as markup
-    con = print
-    con(f"answer: {ans.answer if ans.answer is not None else '(none)'}"
-              + (f"  [{ans.answer_id}]" if ans.answer_id else ""))
-    d = ans.details
-    start = f"{ans.start_entity_name} [{ans.start_entity_id}]" if ans.start_entity_id else "(none)"
-    extra = f"  (recognised: {d.get('object_name')!r})" if d.get("object_name") else ""
-    if d.get("start_replaced"):
-        extra += "  (replaced e_Q,1 by graph-aware validation)"
-    con(f"start entity: {start}{extra}")
-    con(f"sketch: {' → '.join(d.get('sketch', []))}  (D̂={d.get('depth_hat')}, hops run {ans.hops})")
-    for p in ans.paths:
-        chain = p.steps[0].head_name if p.steps else ""
-        for st in p.steps:
-            chain += f" -[{st.relation_name}]-> {st.tail_name}"
-        con(f"path {p.rank} (σ={p.score if p.score is not None else '-'}): {chain}")
+    print(f"answer: {ans.answer if ans.answer is not None else '(none)'}"
+          + (f"  [{ans.answer_id}]" if ans.answer_id else ""))
+    for line in pipe.render(ans):
+        print(line)
+    for ev in ans.evidence:
+        score = f"score {ev.score}" if ev.score is not None else "score -"
+        print(f"{ev.kind} {ev.rank} ({score}): {ev.one_line()}")
     suff = {True: "yes", False: "no", None: "not checked"}[ans.sufficient]
-    con(f"evidence sufficient: {suff} · {ans.stop_reason}")
+    print(f"evidence sufficient: {suff} · {ans.stop_reason}")
     total_calls = sum(c.calls for c in ans.cost.values())
     parts = [f"{role} {c.calls} calls {c.prompt_tokens}+{c.completion_tokens} tok {c.seconds:.1f}s"
              for role, c in sorted(ans.cost.items())]
-    con(f"cost: {total_calls} model calls · {ans.seconds:.1f} s total · " + (" · ".join(parts) or "-"))
-    if d.get("fallbacks"):
-        con(f"fallbacks taken: {len(d['fallbacks'])} ({'; '.join(d['fallbacks'][:4])}"
-                  + (" …" if len(d["fallbacks"]) > 4 else "") + ")")
-    con(f"trace: {ans.trace_id}")
+    print(f"cost: {total_calls} model calls · {ans.seconds:.1f} s total · " + (" · ".join(parts) or "-"))
+    if ans.fallbacks:
+        fb = ans.fallbacks
+        print(f"fallbacks taken: {len(fb)} ({'; '.join(f.message for f in fb[:4])}" + (" …" if len(fb) > 4 else "") + ")")
+    print(f"trace: {ans.trace_id}")
     print(ans.browser_cypher)
 
 
-# --------------------------------------------------------------------------- trace (VisPath section)
+@app.command("compare")
+def compare(
+    args: list[str] = typer.Argument(..., metavar="[IMAGE] QUESTION",
+                                     help="An optional image file, then the question."),
+    methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods (default: all)."),
+    entity: Optional[str] = typer.Option(None, "--entity", help="Start entity id given to every method."),
+    option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="[METHOD.]KEY=VALUE",
+                                               help="A method option (repeatable)."),
+    replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Answers as JSON."),
+):
+    """Every method answers the same question over the same graph: one side-by-side table."""
+    from kgqa.errors import KgqaError
+    from kgqa.pipeline import Pipeline
+    from kgqa.registry import method_names
+
+    image, question = _ask_args(args)
+    names = method_names(methods)
+    pipes = Pipeline.many(_settings(), names, options=_scoped_options(option, names), replay_cache=replay_cache)
+    results: list[tuple[str, object, KgqaError | None]] = []
+    try:
+        for p in pipes:
+            try:
+                results.append((p.method_name, p.answer(question, image=image, entity_id=entity), None))
+            except KgqaError as e:
+                results.append((p.method_name, None, e))
+    finally:
+        for p in pipes:
+            p.close()
+    if as_json:
+        print(json.dumps([{"method": m, "answer": a.as_dict() if a else None, "error": str(e) if e else None}
+                          for m, a, e in results], indent=2, ensure_ascii=False, default=str))
+    else:
+        from rich import box
+        from rich.table import Table
+
+        t = Table(title=f"kgqa compare · {question}", box=box.SIMPLE_HEAD, show_lines=False)
+        for col in ("method", "answer", "evidence", "calls", "tokens", "s", "trace"):
+            t.add_column(col, overflow="fold", justify="right" if col in ("calls", "tokens", "s") else "left")
+        for m, a, e in results:
+            if a is None:
+                t.add_row(m, "error", str(e), "-", "-", "-", "-")
+                continue
+            calls = sum(c.calls for c in a.cost.values())
+            toks = sum(c.prompt_tokens + c.completion_tokens for r, c in a.cost.items() if r != "encoder")
+            ans = (a.answer if a.answer is not None else "(abstained)") + (f" [{a.answer_id}]" if a.answer_id else "")
+            t.add_row(m, ans, a.evidence_line(), str(calls), str(toks), f"{a.seconds:.1f}", a.trace_id or "-")
+        from rich.console import Console
+
+        Console(highlight=False, width=max(Console().width, 140)).print(t)
+        for m, a, e in results:
+            if a is not None and a.browser_cypher:
+                print(f"{m}: {a.browser_cypher}")
+    failed = [e for _, _, e in results if e is not None]
+    if failed:
+        raise typer.Exit(failed[0].exit_code)
+
+
+# --------------------------------------------------------------------------- trace
 @trace_app.command("show")
 def trace_show(
     trace_id: Optional[str] = typer.Argument(None, help="Trace id (as printed by kgqa ask); none lists recent."),
@@ -333,64 +432,81 @@ def trace_rm(
     _console().print(f"removed {n} trace(s)")
 
 
-# --------------------------------------------------------------------------- eval (eval section)
+# --------------------------------------------------------------------------- eval
 @app.command("eval")
 def eval_cmd(
     questions: Path = typer.Argument(..., metavar="QUESTIONS.jsonl", help="Question file (JSON lines)."),
-    method: str = typer.Option("vispath", "--method", help="vispath (mkgrag, grasp: not implemented yet)."),
+    method: str = typer.Option("vispath", "--method", help="Method, or several comma-separated (side by side); "
+                               "all = every method."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N questions."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON report to this file."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     lenient: bool = typer.Option(False, "--lenient", help="Skip and count bad lines instead of failing."),
-    ablate: Optional[list[str]] = typer.Option(None, "--ablate", help="Ablation to switch on (repeatable): "
-                                               "no_graph_validation, no_visual_intent, no_chain_pruning, "
-                                               "no_evidence_check."),
+    ablate: Optional[list[str]] = typer.Option(None, "--ablate", help="Ablation to switch on (repeatable; applies "
+                                               "to the methods that have it; kgqa methods lists them)."),
+    option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="[METHOD.]KEY=VALUE",
+                                               help="A method option (repeatable)."),
     gold_start: bool = typer.Option(False, "--gold-start", help="Give the method topic.id as start entity "
                                     "(the paper's setting for text-only KGQA baselines)."),
     traces: bool = typer.Option(False, "--traces/--no-traces", help="Store a reasoning trace per question."),
-    selection: Optional[str] = typer.Option(None, "--selection", help="VisPath LLM selection: generate "
+    selection: Optional[str] = typer.Option(None, "--selection", help="VisPath -o selection: generate "
                                             "(default) or likelihood (see kgqa ask --help)."),
     quiet: bool = typer.Option(False, "--quiet", help="No per-question progress lines on stderr."),
 ):
-    """Run a method over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost."""
+    """Run methods over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost, fallbacks."""
     from kgqa.errors import InvalidInput
-    from kgqa.evaluate import evaluate, load_questions, render_tables
+    from kgqa.evaluate import evaluate, load_questions, render_comparison, render_tables
+    from kgqa.models import chat_setting
+    from kgqa.registry import get_method, method_names
 
+    names = method_names(method)
     qs, skipped = load_questions(questions, lenient=lenient)
     if limit is not None:
         qs = qs[:limit]
     if not qs:
         raise InvalidInput(f"{questions}: no valid questions to evaluate")
     s = _settings()
+    opts = _scoped_options(option, names)
+    if selection:
+        opts.setdefault("vispath", {})["selection"] = selection
+        if "vispath" not in names:
+            raise InvalidInput("--selection is a vispath option; vispath is not among the methods run")
     ablations = [a.replace("-", "_") for a in (ablate or [])]
-    options = {"ablations": ablations, "replay_cache": str(replay_cache) if replay_cache else None,
-               "gold_start": gold_start, "limit": limit}
+    abl = {m: [a for a in ablations if a in get_method(m).ablations] for m in names}
+    for a in ablations:
+        if not any(a in abl[m] for m in names):
+            raise InvalidInput(f"ablation {a!r} is unknown to {', '.join(names)} (kgqa methods lists them)")
     from kgqa.models.encoder import get_encoder
     from kgqa.pipeline import Pipeline
 
-    kwargs = {"ablations": ablations}
-    if selection:
-        kwargs["selection"] = selection
-        options["selection"] = selection
-    if replay_cache:
-        kwargs["replay_cache"] = replay_cache
-    pipe = Pipeline(s, method=method, write_trace=traces, **kwargs)
+    pipes = Pipeline.many(s, names, options=opts, ablations=abl, write_trace=traces, replay_cache=replay_cache)
     err = _console(stderr=True)
-
-    def progress(r):
-        if quiet:
-            return
-        mark = "failed" if r.error else ("abstained" if r.abstained else repr(r.prediction))
-        err.print(f"{r.id}: {mark} (gold {r.gold!r}) · {r.seconds:.1f} s", markup=False, soft_wrap=True)
-
+    setting = chat_setting(s)
+    reports = {}
     try:
         encoder = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
-        options["sbert_model"] = encoder.model_path
-        report = evaluate(qs, pipe, encoder, questions_file=str(questions), method=method, skipped=skipped,
-                          options=options, gold_start=gold_start, on_result=progress)
+        for pipe in pipes:
+            name = pipe.method_name
+
+            def progress(r, name=name):
+                if quiet:
+                    return
+                mark = "failed: " + r.error if r.error else ("abstained" if r.abstained else repr(r.prediction))
+                err.print(f"{name} {r.id}: {mark} (gold {r.gold!r}) · {r.seconds:.1f} s", markup=False, soft_wrap=True)
+
+            options = {"ablations": abl[name], "options": {k: str(v) for k, v in opts.get(name, {}).items()},
+                       "replay_cache": str(replay_cache) if replay_cache else None, "gold_start": gold_start,
+                       "limit": limit, "chat": setting, "sbert_model": encoder.model_path}
+            if name == "vispath" and selection:
+                options["selection"] = selection
+            reports[name] = evaluate(qs, pipe, encoder, questions_file=str(questions), method=name,
+                                     skipped=skipped, options=options, gold_start=gold_start, on_result=progress)
     finally:
-        pipe.close()
+        for pipe in pipes:
+            pipe.close()
+    report = reports[names[0]] if len(names) == 1 else {"questions_file": str(questions), "chat": setting,
+                                                         "methods": reports}
     text = json.dumps(report, indent=2, ensure_ascii=False, default=str)
     if out is not None:
         tmp = out.with_name(out.name + ".tmp")
@@ -405,7 +521,10 @@ def eval_cmd(
         from rich.console import Console
 
         con = Console(highlight=False, width=max(Console().width, 110))  # the table is ~95 columns wide
-        render_tables(report, con)
+        for r in reports.values():
+            render_tables(r, con)
+        if len(reports) > 1:
+            render_comparison(reports, con)
         if out is not None:
             con.print(f"report written to {out}", markup=False)
 

@@ -58,11 +58,12 @@ class Settings(BaseSettings):
     device: str = Field("cpu", validation_alias=AliasChoices("KGQA_DEVICE", "device"))
     torch_threads: int = Field(1, validation_alias=AliasChoices("KGQA_TORCH_THREADS", "torch_threads"))
 
-    # --- models (kgqa/models; DESIGN.md "Models") ---------------------------
+    # --- models (kgqa/models; docs/ARCHITECTURE.md "Models") ---------------
     # Backend per role: "local" (in-process, CPU-friendly) or "openai" (any
     # OpenAI-compatible server; "vllm" is the same thing). The encoder always runs
     # in-process. For "vision", "local" is the ReferenceImageGrounder stand-in.
-    chat_backend: Literal["local", "openai", "vllm"] = Field(
+    # chat also takes "none": the graph-only floor (every LLM step takes its documented fallback).
+    chat_backend: Literal["local", "openai", "vllm", "none"] = Field(
         "local", validation_alias=AliasChoices("KGQA_CHAT_BACKEND", "chat_backend"))
     vision_backend: Literal["local", "openai", "vllm"] = Field(
         "local", validation_alias=AliasChoices("KGQA_VISION_BACKEND", "vision_backend"))

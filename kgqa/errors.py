@@ -28,9 +28,32 @@ class GraphUnavailable(KgqaError):
 
 
 class ModelUnavailable(KgqaError):
-    """A model backend cannot be loaded or reached, or keeps answering badly."""
+    """A model backend cannot be loaded or reached, or timed out.
+
+    Never caught by a method: a server that cannot be reached is an error (exit 4),
+    not a reason to answer from a fallback.
+    """
 
     exit_code = 4
+
+
+class BadModelReply(KgqaError):
+    """A model answered, but not usably: no valid JSON after the retries, a declined
+    recognition, or the graph-only setting (no chat model on purpose).
+
+    This is the one model error a method catches: it then takes the paper's documented
+    fallback and records a ``kgqa.result.Fallback`` with this ``code``:
+
+    * ``schema``      no reply fitting the schema after ``KGQA_JSON_RETRIES`` retries
+    * ``declined``    the model (e.g. the reference-image grounder) recognised nothing
+    * ``graph_only``  ``KGQA_CHAT_BACKEND=none``: every LLM step takes its fallback
+    """
+
+    exit_code = 4
+
+    def __init__(self, message: str, code: str = "schema"):
+        super().__init__(message)
+        self.code = code
 
 
 class LocalServerError(KgqaError):

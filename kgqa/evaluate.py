@@ -12,7 +12,7 @@ is skipped for that question (its denominator counts only the questions that hav
 
 Metrics, overall and per hop count, micro-averaged over questions:
 
-* **SBERT@0.3**, as the VisPath paper (seed 000, Section V-B "Metrics") defines it: a
+* **SBERT@0.3**, as the VisPath paper (arXiv 2609.20843, Section V-B "Metrics") defines it: a
   prediction is correct when the cosine similarity of its all-MiniLM-L6-v2 sentence
   embedding and that of the gold answer is at least 0.3. Only the gold answer string is
   compared (not the aliases), as in the paper. An abstention or empty prediction is wrong.
@@ -23,7 +23,11 @@ Metrics, overall and per hop count, micro-averaged over questions:
 * **start-entity accuracy**: the method's start entity equals ``topic.id``.
 * **gold-path recall**: the gold path, as a sequence of (head, PID, tail) triples, is one of
   the paths the method retained.
-* **abstentions** (no answer), **failures** (the method raised; the run goes on), **cost**
+* **fallbacks** taken, counted by code (``schema``: no valid JSON after retries,
+  ``declined``, ``graph_only``, ``empty``, ``graph``; see ``kgqa.result.Fallback``), so a
+  run shows how often its models were actually used;
+* **abstentions** (no answer), **failures** (the method raised — a model server that cannot
+  be reached is a failure, never a fallback; the run goes on), **cost**
   per role per question (model calls, prompt and completion tokens, seconds; mean over the
   questions that ran) and **latency** p50/p95 (wall seconds per question; linear
   interpolation between order statistics, numpy's default).
@@ -287,6 +291,7 @@ class QuestionResult:
     gold_path: Optional[bool] = None
     seconds: Optional[float] = None
     cost: dict = field(default_factory=dict)   # role -> {calls, prompt_tokens, completion_tokens, seconds}
+    fallbacks: dict = field(default_factory=dict)  # fallback code -> how many times this question took it
     trace_id: Optional[str] = None
 
 
@@ -349,6 +354,8 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
     r.start_entity = (ans.start_entity_id == q.topic.id) if q.topic else None
     r.gold_path = gold_path_retained(q.path, ans.paths or []) if q.path else None
     r.cost = _cost_dict(getattr(ans, "cost", {}))
+    for f in getattr(ans, "fallbacks", None) or []:
+        r.fallbacks[f.code] = r.fallbacks.get(f.code, 0) + 1
 
 
 def score_sbert(results: list[QuestionResult], encoder: Encoder) -> None:
@@ -378,6 +385,10 @@ def summarize(results: list[QuestionResult]) -> dict:
             for k in acc:
                 acc[k] += c.get(k, 0) or 0
     per_q = {role: {k: v / len(ran) for k, v in acc.items()} for role, acc in sorted(roles.items())} if ran else {}
+    fallbacks: dict[str, int] = {}
+    for r in ran:
+        for code, n in r.fallbacks.items():
+            fallbacks[code] = fallbacks.get(code, 0) + n
     return {
         "n": len(results),
         "failed": len(results) - len(ran),
@@ -390,6 +401,8 @@ def summarize(results: list[QuestionResult]) -> dict:
         "latency_s": {"p50": percentile(secs, 50), "p95": percentile(secs, 95),
                       "mean": (sum(secs) / len(secs)) if secs else None},
         "cost_per_question": per_q,
+        "fallbacks": dict(sorted(fallbacks.items())),
+        "questions_with_fallbacks": sum(1 for r in ran if r.fallbacks),
     }
 
 
@@ -446,6 +459,9 @@ def render_tables(report: dict, console) -> None:
                   _pct(m["start_entity"]), _pct(m["gold_path"]), str(m["abstained"]), str(m["failed"]),
                   _sec(m["latency_s"]["p50"]), _sec(m["latency_s"]["p95"]), end_section=(i == len(rows) - 2))
     console.print(t)
+    chat = (report.get("options") or {}).get("chat")
+    if chat:
+        console.print(f"chat: {chat}", markup=False, soft_wrap=True)
     console.print("accuracies in % over the questions that have the gold field each needs (counts: --json); "
                   "EM = exact match after normalisation, aliases accepted; start = start-entity accuracy; "
                   "path = gold path among the retained paths; p50/p95 = seconds per question",
@@ -464,6 +480,11 @@ def render_tables(report: dict, console) -> None:
             c.add_row(role, f"{v['calls']:.1f}", f"{v['prompt_tokens']:.0f}", f"{v['completion_tokens']:.0f}",
                       f"{v['seconds']:.2f}")
         console.print(c)
+    fb = report["overall"].get("fallbacks") or {}
+    if fb:
+        console.print(f"fallbacks taken: {sum(fb.values())} in {report['overall']['questions_with_fallbacks']} "
+                      f"question(s) — by code: " + ", ".join(f"{k} {v}" for k, v in fb.items()),
+                      markup=False, soft_wrap=True)
     failed = [q for q in report["questions"] if q["error"]]
     for q in failed:
         console.print(f"failed {q['id']}: {q['error']}", soft_wrap=True, markup=False)
@@ -471,3 +492,23 @@ def render_tables(report: dict, console) -> None:
         console.print(f"skipped {len(report['skipped_lines'])} bad line(s) (--lenient): "
                       + "; ".join(f"line {s['line']}: {s['why']}" for s in report["skipped_lines"][:5])
                       + (" …" if len(report["skipped_lines"]) > 5 else ""), soft_wrap=True, markup=False)
+
+
+def render_comparison(reports: dict[str, dict], console) -> None:
+    """Several methods on the same questions: one row per method, overall metrics side by side."""
+    from rich import box
+    from rich.table import Table
+
+    first = next(iter(reports.values()))
+    t = Table(title=f"kgqa eval · side by side · {first['questions_file']}", box=box.SIMPLE_HEAD)
+    t.add_column("method")
+    for col in ("n", "SBERT@0.3", "EM", "Hits@1", "start", "path", "abst.", "fail", "calls/q", "p50 s", "fallbacks"):
+        t.add_column(col, justify="right")
+    for name, rep in reports.items():
+        m = rep["overall"]
+        calls = sum(c["calls"] for role, c in m["cost_per_question"].items() if role != "encoder")
+        t.add_row(name, str(m["n"]), _pct(m["sbert@0.3"]), _pct(m["exact_match"]), _pct(m["hits@1"]),
+                  _pct(m["start_entity"]), _pct(m["gold_path"]), str(m["abstained"]), str(m["failed"]),
+                  f"{calls:.1f}", _sec(m["latency_s"]["p50"]), str(sum((m.get("fallbacks") or {}).values())))
+    console.print(t)
+    console.print("calls/q = model calls per question except the encoder", markup=False)

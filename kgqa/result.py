@@ -1,16 +1,30 @@
-"""What a method returns for one question: answer, paths, cost, trace id.
+"""What a method returns for one question: the answer, its typed evidence, fallbacks, cost.
 
-Shared by every engine (VisPath, mKG-RAG, GraSP), ``kgqa ask`` and ``kgqa eval``.
+Shared by every method (VisPath, mKG-RAG, GraSP), ``kgqa ask``, ``kgqa compare``,
+``kgqa eval`` and the trace writer. Evidence items point at real graph nodes by label
+and id, so one trace writer can link any method's evidence in Neo4j:
+
+* ``PathEvidence``     a chain of KG steps, head -[relation]-> tail (VisPath's paths,
+                       GraSP's selected paths)
+* ``ChunkEvidence``    a document chunk put in the context (mKG-RAG)
+* ``SubgraphEvidence`` nodes and edges with weights (GraSP's subgraph, mKG-RAG's
+                       query-specific graph)
+
+Labels a trace may link to are ``TRACE_LABELS``; anything else is refused.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Literal, Union
+
+#: Node labels evidence may point at (the trace writer links only these, by id).
+TRACE_LABELS = ("Entity", "DocEntity", "Chunk", "Document", "Image")
 
 
 @dataclass
 class Step:
-    """One edge of a reasoning path, head -[relation]-> tail, with its hop scores."""
+    """One edge of a reasoning path, head -[relation]-> tail, with the method's score for it."""
 
     head_id: str
     head_name: str
@@ -19,15 +33,18 @@ class Step:
     tail_id: str
     tail_name: str
     hop: int
-    edge_score: float | None = None   # Eq. 5 for VisPath
-    intent: str | None = None         # q_Q^(i) for VisPath
+    score: float | None = None        # the method's edge score (VisPath: Eq. 5)
+    note: str | None = None           # why it was taken (VisPath: the hop intent q_i)
+    head_label: str = "Entity"
+    tail_label: str = "Entity"
 
 
 @dataclass
-class Path:
+class PathEvidence:
     steps: list[Step]
-    score: float | None = None        # chain score σ (Eq. 8) for VisPath
+    score: float | None = None        # the method's path score (VisPath: σ, Eq. 8)
     rank: int = 0
+    kind: Literal["path"] = "path"
 
     @property
     def end_id(self) -> str | None:
@@ -40,6 +57,77 @@ class Path:
         for s in self.steps:
             parts += [s.relation_name, s.tail_name]
         return " → ".join(parts)
+
+    def one_line(self) -> str:
+        if not self.steps:
+            return ""
+        chain = self.steps[0].head_name
+        for s in self.steps:
+            chain += f" -[{s.relation_name}]-> {s.tail_name}"
+        return chain
+
+
+@dataclass
+class ChunkEvidence:
+    chunk_id: str
+    document_id: str
+    text: str
+    score: float | None = None
+    rank: int = 0
+    title: str | None = None          # the document's or section's title, for display
+    kind: Literal["chunk"] = "chunk"
+
+    def one_line(self) -> str:
+        head = f"{self.title}: " if self.title else ""
+        t = " ".join(self.text.split())
+        return f"[{self.chunk_id}] {head}{t[:80]}{'…' if len(t) > 80 else ''}"
+
+
+@dataclass
+class NodeRef:
+    label: str                        # one of TRACE_LABELS
+    id: str
+    name: str = ""
+    weight: float | None = None
+
+
+@dataclass
+class EdgeRef:
+    head_label: str
+    head_id: str
+    relation: str                     # relation id (P-id) or a document relation's summary
+    tail_label: str
+    tail_id: str
+    weight: float | None = None
+    name: str | None = None           # relation name, for display
+
+
+@dataclass
+class SubgraphEvidence:
+    nodes: list[NodeRef]
+    edges: list[EdgeRef] = field(default_factory=list)
+    rank: int = 0
+    note: str | None = None
+    kind: Literal["subgraph"] = "subgraph"
+
+    def one_line(self) -> str:
+        return f"subgraph of {len(self.nodes)} nodes, {len(self.edges)} edges" + (f" ({self.note})" if self.note else "")
+
+
+Evidence = Union[PathEvidence, ChunkEvidence, SubgraphEvidence]
+
+
+@dataclass
+class Fallback:
+    """A documented fallback a method took, with a code ``kgqa eval`` counts by.
+
+    Codes in use: ``schema`` (no valid JSON after retries), ``declined`` (the vision model
+    recognised nothing), ``graph_only`` (KGQA_CHAT_BACKEND=none), ``empty`` (the model's
+    valid reply selected nothing usable), ``graph`` (the graph offered nothing to take).
+    """
+
+    code: str
+    message: str
 
 
 @dataclass
@@ -56,17 +144,34 @@ class Answer:
     answer: str | None                 # None = abstained
     method: str
     answer_id: str | None = None       # KG entity id when the answer is one
-    start_entity_id: str | None = None
+    start_entity_id: str | None = None   # the topic entity the method started from, when it has one
     start_entity_name: str | None = None
-    paths: list[Path] = field(default_factory=list)
-    sufficient: bool | None = None     # evidence judged sufficient (η = 1)
-    stop_reason: str = ""              # e.g. "stop rule at hop 2", "fallback", "terminal selection"
+    evidence: list[Evidence] = field(default_factory=list)
+    sufficient: bool | None = None     # evidence judged sufficient by the method (None: not judged)
+    stop_reason: str = ""              # why the method stopped, in words
     hops: int = 0
+    fallbacks: list[Fallback] = field(default_factory=list)
     seconds: float = 0.0
     cost: dict[str, RoleCost] = field(default_factory=dict)  # per model role
     trace_id: str | None = None
     browser_cypher: str | None = None  # paste into Neo4j Browser to see the trace
-    details: dict = field(default_factory=dict)
+    details: dict = field(default_factory=dict)   # method-specific, rendered by the method itself
+
+    @property
+    def paths(self) -> list[PathEvidence]:
+        return [e for e in self.evidence if isinstance(e, PathEvidence)]
+
+    def evidence_line(self) -> str:
+        """The evidence in one line (kgqa compare)."""
+        if not self.evidence:
+            return "-"
+        first = self.evidence[0].one_line()
+        more = len(self.evidence) - 1
+        return first + (f" (+{more} more)" if more > 0 else "")
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+# Backwards-compatible name: a VisPath path is a PathEvidence.
+Path = PathEvidence

@@ -10,7 +10,7 @@ Input files (found in ``path`` or one folder below it, as the release archives u
 * optional images: ``images=DIR`` of ``<QID>.<ext>`` and/or ``entity_images.tsv``
   (see ``kgqa.loaders.images``)
 
-Graph model (DESIGN.md): ``(:Entity {id, name, aliases, description, name_embedding})``,
+Graph model (docs/ARCHITECTURE.md): ``(:Entity {id, name, aliases, description, name_embedding})``,
 ``(:Relation {id, name, aliases, embedding})``, facts as relationships typed by the PID,
 ``(:Image)-[:DEPICTS]->(:Entity)``.
 

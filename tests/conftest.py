@@ -52,3 +52,15 @@ def assert_one_line_error(proc, *fragments: str, code: int | None = None):
     assert len(err.splitlines()) == 1, err
     for f in fragments:
         assert f in err, err
+
+
+def make_vispath(graph, encoder, chat, vision, options=None):
+    """A VisPath over the given graph and (real or scripted) models, as the pipeline builds it."""
+    from types import SimpleNamespace
+
+    from kgqa.engine.vispath import VisPath
+    from kgqa.kg import KG
+    from kgqa.method import Context
+
+    models = SimpleNamespace(encoder=encoder, chat=chat, vision=vision)
+    return VisPath(Context(settings=None, graph=graph, models=models, kg=KG(graph, encoder)), options)

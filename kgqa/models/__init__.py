@@ -1,4 +1,4 @@
-"""Model roles and their backends (DESIGN.md, "Models").
+"""Model roles and their backends (docs/ARCHITECTURE.md, "Models").
 
 ``build_models(settings, graph)`` is the one place that picks a backend per role
 from the settings; engines receive the ``Models`` it returns. Nothing loads a
@@ -6,7 +6,7 @@ model here: each backend loads on its first call (once per process).
 
 role        settings field          "local"                              "openai" / "vllm"
 encoder     (always in-process)     all-MiniLM-L6-v2                     —
-chat        KGQA_CHAT_BACKEND       SmolLM2-135M-Instruct (LocalChat)    OpenAIChat
+chat        KGQA_CHAT_BACKEND       SmolLM2-135M-Instruct (LocalChat)    OpenAIChat     ("none": graph-only floor)
 vision      KGQA_VISION_BACKEND     ReferenceImageGrounder (stand-in)    OpenAIVision
 softprompt  KGQA_SOFTPROMPT_BACKEND SmolLM2 with inputs_embeds           vLLM --enable-prompt-embeds
 """
@@ -65,7 +65,11 @@ def build_models(settings: Settings, graph=None, meter: Meter | None = None) -> 
     encoder = MeteredEncoder(get_encoder(settings.encoder_model, device=settings.device,
                                          threads=settings.torch_threads), meter)
 
-    if _is_remote(settings.chat_backend):
+    if settings.chat_backend == "none":
+        from kgqa.models.null_chat import NullChat
+
+        chat = NullChat()
+    elif _is_remote(settings.chat_backend):
         from kgqa.models.openai_backend import OpenAIChat
 
         chat = OpenAIChat(settings, meter=meter, cache=cache)
@@ -94,4 +98,16 @@ def build_models(settings: Settings, graph=None, meter: Meter | None = None) -> 
     return Models(encoder=encoder, chat=chat, vision=vision, softprompt=softprompt, meter=meter, cache=cache)
 
 
-__all__ = ["Models", "build_models", "Meter", "ReplayCache", "MeteredEncoder"]
+def chat_setting(settings: Settings) -> str:
+    """One line naming the chat setting a run used (``kgqa eval`` prints it beside the figures)."""
+    if settings.chat_backend == "none":
+        from kgqa.models.null_chat import GRAPH_ONLY
+
+        return GRAPH_ONLY
+    if _is_remote(settings.chat_backend):
+        return f"{settings.chat_backend} · {settings.chat_model} @ {settings.chat_base_url or settings.openai_base_url}"
+    name = settings.local_llm_gguf.stem if settings.local_llm_gguf else "SmolLM2-135M-Instruct"
+    return f"local · {name}"
+
+
+__all__ = ["Models", "chat_setting", "build_models", "Meter", "ReplayCache", "MeteredEncoder"]

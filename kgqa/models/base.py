@@ -1,4 +1,4 @@
-"""The four model roles as small Protocols (DESIGN.md, "Models").
+"""The four model roles as small Protocols (docs/ARCHITECTURE.md, "Models").
 
 Backends live beside this file; engines receive instances through their
 constructors and never read settings or load models themselves.

@@ -49,7 +49,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from kgqa.config import REPO_ROOT, Settings
-from kgqa.errors import InvalidInput, ModelUnavailable
+from kgqa.errors import BadModelReply, InvalidInput, ModelUnavailable
 from kgqa.models.accounting import Meter
 from kgqa.models.base import ChatModel, ImageInput
 
@@ -325,8 +325,8 @@ class ReferenceImageGrounder:
     def _rank_all(self, image: ImageInput) -> list[tuple[Reference, float]]:
         refs = self.references
         if not refs:
-            raise ModelUnavailable("reference-image grounder: the graph has no entity images "
-                                   "((:Image)-[:DEPICTS]->(:Entity))")
+            raise BadModelReply("reference-image grounder: the graph has no entity images "
+                                "((:Image)-[:DEPICTS]->(:Entity))", code="declined")
         q = self._query_features(image)
         feats = [(ref, self._ref_features(ref)) for ref in refs]
         feats = [(ref, f) for ref, f in feats if f is not None]
@@ -365,14 +365,14 @@ class ReferenceImageGrounder:
     def recognize(self, image: ImageInput, hint: str = "") -> str:
         """The name of the KG entity the image shows (``hint`` is not used by this stand-in).
 
-        Raises ModelUnavailable when no reference image matches (score below
+        Raises BadModelReply (code ``declined``) when no reference image matches (score below
         ``KGQA_GROUNDER_MIN_SCORE``), so that the caller takes its fallback.
         """
         ranked = self._rank(image, 1)
         if not ranked or ranked[0][1] < self.min_score:
             best = f"best {ranked[0][0].entity_id} at {ranked[0][1]:.2f}" if ranked else "no candidates"
-            raise ModelUnavailable(f"reference-image grounder: no KG entity image matches {image.path.name} "
-                                   f"({best} < {self.min_score})")
+            raise BadModelReply(f"reference-image grounder: no KG entity image matches {image.path.name} "
+                                f"({best} < {self.min_score})", code="declined")
         return ranked[0][0].name
 
     def generate_json(self, image: ImageInput | None, prompt: str, schema: type[T], *,
@@ -383,7 +383,7 @@ class ReferenceImageGrounder:
         if image is not None:
             try:
                 note = f"[image: a picture of {self.recognize(image)}]\n"
-            except ModelUnavailable:
+            except BadModelReply:
                 note = "[image: not recognised]\n"
         return self.chat.generate_json(note + prompt, schema, system=system, max_tokens=max_tokens)
 

@@ -46,6 +46,10 @@ def _encoder_check(settings: Settings, smoke: bool) -> Check:
 def _chat_check(settings: Settings, smoke: bool, meter) -> Check:
     name = "model: chat"
     try:
+        if settings.chat_backend == "none":
+            from kgqa.models.null_chat import GRAPH_ONLY
+
+            return Check(name, True, GRAPH_ONLY)
         if settings.chat_backend == "local":
             from kgqa.models.local_chat import LocalChat, hf_folder, locate_gguf
 

@@ -2,7 +2,7 @@
 
 Every backend's ``generate_json`` ends here: ``attempt(i)`` produces the raw text
 of try ``i`` (0 = first), ``parse`` validates it, and after ``retries`` failed
-retries ``ModelUnavailable`` names the schema and the last problem in one line,
+retries ``BadModelReply`` (code ``schema``) names the schema and the last problem in one line,
 so that the caller takes its documented fallback.
 """
 
@@ -14,7 +14,7 @@ from typing import Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from kgqa.errors import ModelUnavailable
+from kgqa.errors import BadModelReply
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -53,7 +53,7 @@ def with_retries(attempt: Callable[[int], str], schema: type[T], *, retries: int
             return parse(text, schema)
         except ValueError as e:
             problem = str(e)
-    raise ModelUnavailable(f"{who}: no valid {schema.__name__} JSON after {retries + 1} tries ({problem})")
+    raise BadModelReply(f"{who}: no valid {schema.__name__} JSON after {retries + 1} tries ({problem})", code="schema")
 
 
 def schema_json(schema: type[BaseModel]) -> str:

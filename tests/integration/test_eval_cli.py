@@ -125,3 +125,73 @@ def test_eval_unknown_ablation_is_one_line_exit_2(demo_kg, small_set):
     qfile, _ = small_set
     proc = run_kgqa("eval", str(qfile), "--ablate", "no_such_thing")
     assert_one_line_error(proc, "no_such_thing", code=2)
+
+
+# --------------------------------------------------------------------------- the method seam
+DEAD = {"KGQA_CHAT_BACKEND": "openai", "KGQA_CHAT_BASE_URL": "http://127.0.0.1:9/v1", "KGQA_MODEL_TIMEOUT_S": "5"}
+GRAPH_ONLY = {"KGQA_CHAT_BACKEND": "none"}
+
+
+def test_ask_with_an_unreachable_chat_server_is_exit_4_naming_role_and_url(demo_kg):
+    """A model server that cannot be reached is an error, never a silent fallback answer."""
+    proc = run_kgqa("ask", str(DEMO / "queries" / "flag_france.jpg"), "Which city is the capital of this country?",
+                    env=DEAD)
+    assert_one_line_error(proc, "chat backend http://127.0.0.1:9/v1", "cannot connect", code=4)
+    assert "answer:" not in proc.stdout
+
+
+def test_eval_records_unreachable_server_questions_as_failed(demo_kg, small_set):
+    qfile, _ = small_set
+    proc = run_kgqa("eval", str(qfile), "--json", "--quiet", env=DEAD)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rep = json.loads(proc.stdout)
+    assert rep["overall"]["failed"] == 3 and rep["overall"]["exact_match"]["correct"] == 0
+    assert all("cannot connect" in q["error"] for q in rep["questions"])
+
+
+def test_graph_only_setting_takes_every_fallback_on_purpose_and_says_so(demo_kg, small_set):
+    qfile, _ = small_set
+    proc = run_kgqa("eval", str(qfile), "--json", "--quiet", env=GRAPH_ONLY)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rep = json.loads(proc.stdout)
+    o = rep["overall"]
+    assert "graph-only" in rep["options"]["chat"]
+    assert o["failed"] == 0 and o["questions_with_fallbacks"] == 3
+    assert o["fallbacks"].get("graph_only", 0) >= 3 * 3          # several LLM steps per question
+    assert "chat" not in o["cost_per_question"]                  # no chat model ran
+    table = run_kgqa("eval", str(qfile), "--quiet", "--limit", "1", env=GRAPH_ONLY)
+    assert table.returncode == 0 and "chat: graph-only" in table.stdout and "graph_only" in table.stdout
+
+
+def test_compare_answers_one_question_with_every_method_side_by_side(demo_kg):
+    img = str(DEMO / "queries" / "falcon9_dscovr_launch.jpg")
+    q = "Who founded the company that builds the rocket shown in this photo?"
+    proc = run_kgqa("compare", img, q, "--json", env=GRAPH_ONLY)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(proc.stdout)
+    from kgqa.registry import method_classes
+
+    assert [r["method"] for r in rows] == list(method_classes())
+    for r in rows:
+        assert r["error"] is None and r["answer"]["trace_id"] and r["answer"]["method"] == r["method"]
+        for ev in r["answer"]["evidence"]:
+            assert ev["kind"] in ("path", "chunk", "subgraph")
+    vp = next(r["answer"] for r in rows if r["method"] == "vispath")
+    assert vp["start_entity_id"] == "Q219913"                   # Falcon 9, recognised by the grounder
+    table = run_kgqa("compare", img, q, "--methods", "vispath", env=GRAPH_ONLY)
+    assert table.returncode == 0, table.stderr[-2000:]
+    assert "vispath" in table.stdout and "MATCH (q:Question" in table.stdout
+    assert_one_line_error(run_kgqa("compare", q, "--methods", "vispath,nope"), "nope", code=2)
+    assert_one_line_error(run_kgqa("compare", q, "-o", "nope.M1=3"), "nope", code=2)
+
+
+def test_methods_lists_every_method_with_options_and_paper():
+    proc = run_kgqa("methods", "--json")
+    assert proc.returncode == 0, proc.stderr
+    methods = {m["name"]: m for m in json.loads(proc.stdout)}
+    vp = methods["vispath"]
+    assert vp["arxiv"] == "2609.20843" and "VisPath" in vp["title"]
+    assert {"M1", "Dmax", "selection"} <= {o["name"] for o in vp["options"]}
+    assert "no_visual_intent" in vp["ablations"]
+    text = run_kgqa("methods")
+    assert text.returncode == 0 and "-o M1=30" in text.stdout

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from kgqa.errors import ModelUnavailable
+from kgqa.errors import BadModelReply, ModelUnavailable
 
 pytestmark = pytest.mark.slow
 
@@ -162,7 +162,7 @@ def test_grounder_does_not_recognise_an_unknown_picture(settings, graph, referen
 
     q = tmp_path / "grass.jpg"
     sample_images(["grass"])["grass"].save(q)
-    with pytest.raises(ModelUnavailable, match="no KG entity image matches grass.jpg"):
+    with pytest.raises(BadModelReply, match="no KG entity image matches grass.jpg"):
         build_models(settings, graph).vision.recognize(load_image(q), "plant")
 
 

@@ -4,7 +4,7 @@ KG: tests/fixtures/vispath_kg (Wikidata5M format, real facts, skimage photograph
 with the project's loader and deleted by id afterwards.
 
 Where SmolLM2-135M would make an outcome a coin toss, the LLM's part is scripted
-(answers given per schema, or a ModelUnavailable as after bounded retries) and the
+(answers given per schema, or a BadModelReply as after bounded retries) and the
 deterministic parts run for real: grounding by image, vector retrieval, graph-aware
 validation, Eq. 5 edge scoring, Eq. 8 chain scoring, the stop rule, the fallbacks and
 the trace. One test at the end runs the whole method with the real SmolLM2 through the
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.errors import ModelUnavailable
-from tests.conftest import assert_one_line_error, run_kgqa
+from kgqa.errors import BadModelReply
+from tests.conftest import assert_one_line_error, make_vispath, run_kgqa
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +89,7 @@ class Script:
         if callable(s):
             s = s(prompt)
         if s is None:
-            raise ModelUnavailable(f"scripted: no {schema.__name__}")
+            raise BadModelReply(f"scripted: no {schema.__name__}")
         return schema.model_validate(s)
 
     def recognize(self, image, hint):
@@ -111,9 +111,9 @@ def _oracle(prompt: str):
 
 
 def _engine(kg, models, script, **opts):
-    from kgqa.engine.vispath import VisPath, VisPathOptions
+    from kgqa.engine.vispath import VisPathOptions
 
-    return VisPath(kg, models.encoder, script, script, VisPathOptions(**opts))
+    return make_vispath(kg, models.encoder, script, script, VisPathOptions(**opts))
 
 
 def _image(path):
@@ -139,7 +139,7 @@ def test_grounder_recognises_the_rocket_photo_and_retrieval_finds_both_look_alik
     cands = vp.rank_start_candidates(Q_2HOP, _image(ROCKET), run)
     ids = [c.id for c in cands]
     assert "Q741925" in ids[:3] and "Q23800604" in ids[:3]
-    assert any("vector-index order" in f for f in run.fallbacks)  # no ranking scripted → index order
+    assert any("vector-index order" in f.message for f in run.fallbacks)  # no ranking scripted → index order
 
 
 def test_graph_aware_validation_replaces_the_look_alike_by_falcon_9(kg, models):
@@ -242,12 +242,12 @@ def test_stop_rule_waits_for_the_predicted_depth(kg, models):
 
 
 def test_all_model_steps_failing_still_answers_from_the_graph(kg, models):
-    script = Script(grounder=models.vision)                          # every JSON call: ModelUnavailable
+    script = Script(grounder=models.vision)                          # every JSON call: BadModelReply
     run = _engine(kg, models, script).run(Q_2HOP, _image(ROCKET))
     assert run.start is not None and run.start.id in ("Q741925", "Q23800604")
     ends = {p.end_id for h in run.hops for p in h.retained}
     assert run.answer_id in ends and run.sufficient is False
-    assert any("question analysis" in f for f in run.fallbacks)
+    assert any("question analysis" in f.message for f in run.fallbacks)
 
 
 def test_text_only_question_and_given_entity(kg, models):
@@ -328,7 +328,9 @@ def test_trace_rm_older_than_keeps_recent_traces(kg, models, settings):
 
 # --------------------------------------------------------------------------- CLI
 def test_ask_bad_inputs_are_one_line_errors(kg, tmp_path):
-    assert_one_line_error(run_kgqa("ask", "--method", "grasp", "q?"), "not implemented yet", code=2)
+    assert_one_line_error(run_kgqa("ask", "--method", "nope", "q?"), "unknown", code=2)
+    assert_one_line_error(run_kgqa("ask", "-o", "M4=3", "q?"), "M4 unknown", code=2)
+    assert_one_line_error(run_kgqa("ask", "-o", "expansion=fast", "q?"), "expansion", code=2)
     assert_one_line_error(run_kgqa("ask", str(tmp_path / "nope.jpg"), "q?"), "nope.jpg", code=2)
     bad = tmp_path / "bad.jpg"
     bad.write_bytes(b"not an image")
@@ -347,10 +349,29 @@ def test_ask_end_to_end_with_the_real_small_models(kg):
     assert ans["start_entity_id"] == "Q741925"           # grounding + graph-aware validation, model-agnostic here
     assert ans["answer"]
     assert ans["cost"]["chat"]["calls"] >= 3 and ans["cost"]["vision"]["calls"] >= 1
-    for p in ans["paths"]:
+    assert ans["evidence"] and all(e["kind"] == "path" for e in ans["evidence"])
+    for p in ans["evidence"]:
         assert p["steps"][0]["head_id"] == "Q741925"
         for s in p["steps"]:
             assert (s["head_id"], s["relation_id"], s["tail_id"]) in FACTS
     assert ans["trace_id"] and ans["trace_id"] in ans["browser_cypher"]
     rows = kg.read("trace_show", id=ans["trace_id"])
     assert rows and rows[0]["question"]["answer"] == ans["answer"]
+
+
+def test_a_trace_pointing_at_a_missing_node_fails_loudly_and_writes_nothing(kg):
+    from kgqa.result import Answer, PathEvidence, Step
+    from kgqa.trace import TraceError, new_trace_id, show_trace, write_trace
+
+    steps = [Step("Q219913", "Falcon 9", "P176", "manufacturer", "Q193701", "SpaceX", 1),
+             Step("Q193701", "SpaceX", "P112", "founded by", "Q999999999", "Nobody", 2)]
+    ans = Answer(question="vispath-it: missing node", answer="Nobody", method="vispath",
+                 start_entity_id="Q219913", evidence=[PathEvidence(steps=steps, rank=1)])
+    tid = new_trace_id()
+    with pytest.raises(TraceError, match="Entity Q999999999") as e:
+        write_trace(kg, ans, trace_id=tid)
+    assert "\n" not in str(e.value)
+    assert show_trace(kg, tid) is None                              # nothing half-written
+    ans.evidence[0].steps[1].tail_label = "Relation"                # not a label traces may link
+    with pytest.raises(TraceError, match="Relation"):
+        write_trace(kg, ans, trace_id=tid)

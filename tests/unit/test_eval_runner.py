@@ -135,7 +135,7 @@ class KeywordEncoder:
 
 def _ans(q, answer, answer_id=None, start=None, paths=(), cost=None):
     return Answer(question=q, answer=answer, method="vispath", answer_id=answer_id, start_entity_id=start,
-                  paths=list(paths), cost=cost or {})
+                  evidence=list(paths), cost=cost or {})
 
 
 def test_runner_scores_each_question_and_survives_a_failure(tmp_path):

@@ -14,7 +14,7 @@ import threading
 import pytest
 from pydantic import BaseModel, Field
 
-from kgqa.errors import InvalidInput, ModelUnavailable
+from kgqa.errors import BadModelReply, InvalidInput, ModelUnavailable
 from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.structured import parse, with_retries
 
@@ -72,17 +72,18 @@ def test_malformed_reply_is_retried_then_valid_reply_returned():
     assert len(chat.prompts) == 3
 
 
-def test_retries_are_bounded_then_model_unavailable_lets_caller_fall_back():
+def test_retries_are_bounded_then_bad_model_reply_lets_caller_fall_back():
     chat = QueueChat(["bad"] * 10, retries=2)
-    with pytest.raises(ModelUnavailable) as e:
+    with pytest.raises(BadModelReply) as e:
         chat.generate_json("q", Sketch)
     assert len(chat.prompts) == 3  # 1 try + 2 retries, no more
     assert "no valid Sketch JSON after 3 tries" in str(e.value) and "\n" not in str(e.value)
+    assert e.value.code == "schema" and not isinstance(e.value, ModelUnavailable)  # not 'unreachable'
 
     def caller():  # what an engine does: its documented fallback
         try:
             return chat.generate_json("q", Sketch).depth
-        except ModelUnavailable:
+        except BadModelReply:
             return 1
     assert caller() == 1
 
@@ -167,18 +168,18 @@ def test_grounder_generate_json_replaces_the_image_by_what_it_recognised(tmp_pat
     assert chat.prompts[0] == "[image: a picture of Eiffel Tower]\nWhere is it?"
 
     def unrecognised(image, hint=""):
-        raise ModelUnavailable("no match")
+        raise BadModelReply("no match", code="declined")
     g.recognize = unrecognised
     g.generate_json(object(), "Where is it?", Sketch)
     assert chat.prompts[1].startswith("[image: not recognised]")
 
 
-def test_grounder_without_reference_images_is_model_unavailable(tmp_path, png_image):
+def test_grounder_without_reference_images_declines(tmp_path, png_image):
     from kgqa.config import Settings
     from kgqa.models.grounder import ReferenceImageGrounder
 
     g = ReferenceImageGrounder(Settings(data_dir=tmp_path), references=[])
-    with pytest.raises(ModelUnavailable, match="no entity images"):
+    with pytest.raises(BadModelReply, match="no entity images"):
         g.recognize(png_image, "tower")
     with pytest.raises(ModelUnavailable, match="no graph"):
         ReferenceImageGrounder(Settings(data_dir=tmp_path)).rank(png_image)

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pydantic import BaseModel, Field
 
-from kgqa.errors import ModelUnavailable
+from kgqa.errors import BadModelReply, ModelUnavailable
 
 
 class Verdict(BaseModel):
@@ -220,12 +220,12 @@ def test_chat_json_sends_schema_and_retries_a_bad_reply(server, settings_for):
     assert first["temperature"] == 0.0 and second["temperature"] > 0  # a retry is not the same greedy call
 
 
-def test_chat_json_gives_up_with_model_unavailable(server, settings_for):
+def test_chat_json_gives_up_with_bad_model_reply(server, settings_for):
     from kgqa.models.openai_backend import OpenAIChat
 
     chat = OpenAIChat(settings_for(server.url, json_retries=2))
     server.replies += ["not json"] * 3
-    with pytest.raises(ModelUnavailable, match=r"no valid Verdict JSON after 3 tries"):
+    with pytest.raises(BadModelReply, match=r"no valid Verdict JSON after 3 tries"):
         chat.generate_json("Is it answerable?", Verdict)
     assert len(server.requests) == 3
 

@@ -2,7 +2,7 @@
 
 The fakes are small and explicit: an in-memory graph that answers the vispath_*
 queries by name, a bag-of-words encoder (cosine = word overlap), and chat/vision
-models that return scripted JSON per schema (or raise ModelUnavailable, as a real
+models that return scripted JSON per schema (or raise BadModelReply, as a real
 backend does after its bounded retries).
 """
 
@@ -14,8 +14,9 @@ import re
 import numpy as np
 import pytest
 
-from kgqa import prompts as P
-from kgqa.errors import InvalidInput, ModelUnavailable
+from kgqa.engine import vispath_prompts as P
+from kgqa.errors import BadModelReply, InvalidInput
+from tests.conftest import make_vispath
 
 # --------------------------------------------------------------------------- fakes
 
@@ -66,10 +67,10 @@ class FakeGraph:
             rows = [{"id": i, "name": n, "description": None, "score": (1 + float(self._vec(n) @ v)) / 2}
                     for i, n in self.entities.items()]
             return sorted(rows, key=lambda r: -r["score"])[: p["k"]]
-        if name == "vispath_entity_by_id":
+        if name == "kg_entity_by_id":
             i = p["id"]
             return [{"id": i, "name": self.entities[i], "description": None}] if i in self.entities else []
-        if name == "vispath_relation_catalogue":
+        if name == "kg_relation_catalogue":
             return [{"id": k, "name": v, "embedding": self._vec(v).tolist()} for k, v in self.relations.items()]
         if name == "vispath_relation_compatibility":
             q = np.asarray(p["question_vector"], dtype=np.float32)
@@ -122,7 +123,7 @@ class ScriptedModel:
         if callable(s):
             s = s(prompt)
         if s is None or isinstance(s, Exception):
-            raise ModelUnavailable(f"scripted: no valid {schema.__name__}")
+            raise BadModelReply(f"scripted: no valid {schema.__name__}")
         return schema.model_validate(s)
 
     def generate_json(self, *args, **kw):
@@ -178,12 +179,12 @@ def base_scripts(**over):
 
 
 def make(scripts=None, facts=FACTS, images=None, **opts):
-    from kgqa.engine.vispath import VisPath, VisPathOptions
+    from kgqa.engine.vispath import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph(ENTITIES, RELATIONS, facts, images=images, encoder=enc)
     m = ScriptedModel(base_scripts() if scripts is None else scripts)
-    return VisPath(g, enc, m, m, VisPathOptions(**opts)), g, m
+    return make_vispath(g, enc, m, m, VisPathOptions(**opts)), g, m
 
 
 IMAGE = object()  # the engine only passes it through to the vision fake
@@ -253,7 +254,7 @@ def test_look_alike_ranked_first_is_corrected_by_graph_validation_end_to_end():
 def test_candidate_ranking_fallback_is_vector_index_order():
     vp, _, m = make(base_scripts(CandidateRanking={"ranked": ["Paris"]}))  # names nothing retrieved
     run = vp.run(Q2HOP, IMAGE)
-    assert any("vector-index order" in f for f in run.fallbacks)
+    assert any("vector-index order" in f.message for f in run.fallbacks)
     assert run.start.id == "Q1"
 
 
@@ -289,11 +290,11 @@ def test_given_entity_skips_grounding_and_unknown_entity_is_one_clear_error():
 def test_edges_per_frontier_entity_are_capped_at_M1():
     facts = FACTS + [("Q1", "P31", f"X{i}") for i in range(40)]
     ents = {**ENTITIES, **{f"X{i}": f"thing {i}" for i in range(40)}}
-    from kgqa.engine.vispath import VisPath, VisPathOptions
+    from kgqa.engine.vispath import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph(ents, RELATIONS, facts, encoder=enc)
-    vp = VisPath(g, enc, ScriptedModel(base_scripts()), ScriptedModel(base_scripts()), VisPathOptions(M1=5))
+    vp = make_vispath(g, enc, ScriptedModel(base_scripts()), ScriptedModel(base_scripts()), VisPathOptions(M1=5))
     kept = vp.score_edges(["Q1"], enc.encode(["architect"])[0])
     assert len(kept["Q1"]) == 5
     assert kept["Q1"][0].relation_id == "P84"                   # Eq. 5 ranks the matching edge first
@@ -350,7 +351,7 @@ def test_chain_scores_follow_eq8_and_llm_selection_is_capped_at_M3_in_sigma_orde
 def test_empty_llm_chain_selection_falls_back_to_top_chain_scores():
     vp, _, _ = make(base_scripts(ChainSelection={"selected": []}))
     run = vp.run(Q2HOP, IMAGE)
-    assert any("top chain scores" in f for f in run.fallbacks)
+    assert any("top chain scores" in f.message for f in run.fallbacks)
     assert run.hops[0].retained[0].edges[-1].relation_id == "P84"
     assert len(run.hops[0].retained) <= 3
 
@@ -422,18 +423,18 @@ def test_terminal_selection_prefers_predicted_depth_and_demotes_inconsistent_can
 
 
 def test_no_start_entity_answers_from_the_image_as_last_resort():
-    from kgqa.engine.vispath import VisPath, VisPathOptions
+    from kgqa.engine.vispath import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph({}, RELATIONS, [], encoder=enc)
     m = ScriptedModel(base_scripts(FinalAnswer={"answer": "a rocket"}))
-    run = VisPath(g, enc, m, m, VisPathOptions()).run("What is shown?", IMAGE)
+    run = make_vispath(g, enc, m, m, VisPathOptions()).run("What is shown?", IMAGE)
     assert run.start is None and run.answer == "a rocket"
     assert run.stop_reason == "answered from the image alone"
 
 
 def test_every_model_failing_still_yields_a_graph_answer():
-    vp, _, _ = make({})                                         # every JSON call raises ModelUnavailable
+    vp, _, _ = make({})                                         # every JSON call raises BadModelReply
     run = vp.run(Q2HOP, IMAGE)
     assert run.start is not None and run.answer is not None
     assert run.fallbacks and run.sufficient is False
@@ -450,12 +451,27 @@ def test_incomplete_kg_answer_reachable_another_way():
 
 
 # --------------------------------------------------------------------------- options and prompts
-@pytest.mark.parametrize("bad", [{"M1": 0}, {"M3": -1}, {"Dmax": 0}, {"delta": -0.1}, {"expansion": "fast"}])
+@pytest.mark.parametrize("bad", [{"M1": 0}, {"M3": -1}, {"Dmax": 0}, {"Dmax": 9}, {"delta": -0.1},
+                                 {"expansion": "fast"}, {"M1": "many"}])
 def test_bad_options_are_refused_with_the_option_named(bad):
-    from kgqa.engine.vispath import VisPathOptions
+    from kgqa.engine.vispath import VisPath
+    from kgqa.method import parse_options
 
-    with pytest.raises(InvalidInput, match=list(bad)[0]):
-        VisPathOptions(**bad).validate()
+    with pytest.raises(InvalidInput, match=f"vispath option {list(bad)[0]}=") as e:
+        parse_options(VisPath, bad)
+    assert "\n" not in str(e.value)
+
+
+def test_options_from_the_command_line_are_converted_and_unknown_keys_listed():
+    from kgqa.engine.vispath import VisPath
+    from kgqa.method import parse_kv, parse_options
+
+    opts = parse_options(VisPath, parse_kv(["M1=12", "no_visual_intent=true", "expansion=exact"]))
+    assert (opts.M1, opts.no_visual_intent, opts.expansion) == (12, True, "exact")
+    with pytest.raises(InvalidInput, match=r"vispath option\(s\) M4 unknown \(known: .*M1.*\)"):
+        parse_options(VisPath, {"M4": "3"})
+    with pytest.raises(InvalidInput, match="expected KEY=VALUE"):
+        parse_kv(["M1"])
 
 
 def test_every_prompt_asks_for_json_of_its_schema():
@@ -482,8 +498,6 @@ def test_pipeline_refuses_unknown_method_and_options():
     from kgqa.config import Settings
     from kgqa.pipeline import Pipeline
 
-    with pytest.raises(InvalidInput, match="not implemented yet"):
-        Pipeline(Settings(), method="grasp")
     with pytest.raises(InvalidInput, match="unknown"):
         Pipeline(Settings(), method="nope")
     with pytest.raises(InvalidInput, match="M4"):
@@ -527,7 +541,7 @@ class ChoosingModel(ScriptedModel):
 
 
 def test_free_text_final_answer_off_the_paths_falls_back_to_a_retained_endpoint():
-    from kgqa.engine.vispath import VisPath, VisPathOptions
+    from kgqa.engine.vispath import VisPathOptions
 
     s = base_scripts(FinalAnswer={"answer": "Sounds like a reasonable answer!"},
                      Answerability=[{"answerable": False, "answer": ""}, {"answerable": True, "answer": "his home town"}],
@@ -535,17 +549,17 @@ def test_free_text_final_answer_off_the_paths_falls_back_to_a_retained_endpoint(
     enc = BagOfWordsEncoder()
     g = FakeGraph(ENTITIES, RELATIONS, FACTS, encoder=enc)
     m = ChoosingModel(s, prefer="La Chaux-de-Fonds")
-    run = VisPath(g, enc, m, m, VisPathOptions()).run(Q2HOP, IMAGE)
+    run = make_vispath(g, enc, m, m, VisPathOptions()).run(Q2HOP, IMAGE)
     assert run.answer == "La Chaux-de-Fonds" and run.answer_id == "Q5"
     assert m.choices and all(len(c) >= 2 for c in m.choices)             # chose among retained endpoints
-    assert any("likeliest retained endpoint" in f for f in run.fallbacks)
+    assert any("likeliest retained endpoint" in f.message for f in run.fallbacks)
 
 
 def test_final_answer_naming_a_path_entity_is_kept():
     vp, _, _ = make(base_scripts(FinalAnswer={"answer": "la chaux-de-fonds"}))
     run = vp.run(Q2HOP, IMAGE)
     assert run.answer == "la chaux-de-fonds" and run.answer_id == "Q5"
-    assert not any("final answer" in f for f in run.fallbacks)
+    assert not any("final answer" in f.message for f in run.fallbacks)
 
 
 def test_copied_sketch_example_is_refused_and_depth_preference_dropped():
@@ -554,7 +568,7 @@ def test_copied_sketch_example_is_refused_and_depth_preference_dropped():
     vp, _, _ = make(s)
     run = vp.run("Which country is the museum shown in the image in?", IMAGE)
     assert run.sketch == ["Which country is the museum shown in the image in?"] and run.depth_hat == 3
-    assert not run.depth_predicted and any("example was copied" in f for f in run.fallbacks)
+    assert not run.depth_predicted and any("example was copied" in f.message for f in run.fallbacks)
     # the example is a real sketch for the question it was written for
     vp, _, _ = make(base_scripts(QuestionSketch={"sketch": ["architect", "place of birth"], "depth": 2}))
     run = vp.run(Q2HOP, IMAGE)
@@ -605,14 +619,14 @@ class LikelihoodModel(ScriptedModel):
 
 
 def test_likelihood_selection_ranks_candidates_and_examines_chains_by_option_scores():
-    from kgqa.engine.vispath import VisPath, VisPathOptions
+    from kgqa.engine.vispath import VisPathOptions
 
     # the JSON selections would pick the look-alike and chain 1 only; likelihood must not use them
     s = base_scripts(CandidateRanking={"ranked": ["Government Museum"]}, ChainSelection={"selected": [1]})
     enc = BagOfWordsEncoder()
     g = FakeGraph(ENTITIES, RELATIONS, FACTS, encoder=enc)
     m = LikelihoodModel(s, prefer=["Government Museum, Chandigarh", "place of birth", "architect"])
-    run = VisPath(g, enc, m, m, VisPathOptions(selection="likelihood", no_graph_validation=True)).run(Q2HOP, IMAGE)
+    run = make_vispath(g, enc, m, m, VisPathOptions(selection="likelihood", no_graph_validation=True)).run(Q2HOP, IMAGE)
     assert run.start.id == "Q1"                                    # the option scored likeliest
     assert not any(k in ("CandidateRanking", "ChainSelection") for k, _ in m.prompts)
     assert all(per_token for _, _, per_token in m.asked)           # options of different lengths compare
@@ -629,5 +643,8 @@ def test_selection_option_is_validated():
     from kgqa.engine.vispath import VisPathOptions
     from kgqa.errors import InvalidInput
 
+    from kgqa.engine.vispath import VisPath
+    from kgqa.method import parse_options
+
     with pytest.raises(InvalidInput, match="selection"):
-        VisPathOptions(selection="vote").validate()
+        parse_options(VisPath, {"selection": "vote"})

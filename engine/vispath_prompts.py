@@ -1,6 +1,7 @@
-"""Prompt templates, all in one place, each with the pydantic schema its JSON answer must fit.
+"""VisPath's prompt templates, each with the pydantic schema its JSON answer must fit.
 
-VisPath (seed 000, Sections IV-A..IV-D, V-J: "All these prompts require strict JSON
+VisPath ("VisPath: Visual-Intent-Guided Path Reasoning for Multimodal Knowledge Graph
+Question Answering", arXiv 2609.20843; Sections IV-A..IV-D, V-J: "All these prompts require strict JSON
 outputs"). The paper shows its templates only as figures (Fig. 6 question analysis,
 Fig. 7 intent generation, Fig. 8 evidence statement, Fig. 9 relation-chain judging);
 the wording below is ours, written to ask for the same thing. Every template ends

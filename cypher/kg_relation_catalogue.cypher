@@ -1,4 +1,4 @@
-// purpose: the whole relation catalogue with its stored SBERT embeddings (VisPath caches it once per process)
+// purpose: the whole relation catalogue with its stored SBERT embeddings (kgqa.kg.KG caches it once per process)
 // params:  none
 // returns: id, name, embedding (list<float> 384-d, or null when the loader has not embedded it)
 MATCH (r:Relation)

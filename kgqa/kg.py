@@ -1,0 +1,98 @@
+"""Shared access to the knowledge graph for every method.
+
+One ``KG`` per pipeline wraps the graph and the encoder, so VisPath, mKG-RAG and GraSP
+read the graph the same way and share one embedding cache:
+
+* ``embed(texts)``            SBERT vectors with a per-process cache (edge texts, names and
+                              questions repeat across hops and questions)
+* ``relations()``             the relation catalogue: id → (name, stored embedding), read once
+* ``entity(id)``              one entity by id (``--entity Q90``), None when absent
+* ``link_entities(text, k)``  entity linking: the k entities whose stored name embedding is
+                              nearest to SBERT(text), through the ``entity_name_embedding``
+                              vector index, with cosines (Neo4j's (1 + cos)/2 converted back)
+* ``ground_answer(text, names)`` the entity (among ``names``: id → name) an answer text names
+
+Queries: ``cypher/kg_*.cypher`` and ``cypher/entity_vector_search.cypher``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+#: Above this cosine an answer text counts as naming an entity (when no name matches exactly).
+GROUND_MIN_COS = 0.8
+
+
+def cos_from_neo4j(similarity: float) -> float:
+    """Neo4j's ``vector.similarity.cosine`` and vector-index scores are (1 + cos) / 2; formulas use cos."""
+    return 2.0 * float(similarity) - 1.0
+
+
+@dataclass
+class LinkedEntity:
+    id: str
+    name: str
+    description: str | None
+    cos: float                       # cosine between SBERT(text) and the stored name embedding
+
+
+class KG:
+    def __init__(self, graph, encoder, cache_limit: int = 200_000):
+        self.graph = graph
+        self.encoder = encoder
+        self.cache_limit = cache_limit
+        self._emb_cache: dict[str, np.ndarray] = {}
+        self._relations: dict[str, tuple[str, np.ndarray | None]] | None = None
+
+    # ------------------------------------------------------------------ encoder
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised SBERT vectors (n, dim); each distinct text is encoded once per process."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._emb_cache]
+        if missing:
+            vecs = np.asarray(self.encoder.encode(missing), dtype=np.float32)
+            if len(self._emb_cache) > self.cache_limit:
+                self._emb_cache.clear()
+            self._emb_cache.update(zip(missing, vecs))
+        if not texts:
+            return np.zeros((0, getattr(self.encoder, "dim", 384)), dtype=np.float32)
+        return np.stack([self._emb_cache[t] for t in texts])
+
+    # ------------------------------------------------------------------ graph
+    def relations(self) -> dict[str, tuple[str, Any]]:
+        """The relation catalogue: id → (name, stored SBERT embedding or None), read once."""
+        if self._relations is None:
+            rel: dict[str, tuple[str, Any]] = {}
+            for r in self.graph.read("kg_relation_catalogue"):
+                emb = r.get("embedding")
+                rel[r["id"]] = (r["name"] or r["id"], np.asarray(emb, dtype=np.float32) if emb else None)
+            self._relations = rel
+        return self._relations
+
+    def entity(self, entity_id: str) -> dict | None:
+        rows = self.graph.read("kg_entity_by_id", id=entity_id)
+        return rows[0] if rows else None
+
+    def link_entities(self, text: str, k: int = 10) -> list[LinkedEntity]:
+        """The k entities whose names are nearest to ``text`` (vector index), best first."""
+        vec = self.embed([text])[0]
+        rows = self.graph.read("entity_vector_search", k=int(k), vector=vec.tolist())
+        return [LinkedEntity(r["id"], r["name"] or r["id"], r.get("description"), cos_from_neo4j(r["score"]))
+                for r in rows]
+
+    # ------------------------------------------------------------------ answers
+    def ground_answer(self, text: str | None, names: dict[str, str]) -> str | None:
+        """The id (a key of ``names``) whose name the answer text names: an exact name match
+        (case-insensitive) first, else the nearest name by SBERT when its cosine ≥ 0.8, else None."""
+        if not text or not names:
+            return None
+        low = text.strip().lower()
+        for eid, n in names.items():
+            if n.strip().lower() == low:
+                return eid
+        ids = list(names)
+        sims = self.embed([names[i] for i in ids]) @ self.embed([text])[0]
+        j = int(np.argmax(sims))
+        return ids[j] if sims[j] >= GROUND_MIN_COS else None

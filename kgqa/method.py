@@ -1,0 +1,107 @@
+"""The one method interface: what VisPath, mKG-RAG and GraSP each implement.
+
+A method is a class with
+
+* ``name``      the CLI name (``--method vispath``)
+* ``title``     the paper it implements, by title; ``arxiv`` its arXiv id when known
+* ``Options``   a pydantic model (``extra="forbid"``) of its hyperparameters, each a
+                ``Field(description=...)``; ``kgqa methods`` lists them, ``-o KEY=VALUE``
+                sets them, and the model validates them before anything connects
+* ``ablations`` the boolean options that switch off one of the paper's components
+                (``kgqa eval --ablate NAME``)
+* ``__init__(ctx, options)`` with a ``Context`` (settings, graph, models, shared KG access)
+* ``answer(query) -> Answer``: the method's algorithm, top to bottom, in its own module;
+  the pipeline adds seconds, cost and the trace
+* ``render(answer) -> list[str]``: the method-specific lines ``kgqa ask`` prints
+
+The core (config, graph, models, result, trace, kg) imports no method; the registry
+(``kgqa.registry``) is the one place that names them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from kgqa.errors import InvalidInput
+from kgqa.models.base import ImageInput
+from kgqa.result import Answer
+
+
+@dataclass(frozen=True)
+class Query:
+    """One question as every method receives it."""
+
+    question: str
+    image: ImageInput | None = None
+    entity_id: str | None = None      # a given topic entity (skips grounding), e.g. ``--entity Q90``
+    drop_edges: float = 0.0           # incomplete-KG evaluation: share of the topic entity's edges hidden
+    seed: int = 0                     # … chosen deterministically with this seed
+
+
+@dataclass
+class Context:
+    """What a method is built with: nothing is loaded or read from the environment by a method."""
+
+    settings: Any       # kgqa.config.Settings
+    graph: Any          # kgqa.graph.Graph
+    models: Any         # kgqa.models.Models
+    kg: Any             # kgqa.kg.KG (shared KG access over graph + encoder)
+
+
+class Method(Protocol):
+    name: ClassVar[str]
+    title: ClassVar[str]
+    arxiv: ClassVar[str | None]
+    Options: ClassVar[type[BaseModel]]
+    ablations: ClassVar[tuple[str, ...]]
+
+    def __init__(self, ctx: Context, options: BaseModel) -> None: ...
+
+    def answer(self, query: Query) -> Answer: ...
+
+    def render(self, answer: Answer) -> list[str]: ...
+
+
+def parse_options(method_cls, options: dict[str, Any] | None) -> BaseModel:
+    """Validate ``options`` against ``method_cls.Options``: one clear line per problem.
+
+    Values may be strings from ``-o KEY=VALUE`` (pydantic converts "30" to 30, "true" to True).
+    ``None`` values are dropped (an unset CLI flag).
+    """
+    model = method_cls.Options
+    opts = {k: v for k, v in (options or {}).items() if v is not None}
+    known = sorted(model.model_fields)
+    unknown = sorted(set(opts) - set(known))
+    if unknown:
+        raise InvalidInput(f"{method_cls.name} option(s) {', '.join(unknown)} unknown "
+                           f"(known: {', '.join(known)})")
+    try:
+        return model(**opts)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "options"
+        msg = err.get("msg", "invalid").removeprefix("Value error, ")
+        raise InvalidInput(f"{method_cls.name} option {loc}={opts.get(loc, '')!r}: {msg}") from None
+
+
+def parse_kv(pairs: list[str] | None) -> dict[str, str]:
+    """``-o KEY=VALUE`` pairs as a dict (one clear line for a pair without ``=``)."""
+    out: dict[str, str] = {}
+    for p in pairs or []:
+        key, sep, value = p.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInput(f"-o {p!r}: expected KEY=VALUE (see kgqa methods)")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def describe_options(method_cls) -> list[tuple[str, str, str]]:
+    """(name, default, description) for each option, in declaration order."""
+    rows = []
+    for name, f in method_cls.Options.model_fields.items():
+        default = f.get_default(call_default_factory=True)
+        rows.append((name, repr(default), f.description or ""))
+    return rows
