@@ -135,7 +135,7 @@ class MKGRAG:
         r.timings["generate"] = time.perf_counter() - t
         if fb:
             r.fallbacks.append(fb)
-        return self.to_answer(query.question, text, r)
+        return self.to_answer(query.question, text, r, answer_fallback=fb is not None)
 
     def retrieve(self, question: str, image=None) -> Retrieval:
         o = self.o
@@ -300,7 +300,7 @@ class MKGRAG:
             return None, Fallback(e.code, f"answer: abstained, no retrieved entity to fall back on ({e})")
 
     # ------------------------------------------------------------------ result
-    def to_answer(self, question: str, text: str | None, r: Retrieval) -> Answer:
+    def to_answer(self, question: str, text: str | None, r: Retrieval, answer_fallback: bool = False) -> Answer:
         evidence: list = []
         titles = {d["id"]: d["title"] for d in r.documents}
         for rank, c in enumerate(r.chunks, 1):
@@ -332,8 +332,8 @@ class MKGRAG:
         return Answer(
             question=question, answer=text, method=self.name, answer_id=answer_id,
             evidence=evidence, sufficient=None,
-            stop_reason=("answered from the retrieved context" if not r.fallbacks or text else "abstained")
-            + f" · {variant}",
+            stop_reason=("abstained" if not text else "fallback: best-ranked retrieved entity" if answer_fallback
+                         else "answered from the retrieved context") + f" · {variant}",
             hops=0 if (o.no_expansion or o.chunks_only) else o.l, fallbacks=r.fallbacks,
             details={
                 "query": r.query_text, "image_note": r.image_note,

@@ -205,6 +205,125 @@ def load_wikidata5m_cmd(
         con.print(f"rejected {report.rejects:,} bad lines ({reasons}) → {report.rejects_path}", soft_wrap=True)
 
 
+# --------------------------------------------------------------------------- documents (mKG-RAG section)
+docs_app = typer.Typer(help="List, show and remove loaded documents (mKG-RAG's per-document KGs).",
+                       no_args_is_help=True)
+app.add_typer(docs_app, name="docs")
+
+
+@load_app.command("documents")
+def load_documents_cmd(
+    path: Path = typer.Argument(..., metavar="DIR", help="Folder (or file) of .md / .html documents or E-VQA "
+                                "knowledge-base .jsonl files."),
+    images: Optional[Path] = typer.Option(None, "--images", help="E-VQA: folder of the images named by their URL's "
+                                          "file name (URLs are never fetched)."),
+    strict: bool = typer.Option(True, "--strict/--lenient", help="Stop at the first bad file (strict) or skip "
+                                "and count it."),
+    chunk_tokens: int = typer.Option(300, "--chunk-tokens", min=32, help="Chunk size for sections without images "
+                                     "(LLM tokens)."),
+    link: bool = typer.Option(True, "--link/--no-link", help="Link document entities to Wikidata entities (SAME_AS)."),
+    link_threshold: float = typer.Option(0.8, "--link-threshold", help="Minimum SAME_AS score."),
+    max_mb: float = typer.Option(5.0, "--max-mb", help="Largest document file accepted, in MB."),
+    replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+):
+    """Build one multimodal KG per document (mKG-RAG, Section 3.1): segments, textual and visual graphs,
+    vision-text matching, embeddings; unchanged documents are skipped, changed ones replaced."""
+    from kgqa.graph import Graph
+    from kgqa.loaders.documents import DocOptions, DocumentLoader
+    from kgqa.models import build_models
+
+    s = _settings(model_cache_dir=replay_cache)
+    opts = DocOptions(chunk_tokens=chunk_tokens, strict=strict, link=link, link_threshold=link_threshold,
+                      max_bytes=int(max_mb * 1024 * 1024), images=images,
+                      progress=not as_json and sys.stderr.isatty())
+    with Graph(s) as g:
+        g.verify()
+        report = DocumentLoader(g, build_models(s, g), s, opts).load(path)
+    d = report.as_dict()
+    if as_json:
+        print(json.dumps(d, indent=2, ensure_ascii=False))
+        return
+    con = _console()
+    con.print(f"kgqa load documents {path} · {report.seconds:.1f} s · torch threads {report.torch_threads} · "
+              f"chat {report.chat} · visual graph: {report.visual}", markup=False, soft_wrap=True)
+    con.print(f"documents: {d['written']} written, {d['replaced']} replaced, {d['unchanged']} unchanged · "
+              f"{d['chunks']} chunks · {d['entities']} entities · {d['relations']} relations · "
+              f"{d['regions']} regions · {d['same_as']} SAME_AS links", markup=False, soft_wrap=True)
+    if d["documents_per_min"]:
+        con.print(f"speed: {d['documents_per_min']} documents/min · {d['chunks_per_min']} chunks/min", markup=False)
+    con.print("stages (s): " + " · ".join(f"{k} {v}" for k, v in d["stages"].items()), markup=False, soft_wrap=True)
+    if d["fallbacks"]:
+        con.print("fallbacks taken: " + ", ".join(f"{k} {v}" for k, v in d["fallbacks"].items())
+                  + (f" · names not in their text dropped: {d['dropped_ungrounded']}" if d["dropped_ungrounded"] else ""),
+                  markup=False, soft_wrap=True)
+    elif d["dropped_ungrounded"]:
+        con.print(f"names not in their text dropped: {d['dropped_ungrounded']}", markup=False)
+    for what, n in d["skipped"].items():
+        con.print(f"skipped: {n} ({what})", markup=False)
+
+
+@docs_app.command("list")
+def docs_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """Every loaded document with its counts."""
+    from kgqa.graph import Graph
+    from kgqa.loaders.documents import list_documents
+
+    with Graph(_settings()) as g:
+        rows = list_documents(g)
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+        return
+    for r in rows:
+        print(f"{r['id']}  {r['title']!r}  {r['status']}  {r['chunks']} chunks · {r['entities']} entities · "
+              f"{r['relations']} relations · {r['regions']} regions · {r['same_as']} SAME_AS  ({r['source']})")
+    print(f"{len(rows)} document(s)")
+
+
+@docs_app.command("show")
+def docs_show(doc_id: str = typer.Argument(..., metavar="ID"),
+              as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """One document's KG: chunks, entities (with image regions and Wikidata links), relations."""
+    from kgqa.errors import InvalidInput
+    from kgqa.graph import Graph
+    from kgqa.loaders.documents import show_document
+
+    with Graph(_settings()) as g:
+        d = show_document(g, doc_id)
+    if d is None:
+        raise InvalidInput(f"document {doc_id!r}: no such document (see kgqa docs list)")
+    if as_json:
+        print(json.dumps(d, indent=2, ensure_ascii=False, default=str))
+        return
+    doc = d["document"]
+    print(f"{doc['id']}  {doc['title']!r}  {doc['format']}  {doc['status']}  hash {str(doc['content_hash'])[:12]}  "
+          f"({doc['source']})")
+    for c in d["chunks"]:
+        imgs = f"  images: {', '.join(i['alt'] or i['sha256'][:8] for i in c['images'] if i)}" if any(c["images"]) else ""
+        print(f"chunk {c['id']}  sections {c['sections']}  {c['tokens']} tokens{imgs}")
+    for e in d["entities"]:
+        extra = "".join(f"  region {r['bbox']}{' (stand-in)' if r.get('stand_in') else ''}" for r in e["regions"] if r)
+        extra += "".join(f"  SAME_AS {w['id']} {w['name']!r} ({w['score']:.2f})" for w in e["same_as"] if w)
+        print(f"entity {e['name']!r} ({e['type']}): {e['description']}{extra}")
+    for r in d["relations"]:
+        print(f"relation {r['head']!r} -> {r['tail']!r}: {r['summary']}")
+
+
+@docs_app.command("rm")
+def docs_rm(doc_id: str = typer.Argument(..., metavar="ID")):
+    """Remove exactly one document's KG (its images stay when anything else uses them)."""
+    from kgqa.errors import InvalidInput
+    from kgqa.graph import Graph
+    from kgqa.loaders.documents import remove_document
+
+    with Graph(_settings()) as g:
+        n = remove_document(g, doc_id)
+    if n == 0:
+        raise InvalidInput(f"document {doc_id!r}: no such document (see kgqa docs list)")
+    _console().print(f"removed document {doc_id} ({n} nodes)", markup=False)
+# --------------------------------------------------------------------------- end of documents section
+
+
 # --------------------------------------------------------------------------- methods, ask, compare
 def _ask_args(args: list[str]):
     from kgqa.errors import InvalidInput
