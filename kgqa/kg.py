@@ -11,12 +11,17 @@ read the graph the same way and share one embedding cache:
                               nearest to SBERT(text), through the ``entity_name_embedding``
                               vector index, with cosines (Neo4j's (1 + cos)/2 converted back)
 * ``ground_answer(text, names)`` the entity (among ``names``: id → name) an answer text names
+* ``hidden_facts(id, share, seed)`` the incomplete-KG protocol: the facts of an entity hidden at
+                              query time (keys ``head|relation|tail`` every method's Cypher filters
+                              by a ``$hidden`` parameter; the stored graph is never changed)
 
 Queries: ``cypher/kg_*.cypher`` and ``cypher/entity_vector_search.cypher``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -96,3 +101,24 @@ class KG:
         sims = self.embed([names[i] for i in ids]) @ self.embed([text])[0]
         j = int(np.argmax(sims))
         return ids[j] if sims[j] >= GROUND_MIN_COS else None
+
+    # ------------------------------------------------------------------ incomplete KG
+    def hidden_facts(self, entity_id: str, share: float, seed: int = 0) -> list[str]:
+        """The facts of ``entity_id`` hidden at query time for the incomplete-KG evaluation.
+
+        GraSP Section 5.5 (after Generate-on-Graph): "randomly removing a portion of edges
+        connected to topic entities". Deterministic and nested: the n facts touching the entity
+        (either direction) are ranked by sha256("seed|head|relation|tail") and the first
+        round(share · n) are hidden, so a larger share hides a superset for the same seed. Returns
+        their keys ``head_id|relation_id|tail_id``; methods pass them to Cypher as ``$hidden``.
+        """
+        from kgqa.errors import InvalidInput
+
+        if not 0.0 <= float(share) <= 1.0:
+            raise InvalidInput(f"--drop-edges must be in [0, 1], got {share}")
+        if share == 0:
+            return []
+        keys = [r["key"] for r in self.graph.read("kg_entity_fact_keys", id=entity_id,
+                                                    relation_ids=list(self.relations()))]
+        ranked = sorted(keys, key=lambda k: hashlib.sha256(f"{int(seed)}|{k}".encode()).hexdigest())
+        return sorted(ranked[: int(math.floor(share * len(ranked) + 0.5))])

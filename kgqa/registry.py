@@ -13,9 +13,10 @@ from kgqa.errors import InvalidInput
 def method_classes() -> dict:
     """name → method class, in the order ``kgqa methods`` and ``kgqa compare`` use."""
     from kgqa.engine.mkgrag import MKGRAG
+    from kgqa.engine.grasp import GraSP
     from kgqa.engine.vispath import VisPath
 
-    classes = [VisPath, MKGRAG]
+    classes = [VisPath, MKGRAG, GraSP]
     return {c.name: c for c in classes}
 
 
