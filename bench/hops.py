@@ -145,9 +145,9 @@ def hop_once(vp, head: str, q_vec, mode: str):
     if mode == "firstcut":
         rel_scores = {rid: float(v @ q_vec) for rid, (_, v) in rel.items() if v is not None}
         rows = vp.graph.read("vispath_frontier_edges", frontier=[head], relation_scores=rel_scores,
-                             intent=q_vec.tolist(), pre_cap=vp.opt.pre_cut, cap=vp.opt.first_cut)
+                             intent=q_vec.tolist(), pre_cap=vp.opt.pre_cut, cap=vp.opt.first_cut, hidden=[])
     else:
-        rows = vp.graph.read("vispath_frontier_edges_all", frontier=[head])
+        rows = vp.graph.read("vispath_frontier_edges_all", frontier=[head], hidden=[])
     cy = time.perf_counter() - t0
     if rows:
         texts = [f"{rel.get(r['relation_id'], (r['relation_id'], None))[0]} {r['tail_name']}" for r in rows]
@@ -211,7 +211,7 @@ def main() -> None:
         out: set[str] = set()
         ids = list(ids)
         for i in range(0, len(ids), 200):
-            out |= {r["tail_id"] for r in graph.read("vispath_frontier_edges_all", frontier=ids[i:i + 200])}
+            out |= {r["tail_id"] for r in graph.read("vispath_frontier_edges_all", frontier=ids[i:i + 200], hidden=[])}
             if cap and len(out) >= cap:
                 break
         return out

@@ -3,12 +3,15 @@
 //          read per edge), then the best $pre_cap of them re-ranked with the tail's stored name embedding
 //          (vector.similarity.cosine), keeping $cap per frontier entity for exact Eq. 5 scoring in Python.
 // params:  $frontier (list<string>, entity ids), $relation_scores (map: relation id -> cos(SBERT(r), SBERT(q_i))),
-//          $intent (list<float>, SBERT(q_i), 384-d), $pre_cap (int), $cap (int)
+//          $intent (list<float>, SBERT(q_i), 384-d), $pre_cap (int), $cap (int),
+//          $hidden (list<string>, fact keys "head_id|relation_id|tail_id" hidden by the incomplete-KG protocol;
+//          [] hides nothing)
 // returns: head_id, head_name, relation_id, tail_id, tail_name, approx (mean of relation and tail cosines)
 UNWIND $frontier AS fid
 MATCH (e:Entity {id: fid})
 CALL (e) {
   MATCH (e)-[f]->(t:Entity)
+  WHERE size($hidden) = 0 OR NOT (e.id + '|' + type(f) + '|' + t.id) IN $hidden
   WITH type(f) AS rid, t, coalesce($relation_scores[type(f)], -1.0) AS rs
   ORDER BY rs DESC
   LIMIT $pre_cap

@@ -232,12 +232,15 @@ class VisPath:
         self.vision = ctx.models.vision
         self.kg = ctx.kg if ctx.kg is not None else KG(ctx.graph, ctx.models.encoder)
         self.opt = options or VisPathOptions()
+        self._drop: tuple[float, int] = (0.0, 0)
+        self._hidden: list[str] = []
 
     # ========================================================================= the method interface
     def answer(self, query) -> Answer:
         """``kgqa.method.Query`` in, ``Answer`` out (the pipeline adds seconds, cost and the trace)."""
-        if query.drop_edges:
-            raise InvalidInput("vispath: --drop-edges is not supported by this method yet")
+        # incomplete-KG evaluation (--drop-edges): the topic entity's hidden facts, filtered in every expansion
+        self._drop = (query.drop_edges, query.seed)
+        self._hidden = []
         return to_answer(self.run(query.question, query.image, query.entity_id))
 
     def render(self, answer: Answer) -> list[str]:
@@ -268,6 +271,8 @@ class VisPath:
             if cands:
                 run.start, run.start_replaced = self.graph_aware_validation(question, cands, run)  # Eq. 2–3
         run.timings["start_entity"] = time.perf_counter() - t0
+        if run.start is not None and self._drop[0]:
+            self._hidden = self.kg.hidden_facts(run.start.id, *self._drop)
 
         # --- line 1: sketch S_Q and predicted depth D̂ ---------------------------------
         run.sketch, d_hat = self.analyze_question(question, run)
@@ -479,12 +484,12 @@ class VisPath:
         mode = expansion or self.opt.expansion
         rel = self.relations()
         if mode == "exact":
-            rows = self.graph.read("vispath_frontier_edges_all", frontier=list(frontier))
+            rows = self.graph.read("vispath_frontier_edges_all", frontier=list(frontier), hidden=self._hidden)
         else:
             rel_scores = {rid: float(vec @ q_vec) for rid, (_, vec) in rel.items() if vec is not None}
             rows = self.graph.read("vispath_frontier_edges", frontier=list(frontier), relation_scores=rel_scores,
                                    intent=q_vec.tolist(), pre_cap=self.opt.pre_cut,
-                                   cap=max(self.opt.first_cut, m1))
+                                   cap=max(self.opt.first_cut, m1), hidden=self._hidden)
         if not rows:
             return {}
         rnames = [rel.get(r["relation_id"], (r["relation_id"], None))[0] for r in rows]
