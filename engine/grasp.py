@@ -763,7 +763,7 @@ def soft_prompt_loss(softprompt):
 def train_grasp(ctx, *, options: GraSPOptions | None = None, variant: str = "gat", data: Path | None = None,
                 examples: int = 64, exclude: Path | None = None, epochs: int = 3, lr: float = 2e-4, seed: int = 0,
                 checkpoint: Path | None = None, resume: bool = False, plot: Path | None = None,
-                on_prepare=None, on_step=None, on_epoch=None) -> dict:
+                on_prepare=None, on_step=None, on_epoch=None, on_ready=None) -> dict:
     """``kgqa train grasp``: examples → subgraphs → train the encoder with the LLM frozen → checkpoint + loss PNG."""
     from kgqa.gnn.train import TrainConfig, plot_losses, train
 
@@ -794,7 +794,8 @@ def train_grasp(ctx, *, options: GraSPOptions | None = None, variant: str = "gat
     meta = {"extraction": {k: getattr(opt, k) for k in ("k1", "k2", "hops", "cap", "scan_cap")},
             "examples_how": how, "softprompt_model": getattr(method.softprompt, "name", "")}
     report = train(encoder, prepared, loss_fn, variant=variant, checkpoint=checkpoint, config=cfg,
-                   resume=resume, meta=meta, on_step=on_step, on_epoch=on_epoch)
+                   resume=resume, meta=meta, on_step=on_step, on_epoch=on_epoch,
+                   on_start=(lambda r: on_ready(len(prepared), r)) if on_ready else None)
     png = plot_losses(report.step_losses, report.epoch_losses,
                       Path(plot) if plot else checkpoint.with_suffix(".loss.png"),
                       title=f"GraSP {variant} encoder: loss per step ({len(prepared)} examples, lr {lr}, seed {seed})")

@@ -57,7 +57,8 @@ def make_optimizer(params, cfg: TrainConfig):
 def train(encoder, examples: Sequence[Any], loss_fn: Callable, *, variant: str, checkpoint: Path,
           config: TrainConfig | None = None, resume: bool = False, meta: dict | None = None,
           on_step: Callable[[int, int, float], None] | None = None,
-          on_epoch: Callable[[int, float], None] | None = None) -> TrainReport:
+          on_epoch: Callable[[int, float], None] | None = None,
+          on_start: Callable[[tuple[int, int] | None], None] | None = None) -> TrainReport:
     """Train ``encoder`` on ``examples``; returns what happened. ``on_step(epoch, step, loss)`` for a progress bar."""
     import torch
 
@@ -80,6 +81,8 @@ def train(encoder, examples: Sequence[Any], loss_fn: Callable, *, variant: str, 
         resumed = (epoch0, step0)
     else:
         opt = make_optimizer(encoder.parameters(), cfg)
+    if on_start:
+        on_start(resumed)
     base_meta = {**(meta or {}), "train_config": cfg.__dict__, "n_examples": len(examples)}
 
     def save(epoch: int, step_in_epoch: int):

@@ -551,6 +551,88 @@ def trace_rm(
     _console().print(f"removed {n} trace(s)")
 
 
+# --------------------------------------------------------------------------- train (GraSP section)
+train_app = typer.Typer(help="Train a method's learned parts (GraSP's soft-prompt encoder).", no_args_is_help=True)
+app.add_typer(train_app, name="train")
+
+
+@train_app.command("grasp")
+def train_grasp_cmd(
+    data: Optional[Path] = typer.Option(None, "--data", help="Question/answer pairs (JSON lines: question, answer, "
+                                        "topic.id; the kgqa eval format). Default: generated from the loaded KG."),
+    examples: int = typer.Option(64, "--examples", min=1, help="How many questions to generate from the KG."),
+    exclude: Optional[Path] = typer.Option(None, "--exclude", help="A question file whose topic entities generated "
+                                           "questions must not use (e.g. the eval set)."),
+    variant: str = typer.Option("gat", "--variant", help="gat (GraSP) or text (the text soft-prompt ablation)."),
+    epochs: int = typer.Option(3, "--epochs", min=1, help="Epochs (Section 4.4: 3)."),
+    lr: float = typer.Option(2e-4, "--lr", help="AdamW learning rate (Section 4.4: 2e-4)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the generated questions, the initial weights and the order."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (safetensors). Default: "
+                                              "<data dir>/models/grasp/grasp-<variant>.safetensors, what ask loads."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the checkpoint's last saved step."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Loss curve PNG (default: beside the checkpoint)."),
+    option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="KEY=VALUE",
+                                               help="A GraSP extraction option (k1, k2, hops, cap, scan_cap)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+):
+    """Train GraSP's GAT + projector with the soft-prompt LLM frozen (Section 4.4); seeded, resumable."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from kgqa.engine.grasp import GraSP, train_grasp
+    from kgqa.graph import Graph
+    from kgqa.kg import KG
+    from kgqa.method import Context, parse_kv, parse_options
+    from kgqa.models import build_models
+
+    s = _settings()
+    opts = parse_options(GraSP, {**parse_kv(option), "triples_only": True})      # extraction options only
+    opts = opts.model_copy(update={"triples_only": False})
+    err = _console(stderr=True)
+    lines: list[str] = []
+
+    def say(msg: str) -> None:
+        lines.append(msg)
+        if not as_json:
+            print(msg, flush=True)
+
+    with Graph(s) as g:
+        g.verify()
+        models = build_models(s, g)
+        ctx = Context(settings=s, graph=g, models=models, kg=KG(g, models.encoder))
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeRemainingColumn(), console=err, disable=not sys.stderr.isatty(), transient=True) as bar:
+            prep = bar.add_task("subgraphs", total=None)
+            steps = bar.add_task("training", total=None, visible=False)
+
+            def on_step(epoch, k, loss):
+                bar.update(steps, visible=True, description=f"epoch {epoch + 1}/{epochs} loss {loss:.3f}",
+                           completed=k + 1)
+
+            def on_epoch(epoch, mean):
+                say(f"epoch {epoch + 1}/{epochs}: mean loss {mean:.4f}")
+
+            rep = train_grasp(ctx, options=opts, variant=variant, data=data, examples=examples, exclude=exclude,
+                              epochs=epochs, lr=lr, seed=seed, checkpoint=checkpoint, resume=resume, plot=plot,
+                              on_prepare=lambda: bar.advance(prep), on_step=on_step, on_epoch=on_epoch,
+                              on_ready=lambda n, r: (bar.update(prep, visible=False),
+                                                     bar.update(steps, total=n),
+                                                     say(f"resumed after epoch {r[0]} (step {r[1]} of it)") if r
+                                                     else None))
+    if as_json:
+        print(json.dumps(rep, indent=2, ensure_ascii=False, default=str))
+        return
+    print(f"examples: {rep['examples']} ({rep['how']}); {rep['used']} used, {rep['dropped_answer_not_in_subgraph']} "
+          f"dropped (answer not in the extracted subgraph)")
+    print(f"encoder: {rep['variant']}, {rep['parameters']:,} parameters · {rep['steps']} steps in all · "
+          f"torch threads {s.torch_threads}")
+    print(f"loss per epoch: " + ", ".join(f"{v:.4f}" for v in rep["epoch_losses"]))
+    print(f"checkpoint: {rep['checkpoint']} ({rep['bytes'] / 1e6:.1f} MB)")
+    print(f"loss curve: {rep['plot']}")
+
+
+# --------------------------------------------------------------------------- end of train (GraSP) section
+
+
 # --------------------------------------------------------------------------- eval
 @app.command("eval")
 def eval_cmd(
@@ -572,6 +654,9 @@ def eval_cmd(
     selection: Optional[str] = typer.Option(None, "--selection", help="VisPath -o selection: generate "
                                             "(default) or likelihood (see kgqa ask --help)."),
     quiet: bool = typer.Option(False, "--quiet", help="No per-question progress lines on stderr."),
+    drop_edges: float = typer.Option(0.0, "--drop-edges", min=0.0, max=0.99, help="Incomplete KG: hide this share "
+                                     "of each topic entity's facts at query time (the graph is not changed)."),
+    seed: int = typer.Option(0, "--seed", help="Seed choosing the hidden facts (--drop-edges)."),
 ):
     """Run methods over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost, fallbacks."""
     from kgqa.errors import InvalidInput
@@ -616,11 +701,13 @@ def eval_cmd(
 
             options = {"ablations": abl[name], "options": {k: str(v) for k, v in opts.get(name, {}).items()},
                        "replay_cache": str(replay_cache) if replay_cache else None, "gold_start": gold_start,
-                       "limit": limit, "chat": setting, "sbert_model": encoder.model_path}
+                       "limit": limit, "chat": setting, "sbert_model": encoder.model_path,
+                       "drop_edges": drop_edges, "seed": seed}
             if name == "vispath" and selection:
                 options["selection"] = selection
             reports[name] = evaluate(qs, pipe, encoder, questions_file=str(questions), method=name,
-                                     skipped=skipped, options=options, gold_start=gold_start, on_result=progress)
+                                     skipped=skipped, options=options, gold_start=gold_start, on_result=progress,
+                                     drop_edges=drop_edges, seed=seed)
     finally:
         for pipe in pipes:
             pipe.close()

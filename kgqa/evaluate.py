@@ -309,16 +309,20 @@ def _one_line(e: BaseException) -> str:
 
 
 def run_questions(questions: list[EvalQuestion], pipeline: Answerer, *, gold_start: bool = False,
-                  on_result: Callable[[QuestionResult], None] | None = None) -> list[QuestionResult]:
-    """Ask every question independently; an exception is recorded and the run goes on."""
+                  on_result: Callable[[QuestionResult], None] | None = None, drop_edges: float = 0.0,
+                  seed: int = 0) -> list[QuestionResult]:
+    """Ask every question independently; an exception is recorded and the run goes on.
+
+    ``drop_edges``/``seed``: the incomplete-KG protocol (each topic entity's facts hidden at query time)."""
     results = []
+    incomplete = {"drop_edges": drop_edges, "seed": seed} if drop_edges else {}
     for q in questions:
         r = QuestionResult(id=q.id, hops=q.hops if q.hops is not None else (len(q.path) if q.path else None),
                            question=q.question, gold=q.answer)
         entity = q.topic.id if (gold_start and q.topic is not None) else None
         t0 = time.perf_counter()
         try:
-            ans = pipeline.answer(q.question, image=q.image_path, entity_id=entity)
+            ans = pipeline.answer(q.question, image=q.image_path, entity_id=entity, **incomplete)
         except KeyboardInterrupt:
             raise
         except Exception as e:  # noqa: BLE001 - one failing question must not stop the run
@@ -426,9 +430,11 @@ def build_report(results: list[QuestionResult], *, questions_file: str, method: 
 
 def evaluate(questions: list[EvalQuestion], pipeline: Answerer, encoder: Encoder, *, questions_file: str,
              method: str, skipped: list[SkippedLine] = (), options: dict | None = None,
-             gold_start: bool = False, on_result: Callable[[QuestionResult], None] | None = None) -> dict:
+             gold_start: bool = False, on_result: Callable[[QuestionResult], None] | None = None,
+             drop_edges: float = 0.0, seed: int = 0) -> dict:
     """Run, score and summarise; the report is a plain dict (``--json`` prints it as is)."""
-    results = run_questions(questions, pipeline, gold_start=gold_start, on_result=on_result)
+    results = run_questions(questions, pipeline, gold_start=gold_start, on_result=on_result, drop_edges=drop_edges,
+                            seed=seed)
     score_sbert(results, encoder)
     return build_report(results, questions_file=questions_file, method=method, skipped=skipped,
                         options=options)
