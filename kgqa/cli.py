@@ -423,7 +423,7 @@ def ask(
     for line in pipe.render(ans):
         print(line)
     for ev in ans.evidence:
-        score = f"score {ev.score}" if ev.score is not None else "score -"
+        score = f"score {ev.score}" if getattr(ev, "score", None) is not None else "score -"
         print(f"{ev.kind} {ev.rank} ({score}): {ev.one_line()}")
     suff = {True: "yes", False: "no", None: "not checked"}[ans.sufficient]
     print(f"evidence sufficient: {suff} · {ans.stop_reason}")
@@ -744,7 +744,9 @@ def main() -> None:
     except KgqaError as e:
         if os.environ.get("KGQA_DEBUG"):
             raise
-        print(f"kgqa: error: {e}", file=sys.stderr)
+        from kgqa.errors import MESSAGE_LIMIT, cap
+
+        print(f"kgqa: error: {cap(str(e), MESSAGE_LIMIT)}", file=sys.stderr)  # one line, never megabytes
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         print("kgqa: interrupted", file=sys.stderr)

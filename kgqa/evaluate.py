@@ -47,7 +47,8 @@ from typing import Any, Callable, Iterable, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from kgqa.errors import InvalidInput
+from kgqa.errors import InvalidInput, cap
+from kgqa.pipeline import MAX_QUESTION_CHARS
 
 #: VisPath's open-ended semantic accuracy threshold (Section V-B).
 SBERT_THRESHOLD = 0.3
@@ -62,6 +63,14 @@ class Topic(BaseModel):
     label: Optional[str] = None
 
 
+class Support(BaseModel):
+    """Where the answer is written (document QA, mKG-RAG): a loaded document's id and a section heading."""
+
+    model_config = ConfigDict(extra="forbid")
+    document: str = Field(min_length=1)
+    section: Optional[str] = None
+
+
 class EvalQuestion(BaseModel):
     """One line of a question file. Unknown extra fields are ignored."""
 
@@ -74,6 +83,7 @@ class EvalQuestion(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     hops: Optional[int] = Field(default=None, ge=1)
     topic: Optional[Topic] = None
+    support: Optional[Support] = None
     path: Optional[list[tuple[str, str, str]]] = None
 
     # resolved by load_questions (relative to the question file), never read from the file
@@ -176,11 +186,19 @@ def load_questions(path: str | Path, lenient: bool = False) -> tuple[list[EvalQu
         if q.id in seen:
             bad(lineno, f"id {q.id!r} already used on line {seen[q.id]}")
             continue
+        if len(q.question.strip()) > MAX_QUESTION_CHARS:
+            bad(lineno, f"question: {len(q.question.strip()):,} characters, over the "
+                        f"{MAX_QUESTION_CHARS:,}-character limit")
+            continue
         if q.image is not None:
             img = Path(q.image)
             img = img if img.is_absolute() else p.parent / img
+            # an image path may not leave the question file's folder (``../../etc/passwd``)
+            if not img.resolve().is_relative_to(p.parent.resolve()):
+                bad(lineno, f"image: {cap(q.image)} leaves the question file's folder {p.parent}")
+                continue
             if not img.is_file():
-                bad(lineno, f"image: {q.image} not found (relative to {p.parent})")
+                bad(lineno, f"image: {cap(q.image)} not found (relative to {p.parent})")
                 continue
             q._image_path = img
         seen[q.id] = lineno
@@ -289,6 +307,9 @@ class QuestionResult:
     hits1: Optional[bool] = None
     start_entity: Optional[bool] = None
     gold_path: Optional[bool] = None
+    doc_recall: Optional[bool] = None        # document QA: supporting document among the recalled ones
+    evidence_recall: Optional[bool] = None   # document QA: supporting section among the context's chunks
+    context_tokens: Optional[int] = None     # document QA: tokens of the retrieved context
     seconds: Optional[float] = None
     cost: dict = field(default_factory=dict)   # role -> {calls, prompt_tokens, completion_tokens, seconds}
     fallbacks: dict = field(default_factory=dict)  # fallback code -> how many times this question took it
@@ -306,6 +327,25 @@ def _cost_dict(cost) -> dict:
 def _one_line(e: BaseException) -> str:
     msg = " ".join(str(e).split()) or type(e).__name__
     return f"{type(e).__name__}: {msg}"[:300]
+
+
+def document_recall(support: Optional[Support], ans) -> Optional[bool]:
+    """Document recall@Kd (mKG-RAG): the supporting document is among the documents the method recalled
+    (``details["document_ids"]``). None when the question has no support or the method recalls no documents."""
+    ids = (getattr(ans, "details", None) or {}).get("document_ids")
+    if support is None or ids is None:
+        return None
+    return support.document in ids
+
+
+def evidence_recall(support: Optional[Support], ans) -> Optional[bool]:
+    """Evidence recall (mKG-RAG): a chunk of the supporting document that covers the supporting section is in
+    the context (``details["chunk_sections"]``: [{id, doc_id, sections}]). None when not applicable."""
+    chunks = (getattr(ans, "details", None) or {}).get("chunk_sections")
+    if support is None or chunks is None:
+        return None
+    return any(c.get("doc_id") == support.document and (support.section is None or support.section in
+                                                          (c.get("sections") or [])) for c in chunks)
 
 
 def run_questions(questions: list[EvalQuestion], pipeline: Answerer, *, gold_start: bool = False,
@@ -344,6 +384,8 @@ def _score_failed(r: QuestionResult, q: EvalQuestion) -> None:
     r.hits1 = False if q.answer_id else None
     r.start_entity = False if q.topic else None
     r.gold_path = False if q.path else None
+    r.doc_recall = False if q.support else None
+    r.evidence_recall = False if q.support else None
 
 
 def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
@@ -357,6 +399,9 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
     r.hits1 = (ans.answer_id is not None and ans.answer_id == q.answer_id) if q.answer_id else None
     r.start_entity = (ans.start_entity_id == q.topic.id) if q.topic else None
     r.gold_path = gold_path_retained(q.path, ans.paths or []) if q.path else None
+    r.doc_recall = document_recall(q.support, ans)
+    r.evidence_recall = evidence_recall(q.support, ans)
+    r.context_tokens = (getattr(ans, "details", None) or {}).get("context_tokens")
     r.cost = _cost_dict(getattr(ans, "cost", {}))
     for f in getattr(ans, "fallbacks", None) or []:
         r.fallbacks[f.code] = r.fallbacks.get(f.code, 0) + 1
@@ -377,6 +422,11 @@ def _rate(values: list[Optional[bool]]) -> dict:
     n = len(vals)
     k = sum(1 for v in vals if v)
     return {"correct": k, "n": n, "accuracy": (k / n) if n else None}
+
+
+def _mean_tokens(ran: list[QuestionResult]) -> dict:
+    toks = [r.context_tokens for r in ran if r.context_tokens is not None]
+    return {"mean": (sum(toks) / len(toks)) if toks else None, "n": len(toks)}
 
 
 def summarize(results: list[QuestionResult]) -> dict:
@@ -402,6 +452,9 @@ def summarize(results: list[QuestionResult]) -> dict:
         "hits@1": _rate([r.hits1 for r in results]),
         "start_entity": _rate([r.start_entity for r in results]),
         "gold_path": _rate([r.gold_path for r in results]),
+        "doc_recall": _rate([r.doc_recall for r in results]),
+        "evidence_recall": _rate([r.evidence_recall for r in results]),
+        "context_tokens": _mean_tokens(ran),
         "latency_s": {"p50": percentile(secs, 50), "p95": percentile(secs, 95),
                       "mean": (sum(secs) / len(secs)) if secs else None},
         "cost_per_question": per_q,
@@ -468,6 +521,7 @@ def render_tables(report: dict, console) -> None:
     chat = (report.get("options") or {}).get("chat")
     if chat:
         console.print(f"chat: {chat}", markup=False, soft_wrap=True)
+    render_document_metrics(report["overall"], console)
     console.print("accuracies in % over the questions that have the gold field each needs (counts: --json); "
                   "EM = exact match after normalisation, aliases accepted; start = start-entity accuracy; "
                   "path = gold path among the retained paths; p50/p95 = seconds per question",
@@ -498,6 +552,18 @@ def render_tables(report: dict, console) -> None:
         console.print(f"skipped {len(report['skipped_lines'])} bad line(s) (--lenient): "
                       + "; ".join(f"line {s['line']}: {s['why']}" for s in report["skipped_lines"][:5])
                       + (" …" if len(report["skipped_lines"]) > 5 else ""), soft_wrap=True, markup=False)
+
+
+def render_document_metrics(m: dict, console) -> None:
+    """Document QA (mKG-RAG): document recall@Kd, evidence recall, context tokens — when the questions have
+    a ``support`` and the method reports recalled documents."""
+    dr, er = m.get("doc_recall") or {}, m.get("evidence_recall") or {}
+    if not dr.get("n") and not er.get("n"):
+        return
+    tok = (m.get("context_tokens") or {}).get("mean")
+    console.print(f"document recall@Kd {_pct(dr)} ({dr.get('correct')}/{dr.get('n')}) · evidence recall {_pct(er)} "
+                  f"({er.get('correct')}/{er.get('n')}) · context tokens {'-' if tok is None else f'{tok:.0f}'} "
+                  "(mean)", markup=False, soft_wrap=True)
 
 
 def render_comparison(reports: dict[str, dict], console) -> None:

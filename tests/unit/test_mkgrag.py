@@ -155,3 +155,20 @@ def test_options_are_validated_and_ablations_are_boolean_options():
     for a in MKGRAG.ablations:
         assert MKGRAGOptions.model_fields[a].annotation is bool
     assert (MKGRAGOptions().Kd, MKGRAGOptions().Kg, MKGRAGOptions().l) == (10, 10, 1)   # Section 4.1
+
+
+def test_document_and_evidence_recall_metrics():
+    from kgqa.evaluate import EvalQuestion, document_recall, evidence_recall
+    from kgqa.result import Answer
+
+    q = EvalQuestion(id="d1", question="q?", answer="a", support={"document": "falcon_9", "section": "History"})
+    ans = Answer(question="q?", answer="a", method="mkgrag", details={
+        "document_ids": ["dscovr", "falcon_9"],
+        "chunk_sections": [{"id": "falcon_9#c0", "doc_id": "falcon_9", "sections": ["Overview"]}]})
+    assert document_recall(q.support, ans) is True
+    assert evidence_recall(q.support, ans) is False              # the right document, not the right section
+    ans.details["chunk_sections"].append({"id": "falcon_9#c1", "doc_id": "falcon_9", "sections": ["History", "X"]})
+    assert evidence_recall(q.support, ans) is True
+    vispath_like = Answer(question="q?", answer="a", method="vispath")
+    assert document_recall(q.support, vispath_like) is None        # a method that recalls no documents: skipped
+    assert document_recall(None, ans) is None
