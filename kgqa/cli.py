@@ -744,9 +744,7 @@ def main() -> None:
     except KgqaError as e:
         if os.environ.get("KGQA_DEBUG"):
             raise
-        from kgqa.errors import MESSAGE_LIMIT, cap
-
-        print(f"kgqa: error: {cap(str(e), MESSAGE_LIMIT)}", file=sys.stderr)  # one line, never megabytes
+        print(f"kgqa: error: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         print("kgqa: interrupted", file=sys.stderr)
