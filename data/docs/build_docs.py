@@ -10,12 +10,14 @@ Writes, deterministically, from the tables below:
   by scikit-image and national flags drawn with Pillow by data/demo/build_demo.py; see
   data/demo/README.md for what each shows and its licence). The same files are the demo
   KG's entity images, so the CPU image stand-in can recognise a query photo of them;
+* queries/: the query images of the image questions (copies of data/demo/queries);
 * questions.jsonl: questions in the ``kgqa eval`` format plus ``support``: the supporting
   document (slug) and section heading, for document recall and evidence recall.
 
 Only facts the author is sure of are written. Several are facts the demo KG lacks
 (dates, sizes, names of flags, missions), so only the documents can answer them.
-The query images of image questions are the demo's perturbed copies (data/demo/queries).
+The query images of image questions are copies of the demo's perturbed ones (data/demo/queries),
+in queries/ (an image path may not leave the question file's folder).
 """
 
 from __future__ import annotations
@@ -239,6 +241,10 @@ def main() -> int:
                 shutil.copyfile(DEMO / "images" / image, imgdir / image)
         text = markdown(title, sections) if fmt == "md" else html(title, sections)
         (corpus / f"{slug}.{fmt}").write_text(text, encoding="utf-8")
+    queries = HERE / "queries"
+    if queries.exists():
+        shutil.rmtree(queries)
+    queries.mkdir()
     lines = []
     ids = set()
     for row in QUESTIONS.splitlines():
@@ -252,7 +258,8 @@ def main() -> int:
         if image:
             if not (DEMO / "queries" / image).is_file():
                 sys.exit(f"{qid}: no query image {image}")
-            q["image"] = f"../demo/queries/{image}"
+            shutil.copyfile(DEMO / "queries" / image, queries / image)
+            q["image"] = f"queries/{image}"
         q.update({"question": question, "answer": answer})
         if aliases:
             q["aliases"] = aliases.split(";")
