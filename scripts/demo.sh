@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 
 KGQA=${KGQA:-.venv/bin/kgqa}
 DEMO=data/demo
+DOCS=data/docs
 CACHE=.kgqa/demo-replay
 REPORT=.kgqa/demo-eval.json
 
@@ -23,6 +24,9 @@ if [ "${KGQA_DEMO_LIVE:-0}" != "1" ]; then
   mkdir -p "$CACHE"
   if [ -d "$DEMO/replay" ]; then
     cp -R -n "$DEMO/replay/." "$CACHE/"
+  fi
+  if [ -d "$DOCS/replay" ]; then        # mKG-RAG: document extraction and answers (data/docs/README.md)
+    cp -R -n "$DOCS/replay/." "$CACHE/"
   fi
   replay=(--replay-cache "$CACHE")
 fi
@@ -52,5 +56,13 @@ $KGQA ask "${replay[@]}" "Where was the architect of the Eiffel Tower born?"
 
 banner "3/3 kgqa eval $DEMO/questions.jsonl"
 $KGQA eval "$DEMO/questions.jsonl" "${replay[@]}" "${limit[@]}" --out "$REPORT"
+
+# ---- mKG-RAG (documents): per-document multimodal KGs, then dual-stage retrieval ----
+banner "mKG-RAG: kgqa load documents $DOCS/corpus (unchanged documents are skipped on a second run)"
+$KGQA load documents "$DOCS/corpus" "${replay[@]}"
+
+banner "mKG-RAG: kgqa ask $DOCS/queries/flag_japan.jpg --method mkgrag (a fact only the documents hold)"
+$KGQA ask "${replay[@]}" "$DOCS/queries/flag_japan.jpg" \
+  "In which year was the flag shown here made official by law?" --method mkgrag
 
 printf '\nPer-question results: %s · Neo4j Browser: paste a trace line printed above.\n' "$REPORT"
