@@ -67,7 +67,7 @@ def models(settings, kg):
     return build_models(settings, kg)
 
 
-def make(settings, graph, models, chat=None, softprompt=None, **opts):
+def make(settings, graph, models, chat=None, softprompt=None, for_training=False, **opts):
     from kgqa.engine.grasp import GraSP, GraSPOptions
     from kgqa.kg import KG
     from kgqa.method import Context
@@ -75,7 +75,7 @@ def make(settings, graph, models, chat=None, softprompt=None, **opts):
     m = SimpleNamespace(encoder=models.encoder, chat=chat or models.chat, vision=models.vision,
                         softprompt=softprompt or models.softprompt, meter=models.meter)
     return GraSP(Context(settings=settings, graph=graph, models=m, kg=KG(graph, models.encoder)),
-                 GraSPOptions(**opts))
+                 GraSPOptions(**opts), for_training=for_training)
 
 
 def extract(method, question, hidden=()):
@@ -133,8 +133,7 @@ def test_soft_prompts_reach_the_local_llm_and_the_loss_falls(settings, kg, model
     from kgqa.gnn.encoder import GraphSoftPromptEncoder
     from kgqa.gnn.train import TrainConfig, train
 
-    m = make(settings, kg, models, triples_only=False, hops=1, k1=3, k2=2, cap=6)
-    m.variant = "gat"
+    m = make(settings, kg, models, for_training=True, hops=1, k1=3, k2=2, cap=6)
     ex = [TrainingExample("What is the capital of Vandoria?", TOPIC, "Merovan City", "Q9910002", "it")]
     prepared, dropped = prepare_examples(m, ex)
     assert dropped == 0 and prepared[0].inputs[0].shape[0] == prepared[0].nodes
