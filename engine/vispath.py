@@ -72,6 +72,10 @@ class VisPathOptions(BaseModel):
     delta: float = Field(0.05, ge=0.0, lt=2.0, description="δ of Eq. 3 (graph-aware validation margin)")
     delta_step: float = Field(0.01, ge=0.0, lt=1.0, description="δ grows by this per candidate rank")
     K: int = Field(10, ge=1, description="entity-name candidates retrieved for the start entity")
+    # Abstention is our addition (the paper always answers): off by default, measured on the demo set.
+    abstain_below: float = Field(0.0, ge=0.0, le=1.0, description="abstain (no answer) when grounding is weaker "
+                                 "than this: the start entity's link cosine to o, or the image's recognition "
+                                 "score where the vision backend reports one; 0 = never (the paper's behaviour)")
     first_cut: int = Field(200, ge=1, description="edges per frontier entity kept by the Cypher first cut "
                                                   "before exact Eq. 5")
     pre_cut: int = Field(2000, ge=1, description="edges per frontier entity ranked by relation score "
@@ -271,6 +275,12 @@ class VisPath:
             if cands:
                 run.start, run.start_replaced = self.graph_aware_validation(question, cands, run)  # Eq. 2–3
         run.timings["start_entity"] = time.perf_counter() - t0
+        if o.abstain_below > 0 and not entity_id:                               # opt-in abstention (not the paper's)
+            why = self.weak_grounding(image, run)
+            if why:
+                run.stop_reason = f"abstained: {why}"
+                run.timings["total"] = time.perf_counter() - t0
+                return run
         if run.start is not None and self._drop[0]:
             self._hidden = self.kg.hidden_facts(run.start.id, *self._drop)
 
@@ -341,6 +351,28 @@ class VisPath:
                 return self._answer_from_image(question, image, run, t0)
         run.timings["total"] = time.perf_counter() - t0
         return run
+
+    def weak_grounding(self, image, run: VisPathRun) -> str | None:
+        """Why the start entity is too weakly grounded to answer from (``abstain_below``), or None.
+
+        Our interpretation of abstention (the paper has none): the grounding is the evidence every
+        later hop stands on, so a declined or low-scoring recognition (a black image "is" Monaco at
+        0.14), or a start entity whose name barely matches the object o (an injected "HACKED" links
+        to nothing at cosine 0.3), ends the run without an answer instead of reasoning from it."""
+        t = self.opt.abstain_below
+        if image is not None:
+            if any(f.message.startswith("recognition:") for f in run.fallbacks):
+                return "the image was not recognised"
+            rank = getattr(self.vision, "rank", None)                # the reference-image grounder's scores
+            best = rank(image, 1) if callable(rank) else None
+            if best and best[0][1] < t:
+                return f"image recognised as {run.object_name!r} with score {best[0][1]:.2f} < {t}"
+        if run.start is None:
+            return "no start entity in the graph"
+        if run.start.retrieval < t:
+            return (f"start entity {run.start.name} [{run.start.id}] matches {run.object_name!r} "
+                    f"with cosine {run.start.retrieval:.2f} < {t}")
+        return None
 
     # ========================================================================= IV-A
     def given_start(self, entity_id: str) -> StartCandidate:

@@ -330,7 +330,9 @@ def _ask_args(args: list[str]):
 
     if len(args) > 2:
         raise InvalidInput(f"takes [IMAGE] QUESTION, got {len(args)} arguments (quote the question)")
-    return (Path(args[0]), args[1]) if len(args) == 2 else (None, args[0])
+    from kgqa.pipeline import check_question  # empty / over the length limit: exit 2 before anything connects
+
+    return (Path(args[0]), check_question(args[1])) if len(args) == 2 else (None, check_question(args[0]))
 
 
 def _scoped_options(pairs: list[str] | None, methods: list[str]) -> dict[str, dict]:
@@ -744,7 +746,9 @@ def main() -> None:
     except KgqaError as e:
         if os.environ.get("KGQA_DEBUG"):
             raise
-        print(f"kgqa: error: {e}", file=sys.stderr)
+        from kgqa.errors import MESSAGE_LIMIT, cap
+
+        print(f"kgqa: error: {cap(str(e), MESSAGE_LIMIT)}", file=sys.stderr)  # one line, never megabytes
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         print("kgqa: interrupted", file=sys.stderr)

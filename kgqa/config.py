@@ -24,6 +24,43 @@ LOCAL_PASSWORD = "kgqa-local"
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+#: URI schemes of the Bolt driver (bolt: one server; neo4j: routing; +s / +ssc: TLS).
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+def check_neo4j_uri(uri: str) -> str:
+    """``uri`` when it is a usable Neo4j URI; else ``GraphUnavailable`` (exit 3) with one line.
+
+    Checked before the driver sees it: the driver's own errors for ``garbage`` or
+    ``bolt://127.0.0.1:notaport`` are a ConfigurationError or a ValueError raised only
+    when it first connects, and an empty host silently means localhost."""
+    from urllib.parse import urlsplit
+
+    from kgqa.errors import GraphUnavailable, cap_repr
+
+    def bad(why: str):
+        return GraphUnavailable(f"NEO4J_URI {cap_repr(uri, 100)} is not a Neo4j URI: {why} "
+                                "(expected e.g. bolt://127.0.0.1:7687)")
+
+    if not isinstance(uri, str) or not uri.strip():
+        raise bad("it is empty")
+    try:
+        parts = urlsplit(uri.strip())
+        port = parts.port
+    except ValueError as e:  # a port that is not a number or out of range
+        raise bad(f"the port is not a number in 1-65535 ({e})") from None
+    if parts.scheme not in NEO4J_SCHEMES:
+        raise bad(f"scheme {repr(parts.scheme) if parts.scheme else '(none)'}, not one of {', '.join(NEO4J_SCHEMES)}")
+    if not parts.hostname:
+        raise bad("no host")
+    if port == 0:
+        raise bad("port 0")
+    if parts.path not in ("", "/"):
+        raise bad(f"unexpected path {cap_repr(parts.path, 40)}")
+    if parts.query and not parts.scheme.startswith("neo4j"):
+        raise bad("a routing context (?…) needs a neo4j:// scheme")
+    return uri.strip()
+
 
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

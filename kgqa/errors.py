@@ -8,6 +8,28 @@ Raise them ``from`` the underlying exception so that ``--debug`` still has it.
 
 from __future__ import annotations
 
+#: The most characters of one user-supplied value an error message or a rejects file echoes.
+ECHO_LIMIT = 200
+#: The most characters of one whole error line (the CLI and ``kgqa serve`` cap what they print).
+MESSAGE_LIMIT = 2000
+
+
+def cap(value, limit: int = ECHO_LIMIT) -> str:
+    """``value`` as text, cut to ``limit`` characters with its full size said: a 10 MB id in
+    an input file must not become a 10 MB error line (``'Q111…' (10,485,760 chars)``)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} chars)"
+
+
+def cap_repr(value, limit: int = ECHO_LIMIT) -> str:
+    """``repr(value)`` for a message, capped like ``cap`` (the cut is made before quoting)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text):,} chars)"
+
 
 class KgqaError(Exception):
     """Base class: ``str(err)`` is the one line shown to the user."""

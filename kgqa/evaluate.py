@@ -47,7 +47,8 @@ from typing import Any, Callable, Iterable, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from kgqa.errors import InvalidInput
+from kgqa.errors import InvalidInput, cap
+from kgqa.pipeline import MAX_QUESTION_CHARS
 
 #: VisPath's open-ended semantic accuracy threshold (Section V-B).
 SBERT_THRESHOLD = 0.3
@@ -185,11 +186,19 @@ def load_questions(path: str | Path, lenient: bool = False) -> tuple[list[EvalQu
         if q.id in seen:
             bad(lineno, f"id {q.id!r} already used on line {seen[q.id]}")
             continue
+        if len(q.question.strip()) > MAX_QUESTION_CHARS:
+            bad(lineno, f"question: {len(q.question.strip()):,} characters, over the "
+                        f"{MAX_QUESTION_CHARS:,}-character limit")
+            continue
         if q.image is not None:
             img = Path(q.image)
             img = img if img.is_absolute() else p.parent / img
+            # an image path may not leave the question file's folder (``../../etc/passwd``)
+            if not img.resolve().is_relative_to(p.parent.resolve()):
+                bad(lineno, f"image: {cap(q.image)} leaves the question file's folder {p.parent}")
+                continue
             if not img.is_file():
-                bad(lineno, f"image: {q.image} not found (relative to {p.parent})")
+                bad(lineno, f"image: {cap(q.image)} not found (relative to {p.parent})")
                 continue
             q._image_path = img
         seen[q.id] = lineno

@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 from kgqa import cypher
-from kgqa.config import Settings
-from kgqa.errors import GraphUnavailable, InvalidInput
+from kgqa.config import Settings, check_neo4j_uri
+from kgqa.errors import GraphUnavailable, InvalidInput, cap, cap_repr
 
 _RELATION_ID = re.compile(r"^P[0-9]+$")
 
@@ -41,17 +41,28 @@ class Graph:
     @property
     def driver(self):
         if self._driver is None:
+            import logging
+
             import neo4j
 
+            uri = check_neo4j_uri(self.settings.neo4j_uri)  # one line, exit 3, for a malformed URI
+            # The driver logs a WARNING per retry (~30 s of them when Neo4j dies mid-load) before
+            # the one line kgqa prints; quiet it unless the application configured neo4j's logger.
+            log = logging.getLogger("neo4j")
+            if log.level == logging.NOTSET:
+                log.setLevel(logging.ERROR)
             try:
                 self._driver = neo4j.GraphDatabase.driver(
-                    self.settings.neo4j_uri,
+                    uri,
                     auth=(self.settings.neo4j_username, self.settings.neo4j_password),
                     connection_timeout=self.settings.neo4j_timeout_s,
+                    # a transaction that keeps failing (a dead server) gives up after this long
+                    max_transaction_retry_time=self.settings.neo4j_timeout_s,
                     notifications_min_severity="OFF",
                 )
-            except ValueError as e:  # malformed URI
-                raise GraphUnavailable(f"NEO4J_URI {self.settings.neo4j_uri!r} is not a Neo4j URI: {e}") from e
+            except (ValueError, neo4j.exceptions.ConfigurationError) as e:  # malformed URI
+                raise GraphUnavailable(f"NEO4J_URI {cap_repr(self.settings.neo4j_uri, 100)} is not a Neo4j URI: "
+                                       f"{cap(e, 200)}") from e
             # Fail fast with one line: otherwise the driver retries an unreachable
             # server for 30 s, logging a warning each time.
             try:
@@ -152,6 +163,13 @@ class Graph:
             raise GraphUnavailable(
                 f"Neo4j is not reachable at {uri} (start it with `kgqa neo4j start`, or set NEO4J_URI)"
             ) from e
+        except ValueError as e:  # the driver resolves host:port only when it connects
+            raise GraphUnavailable(f"NEO4J_URI {cap_repr(uri, 100)}: cannot resolve the address ({cap(e, 200)})") from e
+        except nx.ConstraintError as e:
+            raise GraphUnavailable(f"Neo4j at {uri} refused a write: {cap(e.message, 300)} "
+                                   "(another load writing the same ids at the same time?)") from e
+        except nx.DatabaseError as e:  # e.g. "Property value is too large to index"
+            raise GraphUnavailable(f"Neo4j at {uri} failed the query: {cap(e.message, 300)}") from e
         except nx.ClientError as e:
             if e.code and "DatabaseNotFound" in e.code:
                 raise GraphUnavailable(

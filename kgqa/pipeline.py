@@ -25,6 +25,21 @@ from kgqa.result import Answer
 
 _QID = re.compile(r"^Q[1-9][0-9]*$")
 
+#: The longest question accepted, in characters (``kgqa ask``, ``kgqa eval``, ``kgqa serve`` alike).
+#: A question is one sentence or a few; this bound keeps every prompt built from it well inside
+#: a small model's context (SmolLM2: 8,192 tokens) instead of running for minutes on 100 KB.
+MAX_QUESTION_CHARS = 2000
+
+
+def check_question(question) -> str:
+    """The question, stripped; InvalidInput (exit 2) when empty or over ``MAX_QUESTION_CHARS``."""
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidInput("question is empty")
+    q = question.strip()
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InvalidInput(f"question is {len(q):,} characters, over the {MAX_QUESTION_CHARS:,}-character limit")
+    return q
+
 
 def method_options(method_cls, options: dict | None = None, ablations: list[str] | None = None):
     """The method's validated Options from option values and ablation names (one clear line when bad)."""
@@ -99,8 +114,7 @@ class Pipeline:
         from kgqa.method import Query
         from kgqa.trace import browser_cypher, new_trace_id, write_trace
 
-        if not isinstance(question, str) or not question.strip():
-            raise InvalidInput("question is empty")
+        question = check_question(question)
         img = load_image(image) if image is not None else None
         if entity_id is not None and not _QID.match(str(entity_id)):
             raise InvalidInput(f"--entity {entity_id!r} is not a Wikidata entity id (Q followed by digits)")

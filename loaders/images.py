@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from kgqa.errors import InvalidInput
+from kgqa.errors import InvalidInput, cap_repr
 from kgqa.images import IMAGE_SUFFIXES, load_image
 
 ENTITY_IMAGES_TSV = "entity_images.tsv"
@@ -67,8 +67,11 @@ def discover(images_dir: Path | None, tsv: Path | None,
                 continue
             if p.suffix.lower() not in IMAGE_SUFFIXES:
                 continue  # README files and the like are not images
+            if not p.resolve().is_relative_to(d.resolve()):  # a symlink pointing out of the folder
+                reject(str(p), f"image file links outside the folder {d}", p.name)
+                continue
             if not _QID.match(p.stem):
-                reject(str(p), f"image file name {p.stem!r} is not a Wikidata entity id (Q followed by digits)",
+                reject(str(p), f"image file name {cap_repr(p.stem)} is not a Wikidata entity id (Q followed by digits)",
                        p.name)
                 continue
             refs.append(ImageRef(p.stem, p, str(p)))
@@ -90,11 +93,16 @@ def discover(images_dir: Path | None, tsv: Path | None,
                     continue
                 qid, rel = cols[0].strip(), cols[1].strip()
                 if not _QID.match(qid):
-                    reject(where, f"id syntax: {qid!r} is not a Wikidata entity id", line)
+                    reject(where, f"id syntax: {cap_repr(qid)} is not a Wikidata entity id", line)
                     continue
                 p = Path(rel)
                 if not p.is_absolute():
                     p = base / p
+                # a path may not leave the folder holding the TSV (``../../etc/passwd``, an
+                # absolute path elsewhere): refused before anything opens it
+                if not p.resolve().is_relative_to(base.resolve()):
+                    reject(where, f"image path {cap_repr(rel)} leaves the folder {base}", line)
+                    continue
                 refs.append(ImageRef(qid, p, where))
     return refs
 

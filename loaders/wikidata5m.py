@@ -51,7 +51,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from kgqa.errors import InvalidInput
+from kgqa.errors import InvalidInput, cap, cap_repr
 from kgqa.graph import relation_type
 from kgqa.loaders import images as entity_images
 
@@ -63,6 +63,15 @@ SPLITS = ("train", "valid", "test")
 
 _QID = re.compile(r"^Q[1-9][0-9]*$")
 _PID = re.compile(r"^P[0-9]+$")  # the same rule as kgqa.graph.relation_type
+
+#: The longest id accepted (Wikidata's are under 12 characters); a longer one is a bad line.
+MAX_ID_CHARS = 32
+#: The longest label accepted, in UTF-8 bytes. Labels are indexed (``entity_name``) and ids are
+#: constraint-backed; Neo4j refuses an index key over ~8 KB ("Property value is too large to
+#: index") in the middle of a write, so validation rejects such a line first, with room to spare.
+MAX_LABEL_BYTES = 4096
+#: The most characters of a bad line copied into the rejects file.
+REJECT_LINE_CHARS = 1000
 
 #: ids per embedding chunk: Neo4j is asked which of them lack a vector; names are
 #: deduplicated within a chunk before encoding.
@@ -115,6 +124,7 @@ class LoadReport:
     embeddings: bool = True
     device: str = "cpu"
     torch_threads: int | None = None
+    warnings: list[str] = field(default_factory=list)  # e.g. an empty split: loaded, but said
 
     def phase(self, name: str) -> PhaseStat:
         for p in self.phases:
@@ -130,7 +140,7 @@ class LoadReport:
                 "rejects": self.rejects, "rejects_by_reason": dict(self.rejects_by_reason),
                 "rejects_path": self.rejects_path, "skipped": dict(self.skipped),
                 "modes": dict(self.modes), "counts": dict(self.counts), "embeddings": self.embeddings,
-                "device": self.device, "torch_threads": self.torch_threads}
+                "device": self.device, "torch_threads": self.torch_threads, "warnings": list(self.warnings)}
 
 
 # --------------------------------------------------------------------------- files
@@ -217,11 +227,16 @@ def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str) -> tuple[dic
     if len(cols) < 2:
         return None, f"column count: expected {kind}<TAB>label[<TAB>alias…], got 1 column"
     ident = cols[0].strip()
+    if len(ident) > MAX_ID_CHARS:
+        return None, f"id syntax: {cap_repr(ident, 40)} is longer than {MAX_ID_CHARS} characters"
     if not id_rule.match(ident):
-        return None, f"id syntax: {ident!r} is not a Wikidata {kind}"
+        return None, f"id syntax: {cap_repr(ident)} is not a Wikidata {kind}"
     label, aliases = _names(cols)
     if not label:
         return None, f"empty label for {ident}"
+    size = len(label.encode("utf-8"))
+    if size > MAX_LABEL_BYTES:
+        return None, f"label too long: {size:,} bytes for {ident} (limit {MAX_LABEL_BYTES:,}, Neo4j indexes labels)"
     return {"id": ident, "name": label, "aliases": aliases}, ""
 
 
@@ -232,8 +247,10 @@ def parse_triple_line(text: str, relations: set[str] | dict, entities: set[str])
         return None, f"column count: expected 3 (head<TAB>relation<TAB>tail), got {len(cols)}"
     h, r, t = (c.strip() for c in cols)
     for ident, rule, what in ((h, _QID, "head entity id"), (r, _PID, "relation id"), (t, _QID, "tail entity id")):
+        if len(ident) > MAX_ID_CHARS:
+            return None, f"id syntax: {what} {cap_repr(ident, 40)} is longer than {MAX_ID_CHARS} characters"
         if not rule.match(ident):
-            return None, f"id syntax: {what} {ident!r}"
+            return None, f"id syntax: {what} {cap_repr(ident)}"
     if r not in relations:
         return None, f"unknown relation: {r} is not in {RELATION_FILE}"
     for ident in (h, t):
@@ -248,8 +265,8 @@ def parse_text_line(text: str) -> tuple[dict | None, str]:
     if len(cols) != 2:
         return None, "column count: expected 2 (QID<TAB>description), got 1"
     ident = cols[0].strip()
-    if not _QID.match(ident):
-        return None, f"id syntax: {ident!r} is not a Wikidata entity id"
+    if len(ident) > MAX_ID_CHARS or not _QID.match(ident):
+        return None, f"id syntax: {cap_repr(ident)} is not a Wikidata entity id"
     return {"id": ident, "description": cols[1].strip()}, ""
 
 
@@ -266,11 +283,12 @@ class _Rejects:
         self._fh = None
 
     def __call__(self, where: str, why: str, raw: str | bytes = "") -> None:
+        why = cap(why, 500)  # what is echoed is capped: a 10 MB id is not a 10 MB message
         if self.strict:
             raise InvalidInput(f"{where}: {why}")
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
-        raw = raw.rstrip("\r\n").replace("\t", "\\t")
+        raw = cap(raw.rstrip("\r\n").replace("\t", "\\t"), REJECT_LINE_CHARS)
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.path, "w", encoding="utf-8")
@@ -364,6 +382,8 @@ class _Loader:
         self.images: list[entity_images.EntityImage] = []
         self.line_counts: dict[Path, int] = {}
         self.repeated_hashes: set[int] = set()     # hashes of triples that may occur twice (checked exactly)
+        self.valid_triples: dict[Path, int] = {}   # valid triple lines per file (an empty split is said)
+        self.checkpoint_keys: list[str] = []       # removed when the load completes
 
     # ---------------------------------------------------------------- 1. validate
     def validate(self, bars: _Bars) -> None:
@@ -379,6 +399,29 @@ class _Loader:
             rows += self._validate_text(bars)
         rows += self._validate_images(bars)
         st.rows, st.seconds = rows, time.perf_counter() - t0
+        self._check_not_empty()
+
+    def _check_not_empty(self) -> None:
+        """Nothing to load is an error (exit 2, nothing written); an empty split is a warning."""
+        f = self.files
+        if not self.entity_ids:
+            why = "is empty" if not self.line_counts.get(f.entity) else "has no valid line"
+            raise InvalidInput(f"{f.entity}: {why}: no entities to load (nothing written)")
+        if not self.relations:
+            why = "is empty" if not self.line_counts.get(f.relation) else "has no valid line"
+            raise InvalidInput(f"{f.relation}: {why}: no relations to load (nothing written)")
+        if self.opt.limit == 0:
+            return
+        limit_reached = False
+        for path in f.triples:
+            if limit_reached:
+                break
+            if not self.valid_triples.get(path):
+                why = "is empty" if not self.line_counts.get(path) else "has no valid triple"
+                self.report.warnings.append(f"{path}: {why}: no facts loaded from it")
+            limit_reached = self.opt.limit is not None and sum(self.valid_triples.values()) >= self.opt.limit
+        if not sum(self.valid_triples.values()):
+            self.report.warnings.append(f"no facts at all: only entities and relations are loaded from {f.entity.parent}")
 
     def _validate_catalogue(self, path: Path, rule, kind: str, seen: set[str], bars) -> int:
         task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
@@ -436,6 +479,7 @@ class _Loader:
                     used.add(triple[2])
             self.triple_lines[path] = last
             self.line_counts[path] = n
+            self.valid_triples[path] = good - sum(self.valid_triples.values())
             total += n
             bars.finish(task, n)
         self.used_entities = used
@@ -496,6 +540,7 @@ class _Loader:
         """(mode, file index, line) to continue from: an earlier run's checkpoint when its last
         written row is still in the graph; else CREATE when the graph holds none of this input's
         entities (entities phase) or none of their facts (facts phase), MERGE otherwise."""
+        self.checkpoint_keys.append(key)
         rows = self.graph.read("load_checkpoint", key=key)
         if rows and still_there(rows[0]["last"] or []):
             cp = rows[0]
@@ -801,6 +846,9 @@ class _Loader:
                 t0 = time.perf_counter()
                 self.graph.await_indexes()
                 st.seconds = time.perf_counter() - t0
+                # complete: the resume checkpoints have done their job (a rerun MERGEs, idempotent)
+                for key in self.checkpoint_keys:
+                    self.graph.write("load_checkpoint_delete", key=key)
         finally:
             self.rejects.close()
         r = self.report

@@ -270,5 +270,6 @@ def test_stale_checkpoint_is_dropped(sample, tmp_path):
     report = load_wikidata5m(g, sample, options=LoadOptions(embeddings=False))
     assert report.modes["facts"] == "create"
     assert len(g.rows("load_facts")) == 90
-    # entities, descriptions and facts each drop the stale checkpoint the stand-in offers them
-    assert sum(1 for n, _t, _p in g.writes if n == "load_checkpoint_delete") == 3
+    # entities, descriptions and facts each drop the stale checkpoint the stand-in offers them,
+    # and the completed load removes the three checkpoints it wrote
+    assert sum(1 for n, _t, _p in g.writes if n == "load_checkpoint_delete") == 3 + 3

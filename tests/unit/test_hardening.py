@@ -1,0 +1,309 @@
+"""The faults a new user hit (issue 12), each pinned by a test: no services needed.
+
+1 question length · 2 over-long labels/ids · 3 malformed NEO4J_URI · 4 echoed values capped ·
+5 empty input · 6 abstention · 7 quiet driver retries · 8 paths leaving the input folder,
+checkpoints removed on completion.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from kgqa.errors import GraphUnavailable, InvalidInput, cap, cap_repr
+from tests.conftest import assert_one_line_error, run_kgqa
+from tests.unit.test_loader_wikidata5m import SAMPLE, RecordingGraph
+
+NO_NEO4J = {"NEO4J_URI": "bolt://127.0.0.1:9", "KGQA_NEO4J_TIMEOUT_S": "2"}
+
+
+@pytest.fixture()
+def sample(tmp_path) -> Path:
+    dst = tmp_path / "wd5m"
+    shutil.copytree(SAMPLE, dst)
+    return dst
+
+
+def _load(graph, path, **opts):
+    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+
+    return load_wikidata5m(graph, path, options=LoadOptions(embeddings=False, **opts))
+
+
+def _append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as fh:
+        fh.write(data)
+
+
+# ------------------------------------------------------------------ 1. question length
+def test_a_100kb_question_is_one_line_exit_2_before_anything_connects():
+    from kgqa.pipeline import MAX_QUESTION_CHARS, check_question
+
+    assert check_question("  Where was Elon Musk born?  ") == "Where was Elon Musk born?"
+    with pytest.raises(InvalidInput, match=r"question is 100,000 characters, over the 2,000-character limit"):
+        check_question("x" * 100_000)
+    check_question("x" * MAX_QUESTION_CHARS)  # the limit itself is allowed
+    # the CLI refuses it before connecting (Neo4j is not even reachable here: exit 2, not 3)
+    p = run_kgqa("ask", "why " * 25_000, env=NO_NEO4J, timeout=60)
+    assert_one_line_error(p, "over the 2,000-character limit", code=2)
+
+
+def test_eval_file_with_an_over_long_question_names_its_line(tmp_path):
+    from kgqa.evaluate import load_questions
+
+    f = tmp_path / "q.jsonl"
+    f.write_text(json.dumps({"id": "a", "question": "Q?", "answer": "A"}) + "\n"
+                 + json.dumps({"id": "b", "question": "y" * 5000, "answer": "A"}) + "\n")
+    with pytest.raises(InvalidInput, match=rf"{re.escape(str(f))}:2: question: 5,000 characters"):
+        load_questions(f)
+    qs, skipped = load_questions(f, lenient=True)
+    assert [q.id for q in qs] == ["a"] and skipped[0].line == 2
+
+
+# ------------------------------------------------------------------ 2. labels and ids too long to index
+def test_a_label_over_the_index_limit_stops_a_strict_load_before_any_write(sample, tmp_path):
+    _append(sample / "wikidata5m_entity.txt", b"Q999\t" + b"L" * 9000 + b"\n")
+    g = RecordingGraph(tmp_path)
+    with pytest.raises(InvalidInput) as e:
+        _load(g, sample)
+    assert re.fullmatch(rf"{re.escape(str(sample / 'wikidata5m_entity.txt'))}:\d+: label too long: 9,000 bytes "
+                        r"for Q999 \(limit 4,096, Neo4j indexes labels\)", str(e.value)), str(e.value)
+    assert g.writes == []  # validate, then write: nothing half-written (the relations neither)
+
+
+def test_a_label_over_the_index_limit_is_a_counted_skip_when_lenient(sample, tmp_path):
+    _append(sample / "wikidata5m_entity.txt", b"Q999\t" + "é".encode() * 3000 + b"\n")  # 6,000 bytes
+    g = RecordingGraph(tmp_path)
+    report = _load(g, sample, strict=False)
+    assert report.rejects_by_reason == {"label too long": 1}
+    assert "Q999" not in {r["id"] for r in g.rows("load_entities")}
+    assert len(g.rows("load_entities")) > 0
+
+
+def test_an_id_of_megabytes_is_rejected_with_a_short_message(sample, tmp_path):
+    from kgqa.loaders.wikidata5m import parse_catalogue_line, parse_triple_line
+
+    huge = "Q" + "1" * 10_000_000  # passes the id pattern, would pass to Neo4j's constraint index
+    row, why = parse_catalogue_line(huge + "\tname", re.compile(r"^Q[1-9][0-9]*$"), "entity id")
+    assert row is None and why.startswith("id syntax:") and "longer than 32 characters" in why and len(why) < 200
+    triple, why = parse_triple_line(f"{huge}\tP31\tQ5", {"P31"}, {"Q5"})
+    assert triple is None and len(why) < 200
+
+
+# ------------------------------------------------------------------ 3. NEO4J_URI
+@pytest.mark.parametrize("uri,fragment", [
+    ("garbage", "scheme (none)"),
+    ("bolt://127.0.0.1:notaport", "the port is not a number"),
+    ("bolt://", "no host"),
+    ("http://127.0.0.1:7474", "scheme 'http'"),
+    ("bolt://127.0.0.1:7687/db", "unexpected path"),
+])
+def test_malformed_neo4j_uri_is_one_line_naming_it(uri, fragment):
+    from kgqa.config import check_neo4j_uri
+
+    with pytest.raises(GraphUnavailable) as e:
+        check_neo4j_uri(uri)
+    assert str(e.value).startswith(f"NEO4J_URI {uri!r} is not a Neo4j URI: ") and fragment in str(e.value)
+
+
+@pytest.mark.parametrize("uri", ["bolt://127.0.0.1:7687", "neo4j+s://x.databases.neo4j.io",
+                                 "neo4j://a:7687?policy=eu", "bolt+ssc://[::1]:7687"])
+def test_good_neo4j_uris_pass(uri):
+    from kgqa.config import check_neo4j_uri
+
+    assert check_neo4j_uri(uri) == uri
+
+
+@pytest.mark.parametrize("args", [("ask", "Where was Elon Musk born?"), ("trace", "show"),
+                                  ("load", "wikidata5m", "--path", str(SAMPLE), "--no-embeddings")])
+@pytest.mark.parametrize("uri", ["garbage", "bolt://127.0.0.1:notaport"])
+def test_cli_with_malformed_neo4j_uri_exits_3_with_one_line(args, uri):
+    p = run_kgqa(*args, env={"NEO4J_URI": uri}, timeout=120)
+    assert_one_line_error(p, f"NEO4J_URI {uri!r} is not a Neo4j URI", code=3)
+
+
+# ------------------------------------------------------------------ 4. what is echoed is capped
+def test_cap_keeps_short_values_and_says_the_size_of_long_ones():
+    assert cap("Q42") == "Q42" and cap_repr("Q42") == "'Q42'"
+    c = cap("x" * 10_000_000)
+    assert len(c) < 250 and c.endswith("… (10,000,000 chars)")
+    assert cap_repr("y" * 1000, 10) == "'yyyyyyyyyy'… (1,000 chars)"
+
+
+def test_a_10mb_bad_line_is_not_echoed_whole_into_the_error_or_the_rejects_file(sample, tmp_path):
+    _append(sample / "wikidata5m_entity.txt", b"X" + b"9" * 10_000_000 + b"\tname\n")
+    with pytest.raises(InvalidInput) as e:
+        _load(RecordingGraph(tmp_path), sample)
+    assert len(str(e.value)) < 1000 and "10,000,001 chars" in str(e.value)
+    report = _load(RecordingGraph(tmp_path), sample, strict=False)
+    assert report.rejects == 1
+    assert Path(report.rejects_path).stat().st_size < 5000
+
+
+def test_the_cli_caps_any_error_line():
+    p = run_kgqa("trace", "rm", "f" * 100_000, env=NO_NEO4J, timeout=60)  # the id is echoed in the message
+    assert_one_line_error(p, "kgqa: error: trace id 'fff", "(100,050 chars)", code=2)
+    assert len(p.stderr) < 2100
+
+
+# ------------------------------------------------------------------ 5. empty input
+def test_an_empty_entity_file_is_one_line_and_nothing_written(sample, tmp_path):
+    for name in ("wikidata5m_entity.txt", "wikidata5m_transductive_train.txt", "wikidata5m_transductive_valid.txt",
+                 "wikidata5m_transductive_test.txt", "wikidata5m_text.txt", "entity_images.tsv"):
+        (sample / name).write_text("")
+    g = RecordingGraph(tmp_path)
+    with pytest.raises(InvalidInput, match=r"wikidata5m_entity.txt: is empty: no entities to load \(nothing written\)"):
+        _load(g, sample)
+    assert g.writes == []
+
+
+def test_a_folder_of_empty_files_fails_instead_of_succeeding_silently(tmp_path):
+    for name in ("wikidata5m_entity.txt", "wikidata5m_relation.txt", "wikidata5m_transductive_train.txt",
+                 "wikidata5m_transductive_valid.txt", "wikidata5m_transductive_test.txt"):
+        (tmp_path / name).write_text("")
+    p = run_kgqa("load", "wikidata5m", "--path", str(tmp_path), "--no-embeddings", env=NO_NEO4J, timeout=60)
+    # Neo4j is not reachable here: the input is checked first only in the library; the CLI connects
+    # first (exit 3) — so test the library's verdict directly as well
+    assert p.returncode != 0
+    with pytest.raises(InvalidInput, match="is empty: no entities to load"):
+        _load(RecordingGraph(tmp_path / "data"), tmp_path)
+
+
+def test_an_empty_split_is_loaded_with_a_warning(sample, tmp_path):
+    (sample / "wikidata5m_transductive_valid.txt").write_text("")
+    report = _load(RecordingGraph(tmp_path), sample)
+    assert report.warnings == [f"{sample / 'wikidata5m_transductive_valid.txt'}: is empty: no facts loaded from it"]
+    assert report.as_dict()["warnings"] == report.warnings
+
+
+# ------------------------------------------------------------------ 6. abstention (VisPath option)
+def _vispath(recognized, scores=None, **opts):
+    from tests.unit.test_vispath import ScriptedModel, base_scripts, make
+
+    vp, g, m = make(**opts)
+    m.recognized = recognized
+    if scores is not None:
+        m.rank = lambda image, k=1: scores[:k]
+    return vp, m
+
+
+def test_abstention_is_off_by_default_and_the_method_answers():
+    from tests.unit.test_vispath import IMAGE, Q2HOP
+
+    vp, _ = _vispath("Government Museum, Chandigarh", scores=[("Q1", 0.05)])
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.answer is not None
+
+
+def test_low_recognition_score_abstains_before_any_reasoning():
+    from tests.unit.test_vispath import IMAGE, Q2HOP
+
+    vp, m = _vispath("Government Museum, Chandigarh", scores=[("Q1", 0.14)], abstain_below=0.3)
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.answer is None and run.hops == []
+    assert run.stop_reason == ("abstained: image recognised as 'Government Museum, Chandigarh' "
+                               "with score 0.14 < 0.3")
+    assert not any(k == "HopIntent" for k, _ in m.prompts)  # no LLM call after the decision
+
+
+def test_weak_entity_link_abstains_and_a_strong_one_answers():
+    from tests.unit.test_vispath import IMAGE, Q2HOP
+
+    vp, _ = _vispath("HACKED", abstain_below=0.5)  # the injected word links to nothing well
+    run = vp.run(Q2HOP, IMAGE)
+    assert run.answer is None and run.stop_reason.startswith("abstained: start entity ")
+    assert "matches 'HACKED' with cosine" in run.stop_reason
+    vp, _ = _vispath("Government Museum, Chandigarh", abstain_below=0.5)
+    assert vp.run(Q2HOP, IMAGE).answer is not None
+
+
+def test_given_entity_never_abstains():
+    from tests.unit.test_vispath import Q2HOP
+
+    vp, _ = _vispath("HACKED", abstain_below=0.99)
+    assert vp.run(Q2HOP, None, entity_id="Q1").answer is not None
+
+
+# ------------------------------------------------------------------ 7. quiet driver retries
+def test_driver_gives_up_retrying_after_the_timeout_and_its_warnings_are_quiet(monkeypatch):
+    import neo4j
+
+    from kgqa.config import Settings
+    from kgqa.graph import Graph
+
+    seen = {}
+
+    class FakeDriver:
+        def verify_connectivity(self):
+            pass
+
+        def close(self):
+            pass
+
+    def fake_driver(uri, **kw):
+        seen.update(kw, uri=uri)
+        return FakeDriver()
+
+    monkeypatch.setattr(neo4j.GraphDatabase, "driver", fake_driver)
+    log = logging.getLogger("neo4j")
+    monkeypatch.setattr(log, "level", logging.NOTSET)
+    Graph(Settings(neo4j_uri="bolt://127.0.0.1:7687", neo4j_timeout_s=4.0)).verify()
+    assert seen["max_transaction_retry_time"] == 4.0
+    assert log.level == logging.ERROR  # "Transaction failed and will be retried" is a WARNING
+
+
+def test_an_index_refusal_from_neo4j_is_one_line_not_a_traceback():
+    from neo4j.exceptions import DatabaseError
+
+    from kgqa.config import Settings
+    from kgqa.graph import Graph
+
+    g = Graph(Settings(neo4j_uri="bolt://127.0.0.1:7687"))
+    err = DatabaseError._hydrate_neo4j(code="Neo.DatabaseError.General.UnknownError",
+                                       message="Property value is too large to index " + "x" * 10_000)
+
+    def boom():
+        raise err
+
+    with pytest.raises(GraphUnavailable, match="failed the query: Property value is too large to index") as e:
+        g._guard(boom)
+    assert len(str(e.value)) < 500
+
+
+# ------------------------------------------------------------------ 8. paths leaving the input folder
+def test_entity_images_tsv_may_not_point_outside_its_folder(sample, tmp_path):
+    outside = tmp_path / "outside.png"
+    Image.new("RGB", (32, 32), (200, 10, 10)).save(outside)  # a real image: refused for where it is
+    (sample / "entity_images.tsv").write_text("Q90\t../outside.png\n")
+    g = RecordingGraph(tmp_path)
+    with pytest.raises(InvalidInput, match=r"entity_images.tsv:1: image path '../outside.png' leaves the folder"):
+        _load(g, sample)
+    assert g.writes == []
+    (sample / "entity_images.tsv").write_text(f"Q90\t{outside}\n")  # absolute, elsewhere: the same
+    with pytest.raises(InvalidInput, match="leaves the folder"):
+        _load(RecordingGraph(tmp_path), sample)
+
+
+def test_eval_image_paths_may_not_leave_the_question_files_folder(tmp_path):
+    from kgqa.evaluate import load_questions
+
+    (tmp_path / "sub").mkdir()
+    Image.new("RGB", (32, 32)).save(tmp_path / "secret.png")
+    f = tmp_path / "sub" / "q.jsonl"
+    f.write_text(json.dumps({"id": "a", "question": "Q?", "answer": "A", "image": "../secret.png"}) + "\n")
+    with pytest.raises(InvalidInput, match=r"q.jsonl:1: image: ../secret.png leaves the question file's folder"):
+        load_questions(f)
+
+
+def test_a_completed_load_removes_its_checkpoints(sample, tmp_path):
+    g = RecordingGraph(tmp_path)
+    _load(g, sample)
+    written = {p["key"] for n, _, p in g.writes if p.get("key") and n != "load_checkpoint_delete"}
+    deleted = {p["key"] for n, _, p in g.writes if n == "load_checkpoint_delete"}
+    assert written and written <= deleted
