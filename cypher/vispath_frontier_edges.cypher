@@ -2,7 +2,9 @@
 //          the relation's intent score (computed by the caller from the catalogue embeddings, no property
 //          read per edge), then the best $pre_cap of them re-ranked with the tail's stored name embedding
 //          (vector.similarity.cosine), keeping $cap per frontier entity for exact Eq. 5 scoring in Python.
-// params:  $frontier (list<string>, entity ids), $relation_scores (map: relation id -> cos(SBERT(r), SBERT(q_i))),
+// params:  $frontier (list<string>, entity ids), $relation_scores (map: relation id -> its score for q_i,
+//          cos(SBERT(r), SBERT(q_i)) or the relation's best question-phrase match, scaled by the caller to weigh
+//          relation against tail in the cut: engine/vispath.py first_cut_relation_scores),
 //          $intent (list<float>, SBERT(q_i), 384-d), $pre_cap (int), $cap (int),
 //          $hidden (list<string>, fact keys "head_id|relation_id|tail_id" hidden by the incomplete-KG protocol;
 //          [] hides nothing)

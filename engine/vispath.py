@@ -40,6 +40,13 @@ Interpretations where the paper is silent (each also noted where it happens):
   entities"), closest length to D̂ first, then by the chain score σ they were retained with.
 * Without an image, the topic mention is taken from the question text and the
   vision-conditioned steps are asked of the text LLM.
+* Path search at scale (options, the paper's reading by default; bench/scale.py measures them
+  on the demo KG and on the same KG buried in 200,000 distractors): ``intent_fallback``
+  (q_i when the intent step fails: Q, or the relations the question's phrases name),
+  ``edge_relation_weight`` (how relation and tail are weighed inside Eq. 5's r ‖ e_t, and in the
+  Cypher first cut), ``chain_relation_weight`` (σ of Eq. 8 on the relation chain vs. the path
+  with entity names; with the relations fallback q_i is the same at every hop, so σ of paths of
+  different lengths compare under one target in terminal selection).
 """
 
 from __future__ import annotations
@@ -88,6 +95,21 @@ class VisPathOptions(BaseModel):
     selection: Literal["generate", "likelihood"] = Field(
         "generate", description="generate (JSON lists, the paper's) or likelihood (score the allowed options)")
     verify_top: int = Field(3, ge=0, description="terminal selection: candidates verified against images")
+    # Path search at scale (hubs with thousands of edges). The paper leaves these open; 0 / "question"
+    # is the paper's literal reading (Eq. 5 on r ‖ e_t, Eq. 8 on the verbalised path, q_i = Q when the
+    # intent step fails); bench/scale.py measures each on the demo KG and on it buried in distractors.
+    intent_fallback: Literal["question", "relations"] = Field(
+        "question", description="q_i when the intent step gives nothing: question (Q ‖ sketch step) or "
+                                "relations (a non-LLM sketch: the catalogue relations the question's phrases "
+                                "name; an edge's relation score is its best phrase match)")
+    sketch_min_cos: float = Field(0.45, ge=-1.0, le=1.0, description="relations fallback: cosine between a "
+                                  "question phrase and a relation name for the relation to count as named")
+    edge_relation_weight: float = Field(0.0, ge=0.0, le=1.0, description="Eq. 5: c = w·cos(SBERT(r), q_i) + "
+                                        "(1−w)·cos(SBERT(r ‖ e_t), q_i); 0 = the paper's r ‖ e_t, 1 = relation "
+                                        "first, the tail only breaks ties (also weighs the Cypher first cut)")
+    chain_relation_weight: float = Field(0.0, ge=0.0, le=1.0, description="Eq. 8: σ = w·cos(SBERT(relation "
+                                         "chain of p), target) + (1−w)·cos(SBERT(Verbalize(p)), target); 0 = the "
+                                         "paper's verbalised path with entity names")
     no_graph_validation: bool = Field(False, description="ablation: take e_Q,1 as ranked (no Eq. 2–3)")
     no_visual_intent: bool = Field(False, description="ablation: score edges against Q instead of q_i")
     no_chain_pruning: bool = Field(False, description="ablation: keep paths by edge score (no σ, no LLM)")
@@ -131,6 +153,9 @@ class ReasoningPath:
 
     def extend(self, edge: Edge) -> "ReasoningPath":  # p ⊕ (end(p), r, e_t)
         return ReasoningPath(self.start_id, self.start_name, self.edges + (edge,))
+
+    def relation_chain(self) -> str:  # the relations of p only
+        return " → ".join(e.relation_name for e in self.edges)
 
     def verbalize(self) -> str:  # Verbalize(p)
         parts = [self.start_name]
@@ -213,6 +238,59 @@ def topic_mention_heuristic(question: str) -> str:
     return " ".join(best).replace(" ,", ",") or question
 
 
+_PHRASE_STOP = frozenset(
+    "a an the of in on at to by for from with and or is was were be been are does did do has have had which "
+    "what who whom whose where when why how this that these those it its as into there here shown pictured "
+    "picture photo image depicted seen".split())
+
+
+def question_phrases(question: str, max_len: int = 3) -> list[tuple[int, int, str]]:
+    """The question's word n-grams (1..max_len) that neither start nor end with a function word:
+    (first token, end token, text), lower-cased — the candidates for relation mentions."""
+    toks = [t.strip(".") for t in re.findall(r"[\w'’.-]+", question.lower())]
+    out = []
+    for n in range(1, max_len + 1):
+        for i in range(len(toks) - n + 1):
+            g = toks[i:i + n]
+            if g[0] and g[-1] and g[0] not in _PHRASE_STOP and g[-1] not in _PHRASE_STOP:
+                out.append((i, i + n, " ".join(g)))
+    return out
+
+
+def greedy_relation_matches(phrases: list[tuple[int, int, str]], sims: np.ndarray, min_cos: float,
+                            limit: int) -> list[tuple[int, int, float]]:
+    """(phrase index, relation index, cos) pairs, best pair first; a token span and a relation are used
+    once; pairs below ``min_cos`` are ignored; at most ``limit``. ``sims`` is phrases × relations."""
+    order = sorted(((float(sims[a, b]), a, b) for a in range(sims.shape[0]) for b in range(sims.shape[1])),
+                   key=lambda x: (-x[0], x[1], x[2]))
+    used_tokens: set[int] = set()
+    used_rel: set[int] = set()
+    out = []
+    for s, a, b in order:
+        if s < min_cos or len(out) >= limit:
+            break
+        span = set(range(phrases[a][0], phrases[a][1]))
+        if b in used_rel or span & used_tokens:
+            continue
+        used_tokens |= span
+        used_rel.add(b)
+        out.append((a, b, s))
+    return out
+
+
+def edge_scores(relation: np.ndarray, concat: np.ndarray, weight: float) -> np.ndarray:
+    """Eq. 5 with the relation weighed in: w·cos(SBERT(r), q_i) + (1−w)·cos(SBERT(r ‖ e_t), q_i)."""
+    return weight * relation + (1.0 - weight) * concat
+
+
+def first_cut_relation_scores(rel_scores: dict[str, float], weight: float) -> dict[str, float]:
+    """The ``$relation_scores`` for cypher/vispath_frontier_edges, whose cut ranks (rs + es) / 2 (rs: relation,
+    es: stored tail-name cosine). Scaling rs by (1 + w)/(1 − w) makes that order the one of
+    w·rs + (1 − w)·(rs + es)/2, so the cut weighs the relation as Eq. 5 does; w = 1 → the tail only breaks ties."""
+    k = (1.0 + weight) / (1.0 - weight) if weight < 1.0 else 1000.0
+    return {rid: k * s for rid, s in rel_scores.items()}
+
+
 class VisPath:
     """Algorithm 1 over a Neo4j Wikidata5M graph (the ``vispath`` method).
 
@@ -238,6 +316,8 @@ class VisPath:
         self.opt = options or VisPathOptions()
         self._drop: tuple[float, int] = (0.0, 0)
         self._hidden: list[str] = []
+        # intent_fallback="relations": the fallback intent text and its relation scores (one question)
+        self._sketch_intent: tuple[str, dict[str, float]] | None = None
 
     # ========================================================================= the method interface
     def answer(self, query) -> Answer:
@@ -265,6 +345,7 @@ class VisPath:
         o = self.opt
         run = VisPathRun(question=question)
         t0 = time.perf_counter()
+        self._sketch_intent = None
 
         # --- IV-A: starting entity e_S (Eq. 1–3) --------------------------------------
         if entity_id:
@@ -492,10 +573,35 @@ class VisPath:
             why = "empty"
         except BadModelReply as e:
             why = e.code
+        if self.opt.intent_fallback == "relations":
+            # Fallback (our choice; the paper has none): the relations the question names, matched
+            # phrase by phrase against the catalogue. Hop order is not guessed: every named relation
+            # is sought at every hop, and an edge's relation score is its relation's best phrase match.
+            if self._sketch_intent is None:
+                self._sketch_intent = self.relation_sketch(question)
+            if self._sketch_intent[0]:
+                run.fell_back(f"hop {i} intent: no valid JSON; the relations the question names", why)
+                return self._sketch_intent[0]
         # Fallback: the question, focused by the sketch step this hop should take.
         run.fell_back(f"hop {i} intent: no valid JSON; Q ‖ sketch step", why)
         step = run.sketch[i - 1] if i - 1 < len(run.sketch) and run.sketch != [question] else ""
         return f"{step} {question}".strip()
+
+    def relation_sketch(self, question: str) -> tuple[str, dict[str, float]]:
+        """Non-LLM sketch: (intent text, relation id → best cos(SBERT(r), SBERT(phrase)) over the question's
+        phrases). The text joins the relations matched greedily (best pair first, each phrase span and each
+        relation used once, cos ≥ sketch_min_cos, at most Dmax); ("", {}) when none matches."""
+        rel = self.relations()
+        ids = [rid for rid, (_, vec) in rel.items() if vec is not None]
+        phrases = question_phrases(question)
+        if not ids or not phrases:
+            return "", {}
+        sims = self.embed([p[2] for p in phrases]) @ np.stack([rel[r][1] for r in ids]).T
+        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, self.opt.Dmax)
+        if not picked:
+            return "", {}
+        best = sims.max(axis=0)
+        return "; ".join(rel[ids[b]][0] for _, b, _ in picked), {r: float(v) for r, v in zip(ids, best)}
 
     def expand_frontier(self, paths: list[ReasoningPath], q_i: str, q_vec: np.ndarray,
                         hop: int) -> list[ReasoningPath]:
@@ -514,32 +620,49 @@ class VisPath:
         """Eq. 5 exact scores of (first-cut) outgoing edges; top M1 per frontier entity."""
         m1 = M1 or self.opt.M1
         mode = expansion or self.opt.expansion
+        w = self.opt.edge_relation_weight
         rel = self.relations()
+        if self._sketch_intent is not None and intent == self._sketch_intent[0]:
+            rel_scores = self._sketch_intent[1]          # relations fallback: best phrase match per relation
+        else:
+            rel_scores = {rid: float(vec @ q_vec) for rid, (_, vec) in rel.items() if vec is not None}
         if mode == "exact":
             rows = self.graph.read("vispath_frontier_edges_all", frontier=list(frontier), hidden=self._hidden)
         else:
-            rel_scores = {rid: float(vec @ q_vec) for rid, (_, vec) in rel.items() if vec is not None}
-            rows = self.graph.read("vispath_frontier_edges", frontier=list(frontier), relation_scores=rel_scores,
+            rows = self.graph.read("vispath_frontier_edges", frontier=list(frontier),
+                                   relation_scores=first_cut_relation_scores(rel_scores, w),
                                    intent=q_vec.tolist(), pre_cap=self.opt.pre_cut,
                                    cap=max(self.opt.first_cut, m1), hidden=self._hidden)
         if not rows:
             return {}
         rnames = [rel.get(r["relation_id"], (r["relation_id"], None))[0] for r in rows]
         texts = [f"{rn} {r['tail_name'] or r['tail_id']}" for rn, r in zip(rnames, rows)]   # r ‖ e_t
-        scores = self.embed(texts) @ q_vec                                                    # Eq. 5
-        by_head: dict[str, list[Edge]] = {}
-        for r, rn, s in zip(rows, rnames, scores):
-            by_head.setdefault(r["head_id"], []).append(
+        concat = self.embed(texts) @ q_vec                                                    # Eq. 5
+        rs = np.array([rel_scores.get(r["relation_id"], -1.0) for r in rows], dtype=np.float32)
+        scores = edge_scores(rs, concat, w)
+        by_head: dict[str, list[tuple[Edge, float]]] = {}
+        for r, rn, s, c in zip(rows, rnames, scores, concat):
+            by_head.setdefault(r["head_id"], []).append((
                 Edge(r["head_id"], r["head_name"] or r["head_id"], r["relation_id"], rn, r["tail_id"],
-                     r["tail_name"] or r["tail_id"], float(s), hop, intent))
-        return {h: sorted(es, key=lambda e: (-e.score, e.relation_id, e.tail_id))[:m1] for h, es in by_head.items()}
+                     r["tail_name"] or r["tail_id"], float(s), hop, intent), float(c)))
+        # best c first; equal c (w = 1: one relation's edges) → the tail's r ‖ e_t score decides
+        return {h: [e for e, _ in sorted(es, key=lambda x: (-x[0].score, -x[1], x[0].relation_id,
+                                                            x[0].tail_id))[:m1]]
+                for h, es in by_head.items()}
 
     # ========================================================================= IV-C
     def chain_scores(self, cand: list[ReasoningPath], question: str, sketch: list[str],
                      q_i: str) -> list[ReasoningPath]:
-        """Eq. 8: σ_p,i = cos(SBERT(Verbalize(p)), SBERT(Q ‖ S_Q ‖ q_i)); sorted, best first."""
+        """Eq. 8: σ_p,i = cos(SBERT(Verbalize(p)), SBERT(Q ‖ S_Q ‖ q_i)); sorted, best first.
+
+        With chain_relation_weight w > 0, σ = w·cos(SBERT(relation chain), ·) + (1−w)·(the above): the
+        paper calls Verbalize(p) "a textual relation chain"; entity names in it let distractor tails that
+        share words with Q outrank the right relations (our reading, measured in bench/scale.py)."""
         target = self.embed([" ".join([question, " → ".join(sketch), q_i])])[0]
         sig = self.embed([p.verbalize() for p in cand]) @ target
+        w = self.opt.chain_relation_weight
+        if w > 0:
+            sig = w * (self.embed([p.relation_chain() for p in cand]) @ target) + (1.0 - w) * sig
         for p, s in zip(cand, sig):
             p.sigma = float(s)
         return sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))
