@@ -131,6 +131,15 @@ class Settings(BaseSettings):
     grounder_min_score: float = Field(0.1, validation_alias=AliasChoices("KGQA_GROUNDER_MIN_SCORE",
                                                                           "grounder_min_score"))
 
+    # --- kgqa serve (kgqa/serve.py) ----------------------------------------
+    # Bearer token every request must carry when set (unset: no auth; bind to loopback then).
+    api_token: str | None = Field(None, validation_alias=AliasChoices("KGQA_API_TOKEN", "api_token"))
+    serve_queue: int = Field(32, ge=1, validation_alias=AliasChoices("KGQA_SERVE_QUEUE", "serve_queue"))
+    serve_timeout_s: float = Field(600.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_TIMEOUT_S",
+                                                                              "serve_timeout_s"))
+    serve_max_upload_mb: float = Field(10.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_MAX_UPLOAD_MB",
+                                                                                 "serve_max_upload_mb"))
+
     @property
     def models_dir(self) -> Path:
         """Converted local models and the grounder's feature cache."""
