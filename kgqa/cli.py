@@ -161,6 +161,9 @@ def load_wikidata5m_cmd(
                                     help="Embed entity and relation names (a later run can add them)."),
     batch_size: int = typer.Option(10_000, "--batch-size", help="Rows per write transaction."),
     device: Optional[str] = typer.Option(None, "--device", help="Encoder device: cpu or cuda."),
+    bulk: bool = typer.Option(False, "--bulk", help="First load into an EMPTY database through neo4j-admin "
+                              "database import (stops and restarts the local server; for another Neo4j it "
+                              "writes the CSVs and prints the command to run)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
     """Load Wikidata5M (entities, relations, facts, descriptions, images, embeddings) into Neo4j."""
@@ -174,12 +177,18 @@ def load_wikidata5m_cmd(
     opts = LoadOptions(splits=tuple(x.strip() for x in splits.split(",") if x.strip()), limit=limit,
                        strict=strict, embeddings=embeddings, batch_size=batch_size, device=s.device,
                        progress=not as_json and sys.stderr.isatty())
+    next_steps: list[str] = []
     with Graph(s) as g:
-        report = load_wikidata5m(g, path, images=images, options=opts)
+        if bulk:
+            from kgqa.loaders.bulk import bulk_load_wikidata5m
+
+            report, next_steps = bulk_load_wikidata5m(g, path, images=images, options=opts)
+        else:
+            report = load_wikidata5m(g, path, images=images, options=opts)
     for w in getattr(report, "warnings", []):  # e.g. an empty split: said, also with --json
         print(f"kgqa: warning: {w}", file=sys.stderr)
     if as_json:
-        print(json.dumps(report.as_dict(), indent=2))
+        print(json.dumps({**report.as_dict(), "next_steps": next_steps} if bulk else report.as_dict(), indent=2))
         return
     from rich.table import Table
 
@@ -195,6 +204,10 @@ def load_wikidata5m_cmd(
         t.add_row(p.name, f"{p.rows:,}", f"{p.seconds:.2f}", f"{p.rows_per_s:,.0f}", detail)
     con = _console()
     con.print(t)
+    if next_steps:
+        for line in next_steps:
+            print(line)
+        return
     c = report.counts
     con.print(f"graph: {c.get('entities', 0):,} entities · {c.get('relations', 0):,} relations · "
               f"{c.get('facts', 0):,} facts · {c.get('images', 0):,} images")

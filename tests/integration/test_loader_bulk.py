@@ -1,0 +1,101 @@
+"""`kgqa load wikidata5m --bulk` end to end on a real, separate local Neo4j.
+
+The bulk path stops and restarts the local server around `neo4j-admin database import`, so
+this module runs its OWN server (own data dir and ports) and never touches the test server
+the other tests share. Checked: strict validation refuses a bad file before anything is
+written, the bulk load gives the same graph as the incremental loader (counts, the exact
+facts, descriptions, images, embeddings), a non-empty database is refused in one line, and
+a non-local Neo4j gets the importer command instead of a load.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, assert_one_line_error, run_kgqa
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SAMPLE = REPO / "tests" / "fixtures" / "wd5m_sample"
+
+
+def _triples() -> set[tuple[str, str, str]]:
+    out = set()
+    for split in ("train", "valid", "test"):
+        for ln in (SAMPLE / f"wikidata5m_transductive_{split}.txt").read_text(encoding="utf-8").splitlines():
+            if ln.strip():
+                out.add(tuple(ln.split("\t")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory):
+    data = tmp_path_factory.mktemp("bulk-neo4j")
+    env = {"KGQA_DATA_DIR": str(data), "KGQA_NEO4J_BOLT_PORT": "17787", "KGQA_NEO4J_HTTP_PORT": "17574",
+           "NEO4J_URI": "bolt://127.0.0.1:17787", "NEO4J_PASSWORD": "kgqa-local",
+           "KGQA_NEO4J_HEAP": "512m", "KGQA_NEO4J_PAGECACHE": "256m"}
+    start = run_kgqa("neo4j", "start", env=env)
+    assert start.returncode == 0, start.stderr
+    yield env
+    run_kgqa("neo4j", "stop", env=env)
+
+
+def _read(env, query: str, **params):
+    from kgqa.config import Settings
+    from kgqa.graph import Graph
+
+    s = Settings(neo4j_uri=env["NEO4J_URI"], data_dir=Path(env["KGQA_DATA_DIR"]),
+                 neo4j_bolt_port=int(env["KGQA_NEO4J_BOLT_PORT"]))
+    with Graph(s) as g:
+        return g._run(query, params, write=False)
+
+
+def test_bulk_strict_refuses_a_bad_line_and_writes_nothing(own_server, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(SAMPLE, bad)
+    with open(bad / "wikidata5m_transductive_train.txt", "a", encoding="utf-8") as fh:
+        fh.write("Q64\tP999\tQ515\n")
+    n = sum(1 for ln in (bad / "wikidata5m_transductive_train.txt").read_text().splitlines())
+    proc = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(bad), "--no-embeddings", env=own_server)
+    assert_one_line_error(proc, f"wikidata5m_transductive_train.txt:{n}:", "P999", code=2)
+    assert _read(own_server, "MATCH (n) RETURN count(n) AS n")[0]["n"] == 0
+
+
+def test_bulk_against_another_neo4j_writes_the_csv_and_prints_the_importer_command(own_server, tmp_path):
+    """NEO4J_URI is not the local kgqa server: no server is stopped, the CSVs and the exact command come back."""
+    env = {**own_server, "KGQA_NEO4J_BOLT_PORT": "17788"}     # so NEO4J_URI (17787) is "another Neo4j"
+    proc = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(SAMPLE), "--no-embeddings", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steps = json.loads(proc.stdout)["next_steps"]
+    assert len(steps) == 3 and steps[1].startswith("neo4j-admin database import full ")
+    assert "--nodes=" in steps[1] and "--relationships=" in steps[1] and "kgqa load wikidata5m" in steps[2]
+    facts_csv = Path(steps[1].split("--relationships=")[1].split()[0])
+    assert sum(1 for _ in facts_csv.open(encoding="utf-8")) == 90 + 1          # header + every fact once
+    assert _read(own_server, "MATCH (n) RETURN count(n) AS n")[0]["n"] == 0   # nothing loaded
+
+
+def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_server):
+    proc = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(SAMPLE), "--images", str(SAMPLE / "images"),
+                    "--json", env=own_server, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rep = json.loads(proc.stdout)
+    assert rep["next_steps"] == []
+    assert rep["counts"] == {"entities": 43, "relations": 18, "facts": 90, "images": 4}   # as the Bolt loader
+    phases = {p["phase"]: p for p in rep["phases"]}
+    assert {"validate", "write import CSV", "neo4j-admin import", "schema", "descriptions",
+            "embed entities"} <= set(phases)
+    facts = {(r["h"], r["t"], r["p"]) for r in _read(
+        own_server, "MATCH (h:Entity)-[f]->(t:Entity) RETURN h.id AS h, type(f) AS p, t.id AS t")}
+    assert {(h, p, t) for h, t, p in facts} == _triples()
+    row = _read(own_server, "MATCH (e:Entity {id: 'Q7186'}) RETURN e.name AS name, e.aliases AS aliases, "
+                            "e.description IS NOT NULL AS described, size(e.name_embedding) AS dim")[0]
+    assert row["name"] == "Marie Curie" and row["described"] and row["dim"] == 384
+    assert isinstance(row["aliases"], list)
+    cons = {r["name"] for r in _read(own_server, "SHOW CONSTRAINTS YIELD name RETURN name")}
+    assert cons, "the schema is applied after the import"
+    again = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(SAMPLE), env=own_server)
+    assert_one_line_error(again, "--bulk is for a first load into an empty database", "node(s)", code=2)
