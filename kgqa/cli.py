@@ -806,6 +806,10 @@ def main() -> None:
     except KeyboardInterrupt:
         print("kgqa: interrupted", file=sys.stderr)
         sys.exit(130)
+    except SystemExit as e:  # Typer turns Ctrl-C into a silent exit 130: say so, as the README promises
+        if e.code == 130:
+            print("kgqa: interrupted", file=sys.stderr)
+        raise
 
 
 if __name__ == "__main__":

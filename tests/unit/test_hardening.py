@@ -307,3 +307,28 @@ def test_a_completed_load_removes_its_checkpoints(sample, tmp_path):
     written = {p["key"] for n, _, p in g.writes if p.get("key") and n != "load_checkpoint_delete"}
     deleted = {p["key"] for n, _, p in g.writes if n == "load_checkpoint_delete"}
     assert written and written <= deleted
+
+
+# ------------------------------------------------------------------ 1b. Ctrl-C says so
+def test_ctrl_c_prints_interrupted_and_exits_130(tmp_path):
+    import os
+    import signal
+    import socket
+    import subprocess
+    import time
+
+    from tests.conftest import KGQA
+
+    with socket.socket() as silent:  # accepts the Bolt connection and never answers: `ask` waits
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        env = {**os.environ, "NEO4J_URI": f"bolt://127.0.0.1:{silent.getsockname()[1]}", "KGQA_NEO4J_TIMEOUT_S": "60"}
+        env.pop("KGQA_DEBUG", None)
+        # SIGINT handled as by a terminal's foreground process (a background job would ignore it)
+        p = subprocess.Popen([KGQA, "ask", "Where was Elon Musk born?"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        time.sleep(4)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and err.strip().splitlines()[-1] == "kgqa: interrupted", (p.returncode, err)
