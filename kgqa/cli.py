@@ -176,7 +176,7 @@ def load_wikidata5m_cmd(
     s = _settings(device=device)
     opts = LoadOptions(splits=tuple(x.strip() for x in splits.split(",") if x.strip()), limit=limit,
                        strict=strict, embeddings=embeddings, batch_size=batch_size, device=s.device,
-                       progress=not as_json and sys.stderr.isatty())
+                       progress=not as_json)  # bars on a terminal, log lines otherwise
     next_steps: list[str] = []
     with Graph(s) as g:
         if bulk:

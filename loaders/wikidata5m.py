@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -313,11 +314,53 @@ class _Rejects:
 
 
 # --------------------------------------------------------------------------- progress
+class _LogProgress:
+    """Progress for a log (stderr not a terminal: CI, nohup, a service): a line when a phase starts
+    and ends, and every ``interval`` seconds a line with rows, rate and ETA. Written to stdout, so
+    that stderr keeps the one-line error contract and ``kgqa load … > load.log`` keeps the progress."""
+
+    def __init__(self, interval: float = 30.0, out=None):
+        self.interval = interval
+        self.out = out or sys.stdout
+        self.tasks: dict[int, dict] = {}
+
+    def _say(self, text: str) -> None:
+        print(f"kgqa load: {text}", file=self.out, flush=True)
+
+    def add(self, name: str, total: int | None) -> int:
+        tid = len(self.tasks)
+        now = time.monotonic()
+        self.tasks[tid] = {"name": name, "total": total, "done": 0, "t0": now, "last": now}
+        self._say(f"{name}: started" + (f" ({total:,} rows)" if total else ""))
+        return tid
+
+    def advance(self, tid: int, n: int) -> None:
+        t = self.tasks[tid]
+        t["done"] += n
+        now = time.monotonic()
+        if now - t["last"] >= self.interval:
+            t["last"] = now
+            rate = t["done"] / max(now - t["t0"], 1e-9)
+            eta = (f" · ETA {(t['total'] - t['done']) / rate:,.0f} s" if t["total"] and rate > 0
+                   and t["total"] > t["done"] else "")
+            of = f"/{t['total']:,}" if t["total"] else ""
+            self._say(f"{t['name']}: {t['done']:,}{of} rows · {rate:,.0f} rows/s{eta}")
+
+    def finish(self, tid: int, rows: int) -> None:
+        t = self.tasks[tid]
+        el = time.monotonic() - t["t0"]
+        self._say(f"{t['name']}: done, {rows:,} rows in {el:,.1f} s ({rows / el if el > 0 else 0:,.0f} rows/s)")
+
+
 class _Bars:
-    """Rich progress bars (one per phase, with rows/s), or nothing."""
+    """Rich progress bars (one per phase, with rows/s) on a terminal, log lines otherwise, or nothing."""
 
     def __init__(self, enabled: bool):
         self._progress = None
+        self._log = None
+        if enabled and not sys.stderr.isatty():
+            self._log = _LogProgress()
+            enabled = False
         if enabled:
             from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
@@ -343,13 +386,19 @@ class _Bars:
             self._progress.stop()
 
     def add(self, name: str, total: int | None) -> Any:
+        if self._log:
+            return self._log.add(name, total)
         return self._progress.add_task(name, total=total) if self._progress else None
 
     def advance(self, task, n: int) -> None:
+        if self._log and task is not None:
+            self._log.advance(task, n)
         if self._progress and task is not None:
             self._progress.advance(task, n)
 
     def finish(self, task, rows: int) -> None:
+        if self._log and task is not None:
+            self._log.finish(task, rows)
         if self._progress and task is not None:
             self._progress.update(task, total=rows, completed=rows)
             self._progress.stop_task(task)

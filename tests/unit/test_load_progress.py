@@ -1,0 +1,50 @@
+"""Progress a user can follow when the loader's output goes to a log (not a terminal)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+
+def test_log_progress_prints_phase_lines_and_periodic_rate_and_eta():
+    from kgqa.loaders.wikidata5m import _LogProgress
+
+    out = io.StringIO()
+    p = _LogProgress(interval=0.0, out=out)
+    t = p.add("facts", 1000)
+    p.advance(t, 250)
+    p.advance(t, 250)
+    p.finish(t, 1000)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "kgqa load: facts: started (1,000 rows)"
+    assert re.match(r"kgqa load: facts: 250/1,000 rows · [\d,]+ rows/s · ETA [\d,]+ s$", lines[1]), lines[1]
+    assert re.match(r"kgqa load: facts: 500/1,000 rows", lines[2])
+    assert re.match(r"kgqa load: facts: done, 1,000 rows in [\d.,]+ s \([\d,]+ rows/s\)$", lines[-1]), lines[-1]
+
+
+def test_log_progress_is_quiet_between_intervals_and_without_a_total():
+    from kgqa.loaders.wikidata5m import _LogProgress
+
+    out = io.StringIO()
+    p = _LogProgress(interval=3600.0, out=out)
+    t = p.add("validate entity.txt", None)
+    for _ in range(100):
+        p.advance(t, 50_000)
+    p.finish(t, 5_000_000)
+    lines = out.getvalue().splitlines()
+    assert lines == ["kgqa load: validate entity.txt: started", lines[1]] and "done, 5,000,000 rows" in lines[1]
+
+
+def test_bars_use_log_lines_when_stderr_is_not_a_terminal(monkeypatch, capsys):
+    import sys
+
+    from kgqa.loaders.wikidata5m import _Bars
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    with _Bars(True) as bars:
+        t = bars.add("entities", 10)
+        bars.advance(t, 10)
+        bars.finish(t, 10)
+    out = capsys.readouterr()
+    assert "kgqa load: entities: started (10 rows)" in out.out and "entities: done, 10 rows" in out.out
+    assert out.err == ""                                    # stderr keeps the one-line error contract
