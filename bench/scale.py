@@ -49,6 +49,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # VisPathOptions defaults to; "paper" pins every scoring choice to the paper's literal reading.
 VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
+    "paper": {"intent_fallback": "question", "edge_relation_weight": "0", "chain_relation_weight": "0"},
+    "intent=relations": {"intent_fallback": "relations"},
+    "edge w=1": {"edge_relation_weight": "1"},
+    "chain w=1": {"chain_relation_weight": "1"},
+    "relations+chain w=1": {"intent_fallback": "relations", "chain_relation_weight": "1"},
+    "relations+edge+chain": {"intent_fallback": "relations", "edge_relation_weight": "1",
+                             "chain_relation_weight": "1"},
+    "rel+edge+chain .5": {"intent_fallback": "relations", "edge_relation_weight": "0.5",
+                          "chain_relation_weight": "0.5"},
 }
 # Other methods' rows over the same two graphs, added by their engineers:
 # name -> (kgqa eval --method value, option set). Hubs matter to GraSP's k1/k2 ranking too.

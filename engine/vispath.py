@@ -636,9 +636,14 @@ class VisPath:
         if not rows:
             return {}
         rnames = [rel.get(r["relation_id"], (r["relation_id"], None))[0] for r in rows]
-        texts = [f"{rn} {r['tail_name'] or r['tail_id']}" for rn, r in zip(rnames, rows)]   # r ‖ e_t
-        concat = self.embed(texts) @ q_vec                                                    # Eq. 5
         rs = np.array([rel_scores.get(r["relation_id"], -1.0) for r in rows], dtype=np.float32)
+        if w == 1.0 and mode != "exact":
+            # relation first: the tail only breaks ties, by the first cut's stored tail-name cosine
+            # (approx orders one relation's edges by it), so no "r ‖ e_t" needs encoding at a hub
+            concat = np.array([r["approx"] for r in rows], dtype=np.float32)
+        else:
+            texts = [f"{rn} {r['tail_name'] or r['tail_id']}" for rn, r in zip(rnames, rows)]   # r ‖ e_t
+            concat = self.embed(texts) @ q_vec                                                    # Eq. 5
         scores = edge_scores(rs, concat, w)
         by_head: dict[str, list[tuple[Edge, float]]] = {}
         for r, rn, s, c in zip(rows, rnames, scores, concat):

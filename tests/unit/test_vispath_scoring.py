@@ -96,6 +96,16 @@ def test_relation_weight_one_ranks_by_relation_and_breaks_ties_by_the_tail():
     assert kept[1].relation_id == "P1435" and kept[1].tail_id == "X2"   # "Paris Tower Museum"
 
 
+def test_relation_first_at_a_hub_encodes_no_edge_texts():
+    vp, _, _ = make(M1=2, edge_relation_weight=1.0)
+    q = vp.embed(["architect"])[0]
+    vp.score_edges(["T"], q, intent="architect")
+    assert not [t for t in vp.kg._emb_cache if t.startswith("heritage designation ")]
+    vp.opt = VisPathOptions(M1=2, edge_relation_weight=0.5)
+    vp.score_edges(["T"], q, intent="architect")
+    assert "heritage designation Old Tower" in vp.kg._emb_cache       # Eq. 5's r ‖ e_t, when it is weighed
+
+
 def test_question_fallback_is_the_default_and_uses_the_question():
     vp, _, _ = make()
     run = vp.run(QUESTION, entity_id="T")
