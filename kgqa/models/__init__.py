@@ -7,6 +7,7 @@ model here: each backend loads on its first call (once per process).
 role        settings field          "local"                              "openai" / "vllm"
 encoder     (always in-process)     all-MiniLM-L6-v2                     —
 chat        KGQA_CHAT_BACKEND       SmolLM2-135M-Instruct (LocalChat)    OpenAIChat     ("none": graph-only floor)
+            KGQA_LOCAL_LLM_RUNTIME  llamacpp (default) | transformers
 vision      KGQA_VISION_BACKEND     ReferenceImageGrounder (stand-in)    OpenAIVision
 softprompt  KGQA_SOFTPROMPT_BACKEND SmolLM2 with inputs_embeds           vLLM --enable-prompt-embeds
 """
@@ -107,7 +108,7 @@ def chat_setting(settings: Settings) -> str:
     if _is_remote(settings.chat_backend):
         return f"{settings.chat_backend} · {settings.chat_model} @ {settings.chat_base_url or settings.openai_base_url}"
     name = settings.local_llm_gguf.stem if settings.local_llm_gguf else "SmolLM2-135M-Instruct"
-    return f"local · {name}"
+    return f"local · {name} · {settings.local_llm_runtime}"
 
 
 __all__ = ["Models", "chat_setting", "build_models", "Meter", "ReplayCache", "MeteredEncoder"]

