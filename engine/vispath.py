@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kgqa.engine import vispath_prompts as P
 from kgqa.errors import BadModelReply, InvalidInput
@@ -110,10 +110,41 @@ class VisPathOptions(BaseModel):
     chain_relation_weight: float = Field(0.0, ge=0.0, le=1.0, description="Eq. 8: σ = w·cos(SBERT(relation "
                                          "chain of p), target) + (1−w)·cos(SBERT(Verbalize(p)), target); 0 = the "
                                          "paper's verbalised path with entity names")
+    # Per-step ablation of the model calls (ours; the paper asks the model at every step). A step that is
+    # off takes its documented fallback, exactly as in the graph-only setting (KGQA_CHAT_BACKEND=none), so
+    # the gain or loss of each step is measured on its own (recorded as fallback code "off").
+    llm_steps: str = Field("all", description="model-asked steps, comma-separated, the others take their "
+                           "fallback: expression, ranking, sketch, intent, chain, evidence, answerability, "
+                           "final, verify; 'all' (the paper) or 'none'")
     no_graph_validation: bool = Field(False, description="ablation: take e_Q,1 as ranked (no Eq. 2–3)")
     no_visual_intent: bool = Field(False, description="ablation: score edges against Q instead of q_i")
     no_chain_pruning: bool = Field(False, description="ablation: keep paths by edge score (no σ, no LLM)")
     no_evidence_check: bool = Field(False, description="ablation: no answerability check; always Dmax hops")
+
+
+    @field_validator("llm_steps")
+    @classmethod
+    def _known_steps(cls, v: str) -> str:
+        parse_llm_steps(v)
+        return v
+
+
+#: VisPath's model-asked steps, in the order of Algorithm 1 (``llm_steps``)
+LLM_STEPS = ("expression", "ranking", "sketch", "intent", "chain", "evidence", "answerability", "final", "verify")
+
+
+def parse_llm_steps(spec: str) -> frozenset[str]:
+    """``llm_steps`` as the set of steps that ask the model; ValueError naming an unknown step."""
+    spec = (spec or "").strip().lower()
+    if spec == "all":
+        return frozenset(LLM_STEPS)
+    if spec in ("", "none"):
+        return frozenset()
+    steps = {x.strip() for x in spec.split(",") if x.strip()}
+    unknown = sorted(steps - set(LLM_STEPS))
+    if unknown:
+        raise ValueError(f"unknown step(s) {', '.join(unknown)} (known: {', '.join(LLM_STEPS)}, all, none)")
+    return frozenset(steps)
 
 
 # ----------------------------------------------------------------------------- records
@@ -314,6 +345,7 @@ class VisPath:
         self.vision = ctx.models.vision
         self.kg = ctx.kg if ctx.kg is not None else KG(ctx.graph, ctx.models.encoder)
         self.opt = options or VisPathOptions()
+        self._llm_steps = parse_llm_steps(self.opt.llm_steps)
         self._drop: tuple[float, int] = (0.0, 0)
         self._hidden: list[str] = []
         # intent_fallback="relations": the fallback intent text and its relation scores (one question)
@@ -466,6 +498,7 @@ class VisPath:
         """Visual-aware candidate ranking: HEAD → o = VLM(I, HEAD) (Eq. 1) → SBERT index → LLM ranks."""
         has_image = image is not None
         try:
+            self._ask("expression")
             ref = self.chat.generate_json(P.build_referring_expression(question, has_image=has_image),
                                           P.ReferringExpression, system=P.VISPATH_SYSTEM, max_tokens=80)
             run.expression, run.head = ref.expression.strip(), ref.head.strip()
@@ -494,6 +527,7 @@ class VisPath:
         if not retrieved:
             return []
         try:
+            self._ask("ranking")
             if self.opt.selection == "likelihood":
                 ll = self.chat.choose(P.build_candidate_choice(question, run.expression, run.object_name),
                                       [" " + c.name for c in retrieved], per_token=True)
@@ -543,6 +577,7 @@ class VisPath:
     # ========================================================================= IV-C (sketch)
     def analyze_question(self, question: str, run: VisPathRun) -> tuple[list[str], int]:
         try:
+            self._ask("sketch")
             sk = self.chat.generate_json(P.build_question_analysis(question), P.QuestionSketch,
                                          system=P.VISPATH_SYSTEM, max_tokens=120)
             sketch = [s.strip() for s in sk.sketch if s and s.strip()]
@@ -565,6 +600,7 @@ class VisPath:
         if self.opt.no_visual_intent:
             return question
         try:
+            self._ask("intent")
             out = self._vlm_json(image, P.build_hop_intent(question, i, [p.verbalize() for p in paths]),
                                  P.HopIntent, max_tokens=60)
             intent = out.intent.strip()
@@ -677,6 +713,7 @@ class VisPath:
         """LLM examines P_chain(i) as whole chains; keeps ≤ M3 by σ; empty → top-σ paths."""
         m3 = self.opt.M3
         try:
+            self._ask("chain")
             if self.opt.selection == "likelihood":   # the M3 chains the LLM finds likeliest
                 ll = self.chat.choose(P.build_chain_choice(question, sketch),
                                       [" " + p.verbalize() for p in chain], per_token=True)
@@ -700,6 +737,7 @@ class VisPath:
         """Eq. 9: z_i = VLM(I, Q, P(i)); fallback: the verbalised paths themselves."""
         verbal = [p.verbalize() for p in paths]
         try:
+            self._ask("evidence")
             z = self._vlm_json(image, P.build_evidence_statement(question, verbal), P.EvidenceStatement,
                                max_tokens=120).statement.strip()
             if z:
@@ -713,6 +751,7 @@ class VisPath:
     def answerability(self, question: str, image, z_i: str, run: VisPathRun) -> tuple[bool, str]:
         """Eq. 10: (η_i, A_i) = VLM(I, Q, z_i). No valid verdict counts as η_i = 0."""
         try:
+            self._ask("answerability")
             out = self._vlm_json(image, P.build_answerability(question, z_i), P.Answerability, max_tokens=60)
         except BadModelReply as e:
             run.fell_back("answerability: no valid JSON; η = 0", e.code)
@@ -730,6 +769,7 @@ class VisPath:
         """
         a = ""
         try:
+            self._ask("final")
             a = self._vlm_json(image, P.build_final_answer(question, z_star), P.FinalAnswer,
                                max_tokens=40).answer.strip()
         except BadModelReply as e:
@@ -746,6 +786,7 @@ class VisPath:
         if len(ends) == 1:
             return ends[0]
         try:
+            self._ask("final")
             ll = self.chat.choose(P.build_answer_choice(question, z_star), [" " + e for e in ends])
             return ends[int(np.argmax(ll))]
         except BadModelReply:
@@ -778,6 +819,7 @@ class VisPath:
                 if p.end_id not in with_images:
                     continue
                 try:
+                    self._ask("verify")
                     verdict[p.end_id] = self.vision.generate_json(
                         image, P.build_candidate_check(question, p.end_name, p.verbalize()), P.CandidateCheck,
                         system=P.VISPATH_SYSTEM, max_tokens=20).consistent
@@ -795,6 +837,7 @@ class VisPath:
     def _answer_from_image(self, question: str, image, run: VisPathRun, t0: float) -> VisPathRun:
         """Last resort: no reliable graph candidate — infer the answer from the image (or the question)."""
         try:
+            self._ask("final")
             a = self._vlm_json(image, P.build_image_answer(question), P.FinalAnswer, max_tokens=40).answer.strip()
         except BadModelReply:
             a = ""
@@ -814,6 +857,11 @@ class VisPath:
         return self.kg.ground_answer(answer, names)
 
     # ========================================================================= helpers
+    def _ask(self, step: str) -> None:
+        """Per-step ablation (``llm_steps``): a step that is off takes its fallback, as in the graph-only setting."""
+        if step not in self._llm_steps:
+            raise BadModelReply(f"{step}: model step switched off (llm_steps)", code="off")
+
     def _vlm_json(self, image, prompt: str, schema, max_tokens: int = 120):
         """A vision-conditioned step; without an image the text LLM takes it (kgqa ask "question")."""
         if image is None:

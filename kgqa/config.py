@@ -113,9 +113,11 @@ class Settings(BaseSettings):
     # Runtime of the local chat LLM: "llamacpp" reads the GGUF directly (llama-cpp-python,
     # JSON-schema grammar; several times transformers' tokens/s on a CPU, bench/llm.py) or
     # "transformers" (the GGUF converted to an HF folder; outlines for JSON). Soft prompts
-    # (GraSP, inputs_embeds) always run on transformers.
+    # (GraSP, inputs_embeds) always run on transformers. The default stays transformers until the
+    # demo replay caches (data/demo/replay, data/docs/replay) are re-recorded with llama.cpp: their
+    # keys name the runtime, so make demo would otherwise answer every step live.
     local_llm_runtime: Literal["llamacpp", "transformers"] = Field(
-        "llamacpp", validation_alias=AliasChoices("KGQA_LOCAL_LLM_RUNTIME", "local_llm_runtime"))
+        "transformers", validation_alias=AliasChoices("KGQA_LOCAL_LLM_RUNTIME", "local_llm_runtime"))
     # OpenAI-compatible servers (vLLM); per-role URLs default to openai_base_url.
     openai_base_url: str = Field("http://127.0.0.1:8000/v1",
                                  validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))

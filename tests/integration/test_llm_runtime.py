@@ -159,3 +159,16 @@ def test_replay_cache_replays_llamacpp_replies_only(llm_settings, tmp_path):
     params = {"max_tokens": 12, "temperature": 0.0}
     assert cache.get(ReplayCache.key("llamacpp", chat.name, key, None, params)) is not None
     assert cache.get(ReplayCache.key("local", chat.name, key, None, params)) is None
+
+
+def test_local_chat_runs_on_llamacpp_when_the_runtime_says_so(llm_settings, lchat):
+    """KGQA_LOCAL_LLM_RUNTIME=llamacpp: the local chat model (what build_models and the grounder use)
+    answers through llama.cpp, metered on its own meter, and says so in its replay keys."""
+    from kgqa.models import build_models
+
+    models = build_models(llm_settings.model_copy(update={"local_llm_runtime": "llamacpp"}))
+    chat = models.chat
+    assert chat.backend == "llamacpp"
+    prompt = "Name the capital of Italy in one word."
+    assert chat.generate(prompt, max_tokens=8) == lchat.generate(prompt, max_tokens=8)
+    assert models.meter.costs()["chat"].calls == 1

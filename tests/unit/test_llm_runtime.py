@@ -63,3 +63,15 @@ def test_deadline_raises_model_unavailable_naming_the_setting():
     with pytest.raises(ModelUnavailable, match=r"local LLM X \(llama.cpp\): no reply within 0 s \(KGQA_MODEL_TIMEOUT_S\)"):
         d.check()
     _Deadline(60.0, "x").check()   # well within: no error
+
+
+def test_vispath_llm_steps_name_the_model_asked_steps():
+    from pydantic import ValidationError
+
+    from kgqa.engine.vispath import LLM_STEPS, VisPathOptions, parse_llm_steps
+
+    assert parse_llm_steps("all") == frozenset(LLM_STEPS) and parse_llm_steps("none") == frozenset()
+    assert parse_llm_steps(" Sketch, chain ") == {"sketch", "chain"}
+    assert VisPathOptions().llm_steps == "all"      # the paper: the model is asked at every step
+    with pytest.raises(ValidationError, match="unknown step.*sketches"):
+        VisPathOptions(llm_steps="sketches")
