@@ -46,11 +46,12 @@ class Graph:
             import neo4j
 
             uri = check_neo4j_uri(self.settings.neo4j_uri)  # one line, exit 3, for a malformed URI
-            # The driver logs a WARNING per retry (~30 s of them when Neo4j dies mid-load) before
-            # the one line kgqa prints; quiet it unless the application configured neo4j's logger.
+            # The driver logs a WARNING per retry (~30 s of them when Neo4j dies mid-load) and an
+            # ERROR per defunct connection before the one line kgqa prints for the same failure;
+            # quiet it unless the application configured neo4j's logger itself.
             log = logging.getLogger("neo4j")
             if log.level == logging.NOTSET:
-                log.setLevel(logging.ERROR)
+                log.setLevel(logging.CRITICAL)
             try:
                 self._driver = neo4j.GraphDatabase.driver(
                     uri,

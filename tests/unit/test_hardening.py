@@ -255,7 +255,7 @@ def test_driver_gives_up_retrying_after_the_timeout_and_its_warnings_are_quiet(m
     monkeypatch.setattr(log, "level", logging.NOTSET)
     Graph(Settings(neo4j_uri="bolt://127.0.0.1:7687", neo4j_timeout_s=4.0)).verify()
     assert seen["max_transaction_retry_time"] == 4.0
-    assert log.level == logging.ERROR  # "Transaction failed and will be retried" is a WARNING
+    assert log.level == logging.CRITICAL  # retries are WARNINGs, a defunct connection an ERROR
 
 
 def test_an_index_refusal_from_neo4j_is_one_line_not_a_traceback():
