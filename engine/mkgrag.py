@@ -186,8 +186,8 @@ class MKGRAG:
             chunks = self.graph.read("mkgrag_chunks", ids=list(chunk_rank), vector=qvec) if chunk_rank else []
             chunks.sort(key=lambda c: (chunk_rank[c["id"]], -c["sim"]))
             graph_lines = [el.text for el in elements]
-            used = self.count_tokens("\n".join(graph_lines)) if graph_lines else 0
-            r.chunks = self._fit_chunks(chunks, budget=o.budget - used)
+            used = self.count_tokens(self._context(graph_lines, [])) if graph_lines else 0
+            r.chunks = self._fit_chunks(chunks, budget=o.budget - used - 2)   # 2: the "Sources:" header
             r.context = self._context(graph_lines, r.chunks)
         r.context_tokens = self.count_tokens(r.context) if r.context else 0
         r.timings["stage2"] = time.perf_counter() - t
@@ -264,7 +264,7 @@ class MKGRAG:
     def _fit_chunks(self, chunks: list[dict], budget: int) -> list[dict]:
         out, used = [], 0
         for c in chunks:
-            n = int(c.get("tokens") or self.count_tokens(c["text"]))
+            n = self.count_tokens(f"[{c['title']}] {c['text']}") + 1      # as the chunk appears in the context
             if used + n > budget:
                 continue                       # a later, shorter chunk may still fit
             out.append({**c, "cos": round(cos_from_neo4j(c["sim"]), 4)})

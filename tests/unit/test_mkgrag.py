@@ -60,8 +60,8 @@ def rel(i, h, t, cos, doc="d1", chunks=("d1#c1",)):
 
 
 def chunk(cid, tokens, cos, doc="d1"):
-    return {"id": cid, "doc_id": doc, "title": "Doc", "order": 0, "sections": ["S"], "text": f"text of {cid}",
-            "tokens": tokens, "sim": n4j(cos)}
+    return {"id": cid, "doc_id": doc, "title": "Doc", "order": 0, "sections": ["S"],
+            "text": " ".join(["w"] * tokens), "tokens": tokens, "sim": n4j(cos)}
 
 
 def method(rows, chat=None, **opts):
@@ -113,6 +113,7 @@ def test_context_holds_graph_lines_then_chunks_within_the_budget():
             "mkgrag_chunks": [chunk("d1#c0", 30, 0.5), chunk("d1#c1", 500, 0.4), chunk("d1#c2", 20, 0.3)]}
     r = method(rows, budget=80, no_expansion=True).retrieve("q")
     assert [c["id"] for c in r.chunks] == ["d1#c0", "d1#c2"]       # the 500-token chunk does not fit; c2 still does
+    assert r.context_tokens <= 80                                   # headers and titles counted too
     assert r.context.index("Knowledge graph:") < r.context.index("Sources:")
     assert "entity: E1 (thing): desc 1" in r.context
 
