@@ -305,7 +305,8 @@ class GraSP:
             for nid in rnd.selected:
                 chain = sub.path_to(nid)
                 if chain:
-                    evidence.append(to_path_evidence(chain, sub.names, self.relation_names(), t, len(evidence) + 1))
+                    evidence.append(to_path_evidence(chain, sub.names, self.relation_names(), t, len(evidence) + 1,
+                                                     start=sub.topic_id))
             selected_names += [sub.names[n] for n in rnd.selected if sub.names[n] not in selected_names]
 
             t3 = time.perf_counter()
@@ -550,11 +551,20 @@ def graph_tensors(method: GraSP, sub: Subgraph, q_vec: np.ndarray):
 
 
 def to_path_evidence(chain: list[Fact], names: dict[str, str], rel_names: dict[str, str], rnd: int,
-                     rank: int) -> PathEvidence:
-    steps = [Step(head_id=f.head_id, head_name=names[f.head_id], relation_id=f.relation_id,
-                  relation_name=rel_names.get(f.relation_id, f.relation_id), tail_id=f.tail_id,
-                  tail_name=names[f.tail_id], hop=k, score=round(f.score, 4), note=f"round {rnd}")
-             for k, f in enumerate(chain, 1)]
+                     rank: int, start: str | None = None) -> PathEvidence:
+    """The chain from the topic as steps in walking order; a fact walked against its direction is named
+    "inverse of r" (its head and tail swapped in the step, the fact itself in the note)."""
+    steps = []
+    cur = start if start is not None else (chain[0].head_id if chain else None)
+    for k, f in enumerate(chain, 1):
+        name = rel_names.get(f.relation_id, f.relation_id)
+        if f.head_id == cur:
+            h, t, rn, note = f.head_id, f.tail_id, name, f"round {rnd}"
+        else:
+            h, t, rn, note = f.tail_id, f.head_id, f"inverse of {name}", f"round {rnd}; fact {f.key}"
+        steps.append(Step(head_id=h, head_name=names[h], relation_id=f.relation_id, relation_name=rn, tail_id=t,
+                          tail_name=names[t], hop=k, score=round(f.score, 4), note=note))
+        cur = t
     return PathEvidence(steps=steps, score=round(min(f.score for f in chain), 4), rank=rank)
 
 

@@ -166,6 +166,11 @@ def test_path_to_follows_facts_in_either_direction():
     chain = sub.path_to("Q6")
     assert [f.key for f in chain] == ["Q4|P4|Q1", "Q4|P2|Q6"]
     assert sub.path_to("Q1") == [] and sub.path_to("Q99") == []
+    from kgqa.engine.grasp import to_path_evidence
+
+    ev = to_path_evidence(chain, sub.names, {"P4": "located in", "P2": "river"}, 1, 1, start="Q1")
+    assert ev.one_line() == "A -[inverse of located in]-> D -[river]-> F"     # steps chain in walking order
+    assert (ev.steps[0].head_id, ev.steps[0].tail_id) == ("Q1", "Q4") and "Q4|P4|Q1" in ev.steps[0].note
 
 
 # ------------------------------------------------------------------------------------------ LLM_select
