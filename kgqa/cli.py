@@ -473,14 +473,20 @@ def compare(
 
     image, question = _ask_args(args)
     names = method_names(methods)
-    pipes = Pipeline.many(_settings(), names, options=_scoped_options(option, names), replay_cache=replay_cache)
+    errors: dict[str, KgqaError] = {}
+    pipes = Pipeline.many(_settings(), names, options=_scoped_options(option, names), replay_cache=replay_cache,
+                          errors=errors)
+    by_name = {p.method_name: p for p in pipes}
     results: list[tuple[str, object, KgqaError | None]] = []
     try:
-        for p in pipes:
+        for name in names:
+            if name in errors:
+                results.append((name, None, errors[name]))
+                continue
             try:
-                results.append((p.method_name, p.answer(question, image=image, entity_id=entity), None))
+                results.append((name, by_name[name].answer(question, image=image, entity_id=entity), None))
             except KgqaError as e:
-                results.append((p.method_name, None, e))
+                results.append((name, None, e))
     finally:
         for p in pipes:
             p.close()
@@ -494,14 +500,16 @@ def compare(
         t = Table(title=f"kgqa compare · {question}", box=box.SIMPLE_HEAD, show_lines=False)
         for col in ("method", "answer", "evidence", "calls", "tokens", "s", "trace"):
             t.add_column(col, overflow="fold", justify="right" if col in ("calls", "tokens", "s") else "left")
+        from rich.text import Text     # cells as Text: entity and relation names may hold [brackets]
+
         for m, a, e in results:
             if a is None:
-                t.add_row(m, "error", str(e), "-", "-", "-", "-")
+                t.add_row(m, "error", Text(str(e)), "-", "-", "-", "-")
                 continue
             calls = sum(c.calls for c in a.cost.values())
             toks = sum(c.prompt_tokens + c.completion_tokens for r, c in a.cost.items() if r != "encoder")
             ans = (a.answer if a.answer is not None else "(abstained)") + (f" [{a.answer_id}]" if a.answer_id else "")
-            t.add_row(m, ans, a.evidence_line(), str(calls), str(toks), f"{a.seconds:.1f}", a.trace_id or "-")
+            t.add_row(m, Text(ans), Text(a.evidence_line()), str(calls), str(toks), f"{a.seconds:.1f}", a.trace_id or "-")
         from rich.console import Console
 
         Console(highlight=False, width=max(Console().width, 140)).print(t)

@@ -91,21 +91,43 @@ class Pipeline:
     @classmethod
     def many(cls, settings, methods: list[str], *, options: dict[str, dict] | None = None,
              ablations: dict[str, list[str]] | None = None, write_trace: bool = True,
-             replay_cache: str | Path | None = None) -> list["Pipeline"]:
+             replay_cache: str | Path | None = None, errors: dict | None = None) -> list["Pipeline"]:
         """One pipeline per method, sharing one graph connection, one set of models and one KG cache.
 
-        Every method's options are validated before anything connects."""
+        Every method's options are validated before anything connects. A method that cannot be
+        built (e.g. GraSP without a trained encoder) raises — or, when ``errors`` is a dict, is
+        left out and its error recorded there (``kgqa compare`` shows it in the method's row)."""
+        from kgqa.errors import KgqaError
+        from kgqa.graph import Graph
+        from kgqa.kg import KG
+        from kgqa.models import build_models
         from kgqa.registry import get_method
 
         for m in methods:
             method_options(get_method(m), (options or {}).get(m), (ablations or {}).get(m))
-        first = cls(settings, methods[0], write_trace=write_trace, options=(options or {}).get(methods[0]),
-                    ablations=(ablations or {}).get(methods[0]), replay_cache=replay_cache)
-        out = [first]
-        for m in methods[1:]:
-            out.append(cls(first.settings, m, graph=first.graph, models=first.models, kg=first.kg,
-                           write_trace=write_trace, options=(options or {}).get(m),
-                           ablations=(ablations or {}).get(m)))
+        if replay_cache:
+            settings = settings.model_copy(update={"model_cache_dir": Path(replay_cache)})
+        graph = Graph(settings)
+        graph.verify()
+        models = build_models(settings, graph)
+        kg = KG(graph, models.encoder)
+        out = []
+        try:
+            for m in methods:
+                try:
+                    out.append(cls(settings, m, graph=graph, models=models, kg=kg, write_trace=write_trace,
+                                   options=(options or {}).get(m), ablations=(ablations or {}).get(m)))
+                except KgqaError as e:
+                    if errors is None:
+                        raise
+                    errors[m] = e
+        except BaseException:
+            graph.close()
+            raise
+        if out:
+            out[0]._owns_graph = True          # the first pipeline closes the shared connection
+        else:
+            graph.close()
         return out
 
     def answer(self, question: str, image: Path | str | None = None, entity_id: str | None = None,

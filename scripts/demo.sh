@@ -65,4 +65,15 @@ banner "mKG-RAG: kgqa ask $DOCS/queries/flag_japan.jpg --method mkgrag (a fact o
 $KGQA ask "${replay[@]}" "$DOCS/queries/flag_japan.jpg" \
   "In which year was the flag shown here made official by law?" --method mkgrag
 
+# ---- GraSP and the three methods side by side ----
+# data/demo/grasp/grasp-gat.safetensors: the GAT soft-prompt encoder trained on the demo KG by
+# `kgqa train grasp --examples 12 --exclude data/demo/questions.jsonl --lr 1e-3` (weights only; see data/demo/README.md).
+GRASP_CKPT=$DEMO/grasp/grasp-gat.safetensors
+banner "GraSP: kgqa ask --method grasp (2-hop subgraph -> GAT soft prompt -> SmolLM2)"
+$KGQA ask "${replay[@]}" "What is the capital of France?" --method grasp -o checkpoint="$GRASP_CKPT"
+
+banner "kgqa compare: every method on one question"
+$KGQA compare "${replay[@]}" "$DEMO/queries/falcon9_dscovr_launch.jpg" \
+  "Who founded the company that builds the rocket shown in this photo?" -o grasp.checkpoint="$GRASP_CKPT"
+
 printf '\nPer-question results: %s · Neo4j Browser: paste a trace line printed above.\n' "$REPORT"

@@ -166,7 +166,8 @@ def test_graph_only_setting_takes_every_fallback_on_purpose_and_says_so(demo_kg,
 def test_compare_answers_one_question_with_every_method_side_by_side(demo_kg):
     img = str(DEMO / "queries" / "falcon9_dscovr_launch.jpg")
     q = "Who founded the company that builds the rocket shown in this photo?"
-    proc = run_kgqa("compare", img, q, "--json", env=GRAPH_ONLY)
+    ckpt = f"grasp.checkpoint={DEMO / 'grasp' / 'grasp-gat.safetensors'}"     # the demo's trained GraSP encoder
+    proc = run_kgqa("compare", img, q, "--json", "-o", ckpt, env=GRAPH_ONLY)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = json.loads(proc.stdout)
     from kgqa.registry import method_classes
@@ -181,6 +182,14 @@ def test_compare_answers_one_question_with_every_method_side_by_side(demo_kg):
     table = run_kgqa("compare", img, q, "--methods", "vispath", env=GRAPH_ONLY)
     assert table.returncode == 0, table.stderr[-2000:]
     assert "vispath" in table.stdout and "MATCH (q:Question" in table.stdout
+    # a method that cannot be built (GraSP without its trained encoder) shows its error in its row;
+    # the others still answer, and the exit code says something failed
+    broken = run_kgqa("compare", q, "--json", "--methods", "vispath,grasp", "-o", "grasp.checkpoint=/nonexistent.st",
+                      env=GRAPH_ONLY)
+    assert broken.returncode == 2, broken.stderr[-2000:]
+    by = {r["method"]: r for r in json.loads(broken.stdout)}
+    assert by["vispath"]["error"] is None and by["vispath"]["answer"]["answer"]
+    assert by["grasp"]["answer"] is None and "nonexistent.st" in by["grasp"]["error"]
     assert_one_line_error(run_kgqa("compare", q, "--methods", "vispath,nope"), "nope", code=2)
     assert_one_line_error(run_kgqa("compare", q, "-o", "nope.M1=3"), "nope", code=2)
 
