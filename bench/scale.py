@@ -304,6 +304,8 @@ def main() -> None:
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
     ap.add_argument("--methods", action="store_true", help="also the other methods' rows (METHOD_ROWS)")
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
+    ap.add_argument("--jobs", type=int, default=1, help="variants evaluated at once (seconds per question then "
+                    "include their contention; the header states it)")
     ap.add_argument("--root", type=Path, default=ROOT / ".kgqa" / "scale")
     ap.add_argument("--bolt", type=int, default=25687)
     ap.add_argument("--http", type=int, default=25474)
@@ -341,10 +343,15 @@ def main() -> None:
         server = LocalNeo4j(s)
         server.start(wait_s=300)
         try:
-            for label, method, opts in rows:
-                rep = evaluate(k, label, method, opts, args)
-                results.append((k, label, rep))
-                print(f"  {k} · {label}: done ({rep.get('wall_s', 0):.0f} s)", file=sys.stderr, flush=True)
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=args.jobs) as pool:   # each job is its own kgqa process
+                futures = [(label, pool.submit(evaluate, k, label, method, opts, args))
+                           for label, method, opts in rows]
+                for label, fut in futures:
+                    rep = fut.result()
+                    results.append((k, label, rep))
+                    print(f"  {k} · {label}: done ({rep.get('wall_s', 0):.0f} s)", file=sys.stderr, flush=True)
         finally:
             server.stop()
     load = os.getloadavg()
@@ -353,7 +360,8 @@ def main() -> None:
     print(f"kgqa eval data/demo/questions.jsonl{' --limit %d' % args.limit if args.limit else ''}, graph-only "
           f"({' '.join(f'{k}={v}' for k, v in graph_only_env().items())}); torch threads "
           f"{os.environ.get('KGQA_TORCH_THREADS', '1')}, Neo4j heap {args.heap} / page cache {args.pagecache}, "
-          f"{os.cpu_count()} CPUs shared, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+          f"{os.cpu_count()} CPUs shared, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
+          f"{args.jobs} variant(s) at a time")
     for k, b in built.items():
         if "counts" in b:
             c = b["counts"]
