@@ -162,21 +162,11 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             st.seconds = time.perf_counter() - t0
             loader.write_descriptions(bars)
             loader.write_images(bars)
-            if opts.embeddings:
-                loader.embed(bars)
-            st = loader.report.phase("await indexes")
-            t0 = time.perf_counter()
-            loader.graph.await_indexes()
-            st.seconds = time.perf_counter() - t0
-            for key in loader.checkpoint_keys:
-                loader.graph.write("load_checkpoint_delete", key=key)
+            loader.finish(bars)
     finally:
         loader.rejects.close()
-    r = loader.report
-    r.rejects, r.rejects_by_reason = loader.rejects.count, dict(loader.rejects.by_reason)
-    r.rejects_path = str(loader.rejects.path) if loader.rejects.count else None
+    r = loader.summarize()
     r.modes = {"structure": "neo4j-admin import"}
-    r.counts = loader.graph.read("graph_counts")[0]
     loader.graph.close()
     r.seconds = time.perf_counter() - t_start
     return r, []

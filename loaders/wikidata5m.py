@@ -875,6 +875,26 @@ class _Loader:
         return (enc_s, neo_s, len(names)) if count_unique else (enc_s, neo_s)
 
     # ---------------------------------------------------------------- run
+    def finish(self, bars) -> None:
+        """The last phases of every load: embeddings, indexes ONLINE, checkpoints removed."""
+        if self.opt.embeddings:
+            self.embed(bars)
+        st = self.report.phase("await indexes")
+        t0 = time.perf_counter()
+        self.graph.await_indexes()
+        st.seconds = time.perf_counter() - t0
+        # complete: the resume checkpoints have done their job (a rerun MERGEs, idempotent)
+        for key in self.checkpoint_keys:
+            self.graph.write("load_checkpoint_delete", key=key)
+
+    def summarize(self) -> LoadReport:
+        """The report with rejects and the graph's counts filled in (seconds are the caller's)."""
+        r = self.report
+        r.rejects, r.rejects_by_reason = self.rejects.count, dict(self.rejects.by_reason)
+        r.rejects_path = str(self.rejects.path) if self.rejects.count else None
+        r.counts = self.graph.read("graph_counts")[0]
+        return r
+
     def run(self) -> LoadReport:
         t_start = time.perf_counter()
         try:
@@ -889,21 +909,10 @@ class _Loader:
                 self.write_descriptions(bars)
                 self.write_facts(bars)
                 self.write_images(bars)
-                if self.opt.embeddings:
-                    self.embed(bars)
-                st = self.report.phase("await indexes")
-                t0 = time.perf_counter()
-                self.graph.await_indexes()
-                st.seconds = time.perf_counter() - t0
-                # complete: the resume checkpoints have done their job (a rerun MERGEs, idempotent)
-                for key in self.checkpoint_keys:
-                    self.graph.write("load_checkpoint_delete", key=key)
+                self.finish(bars)
         finally:
             self.rejects.close()
-        r = self.report
-        r.rejects, r.rejects_by_reason = self.rejects.count, dict(self.rejects.by_reason)
-        r.rejects_path = str(self.rejects.path) if self.rejects.count else None
-        r.counts = self.graph.read("graph_counts")[0]
+        r = self.summarize()
         r.seconds = time.perf_counter() - t_start
         return r
 
