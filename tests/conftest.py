@@ -64,3 +64,23 @@ def make_vispath(graph, encoder, chat, vision, options=None):
 
     models = SimpleNamespace(encoder=encoder, chat=chat, vision=vision)
     return VisPath(Context(settings=None, graph=graph, models=models, kg=KG(graph, encoder)), options)
+
+
+DEMO_DIR = REPO / "data" / "demo"
+
+
+def remove_demo_kg(graph) -> None:
+    """Delete the bundled demo KG (entities, relations, images by id) and every loaded document KG,
+    so that a module that loaded them leaves the shared test graph as it found it."""
+    import hashlib
+
+    def col(name):
+        return [ln.split("\t")[0] for ln in (DEMO_DIR / name).read_text(encoding="utf-8").splitlines() if ln.strip()]
+
+    shas = sorted({hashlib.sha256(p.read_bytes()).hexdigest() for p in (DEMO_DIR / "images").iterdir()})
+    graph._run("UNWIND $ids AS id MATCH (e:Entity {id: id}) DETACH DELETE e",
+               {"ids": col("wikidata5m_entity.txt")}, write=True)
+    graph._run("UNWIND $s AS s MATCH (i:Image {sha256: s}) DETACH DELETE i", {"s": shas}, write=True)
+    graph._run("UNWIND $ids AS id MATCH (r:Relation {id: id}) DETACH DELETE r",
+               {"ids": col("wikidata5m_relation.txt")}, write=True)
+    graph._run("MATCH (n) WHERE n:Document OR n:Chunk OR n:DocEntity OR n:Region DETACH DELETE n", {}, write=True)

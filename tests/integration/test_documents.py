@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import KGQA, REPO, assert_one_line_error, run_kgqa
+from tests.conftest import KGQA, REPO, assert_one_line_error, remove_demo_kg, run_kgqa
 
 DOCS = REPO / "data" / "docs"
 DEMO = REPO / "data" / "demo"
@@ -35,7 +35,8 @@ def demo_kg(graph):
     from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
 
     load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
-    return graph
+    yield graph
+    remove_demo_kg(graph)          # later modules (VisPath's fixture shares ids) must not see the demo
 
 
 @pytest.fixture()

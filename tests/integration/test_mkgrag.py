@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import REPO, assert_one_line_error, run_kgqa
+from tests.conftest import REPO, assert_one_line_error, remove_demo_kg, run_kgqa
 
 DOCS = REPO / "data" / "docs"
 DEMO = REPO / "data" / "demo"
@@ -29,7 +29,8 @@ def loaded(graph, tmp_path_factory):
     shutil.copytree(DOCS / "replay", replay)
     p = run_kgqa("load", "documents", str(DOCS / "corpus"), "--replay-cache", str(replay), "--json")
     assert p.returncode == 0, p.stderr
-    return graph, replay
+    yield graph, replay
+    remove_demo_kg(graph)          # later modules (VisPath's fixture shares ids) must not see the demo
 
 
 def ask(replay, *args, env=None):
