@@ -49,7 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # VisPathOptions defaults to; "paper" pins every scoring choice to the paper's literal reading.
 VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
-    "paper": {"intent_fallback": "question", "edge_relation_weight": "0", "chain_relation_weight": "0"},
+    "paper": {"intent_fallback": "question", "edge_relation_weight": "0", "chain_relation_weight": "0",
+              "depth_fallback": "dmax", "chain_score": "sbert"},
     "intent=relations": {"intent_fallback": "relations"},
     "edge w=1": {"edge_relation_weight": "1"},
     "chain w=1": {"chain_relation_weight": "1"},
@@ -58,6 +59,17 @@ VARIANTS: dict[str, dict[str, str]] = {
                              "chain_relation_weight": "1"},
     "rel+edge+chain .5": {"intent_fallback": "relations", "edge_relation_weight": "0.5",
                           "chain_relation_weight": "0.5"},
+    # the non-LLM sketch also gives D̂ (a range) and σ (relations aligned with the question's phrases)
+    "sketch": {"intent_fallback": "relations", "edge_relation_weight": "1", "chain_relation_weight": "1",
+               "depth_fallback": "sketch", "chain_score": "sketch"},
+    "sketch -aliases": {"intent_fallback": "relations", "edge_relation_weight": "1",
+                           "chain_relation_weight": "1", "depth_fallback": "sketch", "chain_score": "sketch",
+                           "sketch_aliases": "false"},
+    "sketch -mention skip": {"intent_fallback": "relations", "edge_relation_weight": "1",
+                                "chain_relation_weight": "1", "depth_fallback": "sketch",
+                                "chain_score": "sketch", "sketch_skip_mentions": "false"},
+    "sketch depth only": {"intent_fallback": "relations", "edge_relation_weight": "1",
+                           "chain_relation_weight": "1", "depth_fallback": "sketch"},
 }
 # Other methods' rows over the same two graphs, added by their engineers:
 # name -> (kgqa eval --method value, option set). Hubs matter to GraSP's k1/k2 ranking too.

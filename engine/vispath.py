@@ -104,6 +104,19 @@ class VisPathOptions(BaseModel):
                                 "name; an edge's relation score is its best phrase match)")
     sketch_min_cos: float = Field(0.45, ge=-1.0, le=1.0, description="relations fallback: cosine between a "
                                   "question phrase and a relation name for the relation to count as named")
+    sketch_skip_mentions: bool = Field(True, description="non-LLM sketch: words that name entities (capitalised) "
+                                       "or point at the image ('the astronaut in this photo') are not matched "
+                                       "against relations")
+    sketch_aliases: bool = Field(True, description="non-LLM sketch: a question phrase may name a relation by "
+                                 "its label or by any of its aliases (Wikidata5M's relation file)")
+    chain_score: Literal["sbert", "sketch"] = Field(
+        "sbert", description="σ when q_i is the non-LLM sketch: sbert (Eq. 8) or sketch (how well the path's "
+                             "relations align one to one with the relation phrases of the question, mean "
+                             "cosine; Eq. 8's σ breaks ties)")
+    depth_fallback: Literal["dmax", "sketch"] = Field(
+        "dmax", description="D̂ when the sketch step gives nothing: dmax (the paper's fallback) or sketch (the "
+                            "number of relations the non-LLM sketch finds, the answer-type noun of 'which N' "
+                            "an optional last hop; terminal selection then prefers paths of that length)")
     edge_relation_weight: float = Field(0.0, ge=0.0, le=1.0, description="Eq. 5: c = w·cos(SBERT(r), q_i) + "
                                         "(1−w)·cos(SBERT(r ‖ e_t), q_i); 0 = the paper's r ‖ e_t, 1 = relation "
                                         "first, the tail only breaks ties (also weighs the Cypher first cut)")
@@ -222,6 +235,7 @@ class VisPathRun:
     question: str
     answer: str | None = None
     answer_id: str | None = None
+    has_image: bool = False
     start: StartCandidate | None = None
     start_candidates: list[StartCandidate] = field(default_factory=list)
     start_replaced: bool = False         # Eq. 3 fired
@@ -231,6 +245,7 @@ class VisPathRun:
     sketch: list[str] = field(default_factory=list)   # S_Q
     depth_hat: int = 0                   # D̂ after min(D̂, Dmax)
     depth_predicted: bool = False        # D̂ came from the LLM (not the Dmax fallback)
+    depth_range: tuple[int, int] | None = None   # depth_fallback="sketch": (lo, hi) from the relation sketch
     hops: list[HopRecord] = field(default_factory=list)
     selected_paths: list[ReasoningPath] = field(default_factory=list)
     sufficient: bool | None = None      # η at the hop whose evidence produced the answer
@@ -275,17 +290,63 @@ _PHRASE_STOP = frozenset(
     "picture photo image depicted seen".split())
 
 
-def question_phrases(question: str, max_len: int = 3) -> list[tuple[int, int, str]]:
-    """The question's word n-grams (1..max_len) that neither start nor end with a function word:
-    (first token, end token, text), lower-cased — the candidates for relation mentions."""
-    toks = [t.strip(".") for t in re.findall(r"[\w'’.-]+", question.lower())]
+def question_tokens(question: str) -> list[str]:
+    """The question's words as question_phrases counts them (case kept, trailing dots stripped)."""
+    return [t.strip(".") for t in re.findall(r"[\w'’.-]+", question)]
+
+
+def question_phrases(question: str, max_len: int = 3,
+                     exclude: frozenset[int] | set[int] = frozenset()) -> list[tuple[int, int, str]]:
+    """The question's word n-grams (1..max_len) that neither start nor end with a function word and
+    touch no token in ``exclude``: (first token, end token, text), lower-cased — the candidates for
+    relation mentions."""
+    toks = [t.lower() for t in question_tokens(question)]
     out = []
     for n in range(1, max_len + 1):
         for i in range(len(toks) - n + 1):
             g = toks[i:i + n]
+            if any(k in exclude for k in range(i, i + n)):
+                continue
             if g[0] and g[-1] and g[0] not in _PHRASE_STOP and g[-1] not in _PHRASE_STOP:
                 out.append((i, i + n, " ".join(g)))
     return out
+
+
+_RELATIVE = frozenset({"that", "which", "who", "whom", "where", "whose"})
+_DEICTIC = frozenset({"this", "these", "shown", "pictured", "depicted", "here"})
+_PICTURE = frozenset({"photo", "photograph", "image", "picture", "shot", "scene", "view"})
+
+
+def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
+    """Tokens that name or point at entities rather than relations, and answer-type tokens.
+
+    Returns (excluded, answer_type) token indices (question_tokens order):
+    * a capitalised word after the first names an entity ("Eiffel Tower", "U.S.", "Mozart"), not a
+      relation;
+    * with an image, the noun phrase that points at it ("the astronaut in this photo", "the country
+      whose flag is shown", "the patch of sky shown in this image") is the topic entity's type;
+    * the noun right after "which"/"what" ("In which city …") is the answer's type, and a noun that heads
+      a relative clause ("the company that builds …", "the state where …") the type of an entity on the
+      way: such a type noun may name a hop ("In which country was the architect … born?" → country) or
+      only the type of the entity the other relations reach ("In which city was … born?"), so it counts
+      as an optional hop, and as half a match in ``VisPath.sketch_alignment``.
+    """
+    toks = question_tokens(question)
+    low = [t.lower() for t in toks]
+    excluded = {i for i, t in enumerate(toks) if i > 0 and t[:1].isupper()}
+    if has_image:
+        m = next((i for i, t in enumerate(low) if t in _DEICTIC), None)
+        if m is not None:
+            s = max((i for i in range(m) if low[i] in ("the", "this", "these")), default=m)
+            e = m
+            if low[m] in ("this", "these"):          # "this launch photo"
+                e = next((j for j in range(m + 1, min(m + 4, len(low))) if low[j] in _PICTURE), m)
+            excluded.update(range(s, e + 1))
+    answer_type = {i + 1 for i, t in enumerate(low[:-1])
+                   if t in ("which", "what") and low[i + 1] not in _PHRASE_STOP and i + 1 not in excluded}
+    answer_type |= {i for i, t in enumerate(low[:-1]) if i > 0 and low[i + 1] in _RELATIVE
+                    and t not in _PHRASE_STOP and i not in excluded}
+    return excluded, answer_type
 
 
 def greedy_relation_matches(phrases: list[tuple[int, int, str]], sims: np.ndarray, min_cos: float,
@@ -350,6 +411,8 @@ class VisPath:
         self._hidden: list[str] = []
         # intent_fallback="relations": the fallback intent text and its relation scores (one question)
         self._sketch_intent: tuple[str, dict[str, float]] | None = None
+        self._sketch_depth: tuple[int, int] | None = None
+        self._sketch_sims = None          # (phrases, relation id → column, phrases × relations cosines)
 
     # ========================================================================= the method interface
     def answer(self, query) -> Answer:
@@ -378,6 +441,9 @@ class VisPath:
         run = VisPathRun(question=question)
         t0 = time.perf_counter()
         self._sketch_intent = None
+        self._sketch_depth = None
+        self._sketch_sims = None
+        run.has_image = image is not None
 
         # --- IV-A: starting entity e_S (Eq. 1–3) --------------------------------------
         if entity_id:
@@ -591,6 +657,18 @@ class VisPath:
                 run.fell_back("question analysis: the prompt's example was copied", "empty")
         except BadModelReply as e:
             why = e.code
+        if self.opt.depth_fallback == "sketch":
+            # D̂ from the non-LLM sketch (ours): one hop per relation the question names, the answer-type
+            # noun ("which city") an optional last hop, so D̂ is a range (lo, hi)
+            if self._sketch_intent is None:
+                self._sketch_intent = self.relation_sketch(question, run.has_image)
+            rng = self._sketch_depth
+            if rng is not None:
+                lo, hi = min(rng[0], self.opt.Dmax), min(rng[1], self.opt.Dmax)
+                run.depth_range = (lo, hi)
+                run.fell_back(f"question analysis: no valid sketch; S_Q = Q, D̂ = {lo}–{hi} from the relations "
+                              "the question names", why)
+                return [question], lo
         run.fell_back("question analysis: no valid sketch; S_Q = Q, D̂ = Dmax", why)
         return [question], self.opt.Dmax
 
@@ -614,7 +692,7 @@ class VisPath:
             # phrase by phrase against the catalogue. Hop order is not guessed: every named relation
             # is sought at every hop, and an edge's relation score is its relation's best phrase match.
             if self._sketch_intent is None:
-                self._sketch_intent = self.relation_sketch(question)
+                self._sketch_intent = self.relation_sketch(question, image is not None)
             if self._sketch_intent[0]:
                 run.fell_back(f"hop {i} intent: no valid JSON; the relations the question names", why)
                 return self._sketch_intent[0]
@@ -623,21 +701,64 @@ class VisPath:
         step = run.sketch[i - 1] if i - 1 < len(run.sketch) and run.sketch != [question] else ""
         return f"{step} {question}".strip()
 
-    def relation_sketch(self, question: str) -> tuple[str, dict[str, float]]:
+    def relation_sketch(self, question: str, has_image: bool = False) -> tuple[str, dict[str, float]]:
         """Non-LLM sketch: (intent text, relation id → best cos(SBERT(r), SBERT(phrase)) over the question's
         phrases). The text joins the relations matched greedily (best pair first, each phrase span and each
-        relation used once, cos ≥ sketch_min_cos, at most Dmax); ("", {}) when none matches."""
+        relation used once, cos ≥ sketch_min_cos, at most Dmax + 1); ("", {}) when none matches.
+
+        With sketch_skip_mentions, entity names and the words that point at the image are not phrases
+        (``mention_tokens``). Sets ``self._sketch_depth``: (lo, hi) hops, one per matched relation, the
+        answer-type noun of "which N" an optional one (None when nothing matches)."""
+        self._sketch_depth = None
+        self._sketch_sims = None
         rel = self.relations()
         ids = [rid for rid, (_, vec) in rel.items() if vec is not None]
-        phrases = question_phrases(question)
+        excluded, answer_type = mention_tokens(question, has_image)
+        if not self.opt.sketch_skip_mentions:
+            excluded = set()
+        phrases = question_phrases(question, exclude=excluded)
         if not ids or not phrases:
             return "", {}
-        sims = self.embed([p[2] for p in phrases]) @ np.stack([rel[r][1] for r in ids]).T
-        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, self.opt.Dmax)
+        pv = self.embed([p[2] for p in phrases])
+        sims = pv @ np.stack([rel[r][1] for r in ids]).T
+        if self.opt.sketch_aliases:       # a relation is named by its label or any of its aliases
+            aliases = self.kg.relation_aliases()
+            forms = [(k, a) for k, r in enumerate(ids) for a in aliases.get(r, [])
+                     if len(a) > 2 and a.lower() not in _PHRASE_STOP]
+            if forms:
+                asims = pv @ self.embed([a for _, a in forms]).T
+                for j, (k, _) in enumerate(forms):
+                    sims[:, k] = np.maximum(sims[:, k], asims[:, j])
+        weight = np.array([0.5 if set(range(a, b)) <= answer_type else 1.0 for a, b, _ in phrases], dtype=np.float32)
+        self._sketch_sims = (phrases, {r: k for k, r in enumerate(ids)}, sims * weight[:, None])
+        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, self.opt.Dmax + 1)
         if not picked:
             return "", {}
+        optional = sum(1 for a, _, _ in picked
+                       if set(range(phrases[a][0], phrases[a][1])) <= answer_type)
+        core = len(picked) - optional
+        self._sketch_depth = (max(1, core), max(1, core, len(picked)))
         best = sims.max(axis=0)
         return "; ".join(rel[ids[b]][0] for _, b, _ in picked), {r: float(v) for r, v in zip(ids, best)}
+
+    def sketch_alignment(self, path: ReasoningPath) -> float:
+        """Mean over the path's edges of cos(relation, phrase), edges and question phrases paired one to one
+        (best pair first, a phrase's tokens used once; a type noun's match counts half, see
+        ``mention_tokens``); an edge left without a phrase counts 0."""
+        phrases, index, sims = self._sketch_sims
+        pairs = sorted(((float(sims[a, index[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
+                        if e.relation_id in index for a in range(len(phrases))), key=lambda x: (-x[0], x[1], x[2]))
+        used_edges: set[int] = set()
+        used_tokens: set[int] = set()
+        total = 0.0
+        for s, k, a in pairs:
+            span = set(range(phrases[a][0], phrases[a][1]))
+            if k in used_edges or span & used_tokens:
+                continue
+            used_edges.add(k)
+            used_tokens |= span
+            total += max(s, 0.0)
+        return total / max(1, len(path.edges))
 
     def expand_frontier(self, paths: list[ReasoningPath], q_i: str, q_vec: np.ndarray,
                         hop: int) -> list[ReasoningPath]:
@@ -704,6 +825,11 @@ class VisPath:
         w = self.opt.chain_relation_weight
         if w > 0:
             sig = w * (self.embed([p.relation_chain() for p in cand]) @ target) + (1.0 - w) * sig
+        if (self.opt.chain_score == "sketch" and self._sketch_sims is not None
+                and self._sketch_intent is not None and q_i == self._sketch_intent[0]):
+            # our reading for the graph-only case: the relation phrases of Q, aligned one to one with the
+            # path's relations; Eq. 8's σ (in [-1, 1]) only breaks ties
+            sig = np.array([self.sketch_alignment(p) for p in cand], dtype=np.float32) + 1e-3 * sig
         for p, s in zip(cand, sig):
             p.sigma = float(s)
         return sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))
@@ -800,9 +926,17 @@ class VisPath:
         # Rank: path length closest to D̂ first, then the chain score σ it was retained with (Eq. 8; with
         # chain pruning ablated, its edge score). Paths of one length come from one hop, scored under one intent; without a predicted D̂, σ of different hops are compared (a known weakness: σ values of different hops were scored under different intents q_i).
         # (The depth preference applies only when D̂ was predicted, not when it fell back to Dmax.)
-        ranked_paths = sorted(paths, key=lambda p: (
-            abs(len(p.edges) - run.depth_hat) if run.depth_predicted else 0,
-            -(p.sigma if p.sigma is not None else -1.0)))
+        # With depth_fallback="sketch", the distance to the sketch's depth range (lo, hi) plays that part.
+        def depth_gap(n: int) -> int:
+            if run.depth_predicted:
+                return abs(n - run.depth_hat)
+            if run.depth_range is not None:
+                lo, hi = run.depth_range
+                return max(lo - n, n - hi, 0)
+            return 0
+
+        ranked_paths = sorted(paths, key=lambda p: (depth_gap(len(p.edges)),
+                                                    -(p.sigma if p.sigma is not None else -1.0)))
         # One candidate per endpoint entity, reached by its best-ranked path (an endpoint first seen
         # on a short path must still compete with the D̂-long path that reaches it).
         best: dict[str, ReasoningPath] = {}
@@ -899,6 +1033,7 @@ def to_answer(run: VisPathRun) -> Answer:
                                   "s_Q": None if c.s_Q is None else round(c.s_Q, 4),
                                   "best_relation": c.best_relation} for c in run.start_candidates],
             "start_replaced": run.start_replaced, "sketch": run.sketch, "depth_hat": run.depth_hat,
+            "depth_range": list(run.depth_range) if run.depth_range else None,
             "hops": [{"hop": h.hop, "intent": h.intent, "candidates": h.candidates, "chain_kept": h.chain_kept,
                       "llm_selected": h.llm_selected, "retained": [p.verbalize() for p in h.retained],
                       "evidence": h.evidence, "answerable": h.answerable, "candidate_answer": h.candidate_answer}

@@ -51,6 +51,7 @@ class KG:
         self.cache_limit = cache_limit
         self._emb_cache: dict[str, np.ndarray] = {}
         self._relations: dict[str, tuple[str, np.ndarray | None]] | None = None
+        self._relation_aliases: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ encoder
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -70,11 +71,19 @@ class KG:
         """The relation catalogue: id → (name, stored SBERT embedding or None), read once."""
         if self._relations is None:
             rel: dict[str, tuple[str, Any]] = {}
+            aliases: dict[str, list[str]] = {}
             for r in self.graph.read("kg_relation_catalogue"):
                 emb = r.get("embedding")
                 rel[r["id"]] = (r["name"] or r["id"], np.asarray(emb, dtype=np.float32) if emb else None)
+                aliases[r["id"]] = [a for a in (r.get("aliases") or []) if isinstance(a, str) and a.strip()]
             self._relations = rel
+            self._relation_aliases = aliases
         return self._relations
+
+    def relation_aliases(self) -> dict[str, list[str]]:
+        """id → the relation's aliases as loaded (Wikidata5M's relation file: "born in", "birthplace" …)."""
+        self.relations()
+        return self._relation_aliases
 
     def entity(self, entity_id: str) -> dict | None:
         rows = self.graph.read("kg_entity_by_id", id=entity_id)

@@ -52,6 +52,7 @@ class FakeGraph:
         self.enc = encoder or BagOfWordsEncoder()
         self.queries: list[str] = []
         self.compat_override: dict[str, float] | None = None
+        self.aliases: dict[str, list[str]] = {}   # pid -> aliases (Relation.aliases)
 
     def _vec(self, text):
         return self.enc.encode([text])[0]
@@ -71,7 +72,8 @@ class FakeGraph:
             i = p["id"]
             return [{"id": i, "name": self.entities[i], "description": None}] if i in self.entities else []
         if name == "kg_relation_catalogue":
-            return [{"id": k, "name": v, "embedding": self._vec(v).tolist()} for k, v in self.relations.items()]
+            return [{"id": k, "name": v, "aliases": self.aliases.get(k), "embedding": self._vec(v).tolist()}
+                    for k, v in self.relations.items()]
         if name == "vispath_relation_compatibility":
             q = np.asarray(p["question_vector"], dtype=np.float32)
             rows = []

@@ -163,3 +163,86 @@ def test_bad_scoring_options_are_refused_with_the_option_named(bad):
 def test_defaults_are_the_papers_reading():
     o = VisPathOptions()
     assert (o.intent_fallback, o.edge_relation_weight, o.chain_relation_weight) == ("question", 0.0, 0.0)
+
+
+# --------------------------------------------------------------------------- the non-LLM sketch: D̂ and σ
+def words(question, idx):
+    from kgqa.engine.vispath import question_tokens
+
+    toks = question_tokens(question)
+    return {toks[i].lower() for i in idx}
+
+
+def test_mentions_of_entities_and_of_the_image_are_not_relation_phrases():
+    from kgqa.engine.vispath import mention_tokens
+
+    q = "In which city was the astronaut in this photo born?"
+    ex, typ = mention_tokens(q, has_image=True)
+    assert words(q, ex) == {"the", "astronaut", "in", "this", "photo"} and words(q, typ) == {"city"}
+    ex, _ = mention_tokens(q, has_image=False)           # without an image nothing points at one
+    assert not ex
+    q = "What is the capital of the country whose flag is shown?"
+    ex, typ = mention_tokens(q, has_image=True)
+    assert {"country", "flag"} <= words(q, ex) and "capital" not in words(q, ex) and not typ
+    q = "Where was the architect of the Eiffel Tower born?"
+    ex, _ = mention_tokens(q, has_image=False)
+    assert words(q, ex) == {"eiffel", "tower"}           # capitalised: an entity's name, not a relation
+    q = "Who founded the company that builds the rocket shown in this photo?"
+    ex, typ = mention_tokens(q, has_image=True)
+    assert words(q, typ) == {"company"} and "rocket" in words(q, ex) and "founded" not in words(q, ex)
+
+
+def test_question_phrases_skip_excluded_tokens():
+    q = "Where was the architect of the Eiffel Tower born?"
+    texts = {p[2] for p in question_phrases(q, exclude={6, 7})}
+    assert "architect" in texts and "born" in texts
+    assert not [t for t in texts if "eiffel" in t or "tower" in t]
+
+
+def test_relation_aliases_name_relations_in_the_sketch():
+    vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9)
+    g.aliases = {"P19": ["birthplace", "born in", "born"]}
+    assert vp.relation_sketch(QUESTION)[0] == "architect; place of birth"   # "born" is an alias of P19
+    vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, sketch_aliases=False)
+    g.aliases = {"P19": ["born"]}
+    assert vp.relation_sketch(QUESTION)[0] == "architect"
+
+
+def test_depth_fallback_sketch_takes_the_depth_from_the_named_relations():
+    opts = dict(intent_fallback="relations", sketch_min_cos=0.9, edge_relation_weight=1.0,
+                chain_relation_weight=1.0, chain_score="sketch")
+    vp, g, _ = make(**opts)                               # paper: D̂ = Dmax, no depth preference
+    g.aliases = {"P19": ["born"]}
+    run = vp.run(QUESTION, entity_id="T")
+    assert run.depth_range is None and run.depth_hat == 3
+    vp, g, _ = make(depth_fallback="sketch", **opts)
+    g.aliases = {"P19": ["born"]}
+    run = vp.run(QUESTION, entity_id="T")
+    assert run.depth_range == (2, 2) and run.depth_hat == 2
+    assert run.answer == "Dijon" and len(run.selected_paths[0].edges) == 2
+    # the answer-type noun of "which N" is an optional last hop: "country" here
+    vp, g, _ = make(depth_fallback="sketch", **opts)
+    g.aliases = {"P19": ["born"]}
+    run = vp.run("In which country was the architect of the Paris Tower born?", entity_id="T")
+    assert run.depth_range == (2, 3)
+    assert 2 <= len(run.selected_paths[0].edges) <= 3 and run.answer in ("Dijon", "France")
+
+
+def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
+    from kgqa.engine.vispath import Edge
+
+    vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, chain_score="sketch")
+    g.aliases = {"P19": ["born"]}
+    vp.relation_sketch(QUESTION)
+
+    def path(*rels):
+        return ReasoningPath("T", "Kamar Tower", tuple(Edge("h", "h", r, g.relations[r], "t", "t") for r in rels))
+
+    assert vp.sketch_alignment(path("P84", "P19")) == pytest.approx(1.0)
+    assert vp.sketch_alignment(path("P84", "P551")) == pytest.approx(0.5)   # residence matches no phrase
+    assert vp.sketch_alignment(path("P84", "P84")) == pytest.approx(0.5)    # one phrase serves one edge
+
+
+def test_new_defaults_keep_the_papers_reading():
+    o = VisPathOptions()
+    assert (o.depth_fallback, o.chain_score) == ("dmax", "sbert")
