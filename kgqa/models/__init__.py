@@ -59,12 +59,11 @@ def _is_remote(backend: str) -> bool:
 
 def build_models(settings: Settings, graph=None, meter: Meter | None = None) -> Models:
     """Backends for every role, chosen by the settings; lazy (nothing is loaded here)."""
-    from kgqa.models.encoder import get_encoder
+    from kgqa.models.encoder import encoder_for
 
     meter = meter or Meter()
     cache = ReplayCache(settings.model_cache_dir) if settings.model_cache_dir else None
-    encoder = MeteredEncoder(get_encoder(settings.encoder_model, device=settings.device,
-                                         threads=settings.torch_threads), meter)
+    encoder = MeteredEncoder(encoder_for(settings), meter)
 
     if settings.chat_backend == "none":
         from kgqa.models.null_chat import NullChat

@@ -28,11 +28,11 @@ def _short(s: str, n: int = 40) -> str:
 
 
 def _encoder_check(settings: Settings, smoke: bool) -> Check:
-    from kgqa.models.encoder import get_encoder
+    from kgqa.models.encoder import encoder_for
 
     try:
-        enc = get_encoder(settings.encoder_model, device=settings.device, threads=settings.torch_threads)
-        head = f"local · {enc.name} · {settings.device} · torch threads {settings.torch_threads}"
+        enc = encoder_for(settings)
+        head = f"local · {enc.name} · {enc.backend} · {settings.device} · threads {settings.torch_threads}"
         if not smoke:
             return Check("model: encoder", True, head + " · not loaded (--no-models smoke)")
         _, load_s = _timed(lambda: enc.model)
