@@ -116,11 +116,13 @@ def test_interrupted_embedding_phase_resumes_without_recomputing(graph, encoder,
         after = _vectors(graph, ids)
         assert set(after) == set(ids)  # every entity has its vector
         assert all(after[i] == before[i] for i in before)  # the first run's vectors were kept
-        # what was stored is the name's embedding (the query side's encoder finds it)
-        probe = [ids[0], ids[-1]]
-        want = encoder.encode([names[i] for i in probe])
+        # what was stored is the name's embedding as the query side encodes it, alone (int8's dynamic
+        # activation ranges depend on the batch, so the bound is the documented 0.99, not equality)
+        probe = [ids[0], ids[200], ids[-1]]
+        want = encoder.encode([names[i] for i in probe], batch_size=1)
         got = np.array([after[i] for i in probe], dtype=np.float32)
-        assert np.all((want * got).sum(axis=1) > 0.999)
+        assert np.all((want * got).sum(axis=1) > 0.99)
+        assert float(want[0] @ got[1]) < 0.99  # and another name's vector is not that close
 
         # 3. a third run has nothing left to embed: the encoder is not asked for any entity name
         third = CountingEncoder(encoder, set(names.values()))

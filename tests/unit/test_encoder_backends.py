@@ -42,9 +42,10 @@ def test_onnx_vectors_match_torch(backend, bound, cache, reference):
     cos = (got * reference).sum(axis=1)
     assert cos.min() >= bound, (backend, float(cos.min()), NAMES[int(cos.argmin())] if cos.argmin() < len(NAMES)
                                 else ODD[int(cos.argmin()) - len(NAMES)])
-    # the order of the input is kept (the backend sorts by length internally)
+    # the order of the input is kept (the backend sorts by length internally): a name encoded alone is
+    # nearest to its own row (int8 quantises activations per batch, so alone ≈ in a batch, ≥ the bound)
     one = enc.encode([NAMES[5]], threads=1)[0]
-    assert float(one @ got[5]) > 0.9999
+    assert int(np.argmax(got @ one)) == 5 and float(one @ got[5]) >= bound
 
 
 @pytest.mark.slow
