@@ -68,6 +68,8 @@ VARIANTS: dict[str, dict[str, str]] = {
     "sketch -mention skip": {"intent_fallback": "relations", "edge_relation_weight": "1",
                                 "chain_relation_weight": "1", "depth_fallback": "sketch",
                                 "chain_score": "sketch", "sketch_skip_mentions": "false"},
+    "sketch edge w=0": {"intent_fallback": "relations", "edge_relation_weight": "0", "chain_relation_weight": "1",
+                        "depth_fallback": "sketch", "chain_score": "sketch"},
     "sketch depth only": {"intent_fallback": "relations", "edge_relation_weight": "1",
                            "chain_relation_weight": "1", "depth_fallback": "sketch"},
 }

@@ -16,9 +16,10 @@ engine never concatenates prompt text itself.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Annotated, Sequence
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema, create_model
 
 _PLACEHOLDER = re.compile(r"^\s*(<[^>]*>|\.\.\.|…|none|null|n/?a)?\s*$", re.I)
 
@@ -67,6 +68,17 @@ class CandidateRanking(BaseModel):
     """Retrieved entity names the model keeps, most likely first (copied from the list)."""
 
     ranked: list[str] = Field(default_factory=list, max_length=50)
+
+
+@lru_cache(maxsize=256)
+def candidate_ranking_schema(names: tuple[str, ...], top: int) -> type[CandidateRanking]:
+    """CandidateRanking whose JSON schema, the one constrained decoding follows, allows only the listed
+    names and at most ``top`` of them, so a small model can neither invent a name nor list on until its
+    token limit. Validation stays CandidateRanking's (the engine ignores unknown names)."""
+    item = Annotated[str, WithJsonSchema({"type": "string", "enum": list(dict.fromkeys(names))})]
+    return create_model("CandidateRanking", __base__=CandidateRanking,
+                        ranked=(list[item], Field(default_factory=list, max_length=50,
+                                                  json_schema_extra={"maxItems": top})))
 
 
 CANDIDATE_RANKING = """Question: {question}
@@ -121,6 +133,17 @@ class ChainSelection(BaseModel):
     """Numbers of the candidate chains that form a valid line of reasoning for Q."""
 
     selected: list[int] = Field(default_factory=list, max_length=50)
+
+
+@lru_cache(maxsize=256)
+def chain_selection_schema(m3: int, n: int) -> type[ChainSelection]:
+    """ChainSelection whose JSON schema allows at most ``m3`` numbers, each one of 1..n (what constrained
+    decoding follows: "[1,2,3,4,…" until the token limit, then a retry, was a 135M model's habit).
+    Validation stays ChainSelection's (the engine ignores numbers out of range)."""
+    item = Annotated[int, WithJsonSchema({"type": "integer", "enum": list(range(1, n + 1))})]
+    return create_model("ChainSelection", __base__=ChainSelection,
+                        selected=(list[item], Field(default_factory=list, max_length=50,
+                                                    json_schema_extra={"maxItems": m3})))
 
 
 CHAIN_EXAMINATION = """Question about the image: {question}

@@ -330,7 +330,7 @@ def test_ablation_no_visual_intent_matches_edges_against_the_question():
 
 
 def test_intent_fallback_uses_question_and_sketch_step():
-    vp, _, _ = make(base_scripts(HopIntent=None))
+    vp, _, _ = make(base_scripts(HopIntent=None), intent_fallback="question")
     run = vp.run(Q2HOP, IMAGE)
     assert run.hops[0].intent.startswith("architect ") and run.hops[1].intent.startswith("place of birth ")
     assert run.answer_id == "Q5"
@@ -567,7 +567,7 @@ def test_final_answer_naming_a_path_entity_is_kept():
 def test_copied_sketch_example_is_refused_and_depth_preference_dropped():
     s = base_scripts(QuestionSketch={"sketch": ["architect", "place of birth"], "depth": 2},
                      Answerability=None, FinalAnswer=None)
-    vp, _, _ = make(s)
+    vp, _, _ = make(s, depth_fallback="dmax")
     run = vp.run("Which country is the museum shown in the image in?", IMAGE)
     assert run.sketch == ["Which country is the museum shown in the image in?"] and run.depth_hat == 3
     assert not run.depth_predicted and any("example was copied" in f.message for f in run.fallbacks)
