@@ -30,6 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # bench/models.py
 
 
 def table(title: str, header: list[str], rows: list[list]) -> None:
@@ -107,37 +108,15 @@ def bench_generate(tf, lc, n_new: int, threads: int) -> None:
     table(f"identical greedy text: {same}/{len(PROMPTS)}", ["prompt", "transformers", "llama.cpp same?"], rows)
 
 
-def json_cases(P, n: int):
-    questions = [
-        ("Who designed the building shown in the image?", "Eiffel Tower"),
-        ("In which country was the person in the picture born?", "Albert Einstein"),
-        ("What river flows through the city in the image?", "Paris"),
-        ("Which company makes the vehicle shown here?", "Ford Model T"),
-        ("What is the capital of the country whose flag is shown?", "France"),
-    ][:n]
-    cases = []
-    for q, obj in questions:
-        paths = [f"{obj} → architect → Gustave Eiffel", f"{obj} → country → France"]
-        cases += [
-            (P.build_referring_expression(q, has_image=True), P.ReferringExpression),
-            (P.build_question_analysis(q), P.QuestionSketch),
-            (P.build_candidate_ranking(q, "the object", obj, [obj, obj + " (film)", "Paris"]), P.CandidateRanking),
-            (P.build_hop_intent(q, 1, paths[:1]), P.HopIntent),
-            (P.build_chain_examination(q, ["architect"], paths, 2), P.ChainSelection),
-            (P.build_evidence_statement(q, paths), P.EvidenceStatement),
-            (P.build_answerability(q, f"The {obj} was designed by Gustave Eiffel."), P.Answerability),
-            (P.build_final_answer(q, f"The {obj} was designed by Gustave Eiffel."), P.FinalAnswer),
-        ]
-    return cases
-
-
 def bench_json(tf, lc, n: int, threads: int, max_tokens: int) -> None:
     from kgqa.models.accounting import CallRecord
     from kgqa.models.structured import parse
 
+    from models import json_cases          # bench/models.py: the same structured-output cases
+
     P = vispath_prompts()
     system = P.VISPATH_SYSTEM
-    cases = json_cases(P, n)
+    cases = json_cases(n)
 
     def run_tf(prompt, schema):
         rec = CallRecord()

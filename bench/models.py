@@ -91,6 +91,7 @@ def bench_chat(chat, threads: int) -> None:
 
 # --------------------------------------------------------------------------- structured output
 def json_cases(n: int):
+    """VisPath's structured-output calls for ``n`` sample questions: (prompt, schema) pairs (also bench/llm.py's)."""
     from kgqa.engine import vispath_prompts as P
 
     questions = [
@@ -103,12 +104,15 @@ def json_cases(n: int):
     cases = []
     for q, obj in questions:
         paths = [f"{obj} → architect → Gustave Eiffel", f"{obj} → country → France"]
+        names = [obj, obj + " (film)", "Paris"]
         cases += [
             (P.build_referring_expression(q, has_image=True), P.ReferringExpression),
             (P.build_question_analysis(q), P.QuestionSketch),
-            (P.build_candidate_ranking(q, "the object", obj, [obj, obj + " (film)", "Paris"]), P.CandidateRanking),
+            (P.build_candidate_ranking(q, "the object", obj, names),
+             P.candidate_ranking_schema(tuple(names), 3)),          # as VisPath asks: listed names, ≤ rank_top
             (P.build_hop_intent(q, 1, paths[:1]), P.HopIntent),
-            (P.build_chain_examination(q, ["architect"], paths, 2), P.ChainSelection),
+            (P.build_chain_examination(q, ["architect"], paths, 2), P.chain_selection_schema(2, len(paths))),
+            (P.build_evidence_statement(q, paths), P.EvidenceStatement),
             (P.build_answerability(q, f"The {obj} was designed by Gustave Eiffel."), P.Answerability),
             (P.build_final_answer(q, f"The {obj} was designed by Gustave Eiffel."), P.FinalAnswer),
         ]

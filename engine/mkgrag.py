@@ -117,6 +117,7 @@ class MKGRAG:
     arxiv: ClassVar[str | None] = None
     Options: ClassVar[type[BaseModel]] = MKGRAGOptions
     ablations: ClassVar[tuple[str, ...]] = ("chunks_only", "no_expansion", "no_visual_graph")
+    grounds_start_entity: ClassVar[bool] = False     # retrieval starts from documents, not an entity
 
     def __init__(self, ctx, options: MKGRAGOptions | None = None):
         self.settings = ctx.settings

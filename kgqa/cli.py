@@ -453,7 +453,7 @@ def ask(
     for line in pipe.render(ans):
         print(line)
     for ev in ans.evidence:
-        score = f"score {ev.score}" if getattr(ev, "score", None) is not None else "score -"
+        score = f"score {ev.score}" if ev.score is not None else "score -"
         print(f"{ev.kind} {ev.rank} ({score}): {ev.one_line()}")
     suff = {True: "yes", False: "no", None: "not checked"}[ans.sufficient]
     print(f"evidence sufficient: {suff} · {ans.stop_reason}")

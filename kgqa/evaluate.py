@@ -388,6 +388,13 @@ def _score_failed(r: QuestionResult, q: EvalQuestion) -> None:
     r.evidence_recall = False if q.support else None
 
 
+def _grounds_start(ans) -> bool:
+    """Whether the answering method grounds a start entity (mKG-RAG does not: its start metric is skipped)."""
+    from kgqa.registry import method_classes
+
+    return getattr(method_classes().get(getattr(ans, "method", None) or ""), "grounds_start_entity", True)
+
+
 def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
     pred = ans.answer if isinstance(ans.answer, str) else None
     r.prediction = pred
@@ -397,7 +404,7 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
     r.abstained = pred is None or not pred.strip()
     r.exact_match = exact_match(pred, q.answer, q.aliases)
     r.hits1 = (ans.answer_id is not None and ans.answer_id == q.answer_id) if q.answer_id else None
-    r.start_entity = (ans.start_entity_id == q.topic.id) if q.topic else None
+    r.start_entity = (ans.start_entity_id == q.topic.id) if q.topic and _grounds_start(ans) else None
     r.gold_path = gold_path_retained(q.path, ans.paths or []) if q.path else None
     r.doc_recall = document_recall(q.support, ans)
     r.evidence_recall = evidence_recall(q.support, ans)

@@ -57,6 +57,9 @@ class Method(Protocol):
     arxiv: ClassVar[str | None]
     Options: ClassVar[type[BaseModel]]
     ablations: ClassVar[tuple[str, ...]]
+    #: whether the method grounds the question in a start entity (kgqa eval scores it only then);
+    #: a method without the attribute is taken to ground one
+    grounds_start_entity: ClassVar[bool]
 
     def __init__(self, ctx: Context, options: BaseModel) -> None: ...
 

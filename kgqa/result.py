@@ -108,6 +108,7 @@ class SubgraphEvidence:
     edges: list[EdgeRef] = field(default_factory=list)
     rank: int = 0
     note: str | None = None
+    score: float | None = None      # GraSP's subgraph has no score of its own; the field keeps Evidence uniform
     kind: Literal["subgraph"] = "subgraph"
 
     def one_line(self) -> str:

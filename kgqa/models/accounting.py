@@ -48,9 +48,14 @@ class CallRecord:
 
 
 class Meter:
-    """Counts model use per role, per question and in total. Thread-safe."""
+    """Counts model use per role, per question and in total. Thread-safe.
 
-    def __init__(self) -> None:
+    Per-question costs are kept for the ``max_questions`` most recent questions only (the pipeline
+    reads a question's costs as soon as it is answered), so a long-running ``kgqa serve`` does not
+    grow without bound; the totals are kept whole."""
+
+    def __init__(self, max_questions: int = 1024) -> None:
+        self.max_questions = max_questions
         self._lock = threading.Lock()
         self._total: dict[str, RoleCost] = {}
         self._questions: dict[str, dict[str, RoleCost]] = {}
@@ -64,7 +69,10 @@ class Meter:
         Yields the question's live cost dict; entering the same qid again adds to it.
         """
         with self._lock:
-            costs = self._questions.setdefault(qid, {})
+            costs = self._questions.pop(qid, None) or {}
+            self._questions[qid] = costs                    # most recent last
+            while len(self._questions) > self.max_questions:
+                self._questions.pop(next(iter(self._questions)))
         token = _QUESTION.set(qid)
         try:
             yield costs

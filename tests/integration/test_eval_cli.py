@@ -10,44 +10,30 @@ follow from the gold data, and the runner's contract.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_one_line_error, run_kgqa
+from tests.conftest import assert_one_line_error, remove_demo_kg, run_kgqa
 
 pytestmark = pytest.mark.integration
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 
 
-def _col(name: str) -> list[str]:
-    return [ln.split("\t")[0] for ln in (DEMO / name).read_text(encoding="utf-8").splitlines() if ln.strip()]
-
-
-ENTITY_IDS = _col("wikidata5m_entity.txt")
-RELATION_IDS = _col("wikidata5m_relation.txt")
-IMAGE_SHAS = sorted({hashlib.sha256(p.read_bytes()).hexdigest() for p in (DEMO / "images").iterdir()})
 QUESTIONS = {json.loads(ln)["id"]: ln for ln in (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines()}
-
-
-def _cleanup(graph):
-    graph._run("UNWIND $ids AS id MATCH (e:Entity {id: id}) DETACH DELETE e", {"ids": ENTITY_IDS}, write=True)
-    graph._run("UNWIND $shas AS s MATCH (i:Image {sha256: s}) DETACH DELETE i", {"shas": IMAGE_SHAS}, write=True)
-    graph._run("UNWIND $ids AS id MATCH (r:Relation {id: id}) DETACH DELETE r", {"ids": RELATION_IDS}, write=True)
 
 
 @pytest.fixture(scope="module")
 def demo_kg(graph):
     from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
 
-    _cleanup(graph)
+    remove_demo_kg(graph)
     load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
     yield graph
-    _cleanup(graph)
+    remove_demo_kg(graph)
 
 
 @pytest.fixture()

@@ -189,3 +189,16 @@ def test_gold_start_passes_topic_id(tmp_path):
     pipe = ScriptedPipeline({q["question"]: _ans(q["question"], "x") for q in GOOD})
     evaluate(qs, pipe, KeywordEncoder(), questions_file="f", method="vispath", gold_start=True)
     assert [c[2] for c in pipe.calls] == ["Q142", "Q142", None]
+
+
+def test_start_entity_is_not_scored_for_a_method_that_grounds_none(tmp_path):
+    """mKG-RAG retrieves documents, not a start entity: its start metric is skipped, not counted 0."""
+    qs, _ = load_questions(write(tmp_path, GOOD))
+    q = GOOD[1]["question"]
+    doc_answer = Answer(question=q, answer="Roma", method="mkgrag", start_entity_id=None)
+    rep = evaluate(qs[1:2], ScriptedPipeline({q: doc_answer}), KeywordEncoder(), questions_file="qs.jsonl",
+                   method="mkgrag")
+    assert rep["questions"][0]["start_entity"] is None and rep["overall"]["start_entity"]["n"] == 0
+    rep = evaluate(qs[1:2], ScriptedPipeline({q: _ans(q, "Roma", start=None)}), KeywordEncoder(),
+                   questions_file="qs.jsonl", method="vispath")
+    assert rep["questions"][0]["start_entity"] is False          # VisPath found no start entity: wrong

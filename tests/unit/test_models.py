@@ -109,6 +109,17 @@ def test_meter_counts_per_question_and_total():
     assert meter.costs("q1")["chat"].calls == 1
 
 
+def test_meter_keeps_only_recent_questions_but_whole_totals():
+    """A long-running server answers without end: per-question costs must not grow with it."""
+    meter = Meter(max_questions=3)
+    for i in range(10):
+        with meter.question(f"q{i}"):
+            meter.record("chat", completion_tokens=1)
+    assert meter.questions() == ["q7", "q8", "q9"]
+    assert meter.costs("q9")["chat"].completion_tokens == 1 and meter.costs("q0") == {}
+    assert meter.costs()["chat"].calls == 10
+
+
 def test_meter_records_a_call_that_raised():
     meter = Meter()
     with pytest.raises(RuntimeError):
