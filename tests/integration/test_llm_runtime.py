@@ -98,6 +98,26 @@ def test_every_vispath_schema_decodes_to_a_valid_reply(lchat):
         assert isinstance(out, schema), schema.__name__
 
 
+def test_bounded_lists_decode_within_their_bounds_in_one_call(lchat):
+    """VisPath's ranking and chain examination: only listed names / numbers, at most the cap, no retry
+    (a 135M model under a plain list grammar wrote "[1,2,3,4,…" until its token limit, then retried)."""
+    from kgqa.models.accounting import Meter
+
+    P = vispath_prompts()
+    q = "Which city is twinned with the capital of the country whose flag is shown?"
+    chains = [f"France → capital → Paris → twinned administrative body → City {k}" for k in range(1, 13)]
+    names = ["France", "Paris", "French", "Francia", "France national team"]
+    lchat.meter = Meter()
+    sel = lchat.generate_json(P.build_chain_examination(q, ["capital", "twinned"], chains, 3),
+                              P.chain_selection_schema(3, len(chains)), system=P.VISPATH_SYSTEM, max_tokens=60)
+    assert len(sel.selected) <= 3 and all(1 <= n <= len(chains) for n in sel.selected)
+    ranked = lchat.generate_json(P.build_candidate_ranking(q, "the country", "France", names),
+                                 P.candidate_ranking_schema(tuple(names), 2), system=P.VISPATH_SYSTEM,
+                                 max_tokens=160)
+    assert len(ranked.ranked) <= 2 and set(ranked.ranked) <= set(names)
+    assert lchat.meter.costs()["chat"].calls == 2          # each in one call: the grammar bounds the list
+
+
 def test_choose_agrees_with_the_transformers_runtime(lchat, tchat):
     opts = ["Paris", "Berlin", "London", "Madrid"]
     prompt = "What is the capital of France? Answer with the name only."
