@@ -224,7 +224,7 @@ def sweep(args) -> None:
     D = get_encoder(backend="torch", threads=1).encode(demo, batch_size=256)
     X = np.ascontiguousarray(np.vstack([np.asarray(data[:n], dtype=np.float32), D]))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
-    Q = np.asarray(data[data.shape[0] - args.queries:], dtype=np.float32)  # unseen names
+    Q = np.array(data[data.shape[0] - args.queries:], dtype=np.float32)  # unseen names (a copy)
     Q /= np.linalg.norm(Q, axis=1, keepdims=True)
     ids = [f"V{j}" for j in range(n)] + [f"D{j}" for j in range(len(demo))]
     print(f"{len(X):,} stored vectors: {n:,} real MiniLM name embeddings from {args.real.name} + "

@@ -111,8 +111,8 @@ class Settings(BaseSettings):
         "local", validation_alias=AliasChoices("KGQA_SOFTPROMPT_BACKEND", "softprompt_backend"))
     encoder_model: str | None = Field(None, validation_alias=AliasChoices("KGQA_ENCODER_MODEL", "encoder_model"))
     # Encoder runtime (kgqa/models/encoder.py, bench/embed.py): torch | onnx | onnx-int8 | auto
-    # (onnx-int8 on a CPU when onnxruntime is installed, else torch with a note). Loads and queries
-    # use the same one; vectors of all stay >= 0.99 cosine to torch's fp32 ones.
+    # (onnx, fp32, on a CPU when onnxruntime is installed, else torch with a note). Loads and queries
+    # use the same one; onnx gives torch's vectors, onnx-int8 stays >= 0.99 cosine to them.
     encoder_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         "auto", validation_alias=AliasChoices("KGQA_ENCODER_BACKEND", "encoder_backend"))
     # local LLM: a GGUF file (default: the SmolLM2-135M-Instruct one inside the

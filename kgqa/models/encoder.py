@@ -14,8 +14,13 @@ Backends (``KGQA_ENCODER_BACKEND``, measured by ``bench/embed.py``):
   projections only (Q, K, V, attention output; per channel). The feed-forward matmuls stay
   fp32: quantising them too drops the cosine to the fp32 vectors to 0.977 on real names,
   this keeps it ≥ 0.99 (bench/embed.py prints min and mean);
-- ``auto`` (default): ``onnx-int8`` on CPU when onnxruntime is installed (``kgqa[onnx]``,
-  part of ``make setup``), else ``torch`` with one note on stderr saying so; ``torch`` on a GPU.
+- ``auto`` (default): ``onnx`` on CPU when onnxruntime is installed (``kgqa[onnx]``, part of
+  ``make setup``), else ``torch`` with one note on stderr saying so; ``torch`` on a GPU. Not
+  int8 by default: its dynamic quantisation takes activation ranges per batch, so a name's
+  vector moves slightly (cosine ≥ 0.99) with the batch it is encoded in and with the backend;
+  fp32 ONNX gives torch's vectors, so indexes loaded before, the demo's replay cache (keyed by
+  prompts that carry similarity scores) and every figure stay as they were. Choose
+  ``onnx-int8`` for a big first load where its extra speed counts, and keep it for queries.
 
 The exports are cached under ``<data dir>/models/onnx/<model>-<fingerprint>/`` (written
 atomically, reused by every process). Vectors of all backends are compatible with one
@@ -74,11 +79,11 @@ def resolve_backend(backend: str | None, device: str = "cpu") -> str:
         if device != "cpu":
             return "torch"
         if onnxruntime_available():
-            return "onnx-int8"
+            return "onnx"
         if "auto" not in _NOTED:
             _NOTED.add("auto")
             print("kgqa: note: onnxruntime is not installed, so the encoder runs on torch "
-                  "(about 3x slower on a CPU; pip install 'kgqa[onnx]' or set KGQA_ENCODER_BACKEND=torch)",
+                  "(slower on a CPU, bench/embed.py; pip install 'kgqa[onnx]', or set KGQA_ENCODER_BACKEND=torch)",
                   file=sys.stderr)
         return "torch"
     if backend.startswith("onnx"):
@@ -209,6 +214,10 @@ class _OnnxModel:
             so.intra_op_num_threads = max(1, threads)
             so.inter_op_num_threads = 1
             so.log_severity_level = 3
+            # threads wait without spinning: with Neo4j (or anything) busy on the same cores, spinning
+            # threads steal the cores the work needs (bench/embed.py on a loaded 2-core machine: 2 threads
+            # 283 → 369 names/s); on idle cores it costs a few percent
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
             s = ort.InferenceSession(str(self.path), so, providers=["CPUExecutionProvider"])
             self._inputs = [i.name for i in s.get_inputs()]
             self._sessions[threads] = s

@@ -74,9 +74,9 @@ def test_auto_falls_back_to_torch_with_one_note(monkeypatch, capsys):
         enc_mod.resolve_backend("onnx-int8")
 
 
-def test_auto_prefers_int8_on_cpu_and_torch_on_gpu(monkeypatch):
+def test_auto_prefers_fp32_onnx_on_cpu_and_torch_on_gpu(monkeypatch):
     monkeypatch.setattr(enc_mod, "onnxruntime_available", lambda: True)
-    assert enc_mod.resolve_backend("auto", "cpu") == "onnx-int8"
+    assert enc_mod.resolve_backend("auto", "cpu") == "onnx"  # torch's vectors, faster; int8 is opt-in
     assert enc_mod.resolve_backend("auto", "cuda") == "torch"
     with pytest.raises(InvalidInput, match="runs on the CPU only"):
         enc_mod.resolve_backend("onnx", "cuda")
