@@ -131,9 +131,10 @@ class VisPathOptions(BaseModel):
     # Per-step ablation of the model calls (ours; the paper asks the model at every step). A step that is
     # off takes its documented fallback, exactly as in the graph-only setting (KGQA_CHAT_BACKEND=none), so
     # the gain or loss of each step is measured on its own (recorded as fallback code "off").
-    llm_steps: str = Field("all", description="model-asked steps, comma-separated, the others take their "
+    llm_steps: str = Field("auto", description="model-asked steps, comma-separated, the others take their "
                            "fallback: expression, ranking, sketch, intent, chain, evidence, answerability, "
-                           "final, verify; 'all' (the paper) or 'none'")
+                           "final, verify; 'all' (the paper), 'none', or 'auto': all with a served LLM, the "
+                           "steps measured to help (bench/llm_steps.py) with the bundled SmolLM2-135M")
     no_graph_validation: bool = Field(False, description="ablation: take e_Q,1 as ranked (no Eq. 2–3)")
     no_visual_intent: bool = Field(False, description="ablation: score edges against Q instead of q_i")
     no_chain_pruning: bool = Field(False, description="ablation: keep paths by edge score (no σ, no LLM)")
@@ -151,17 +152,33 @@ class VisPathOptions(BaseModel):
 LLM_STEPS = ("expression", "ranking", "sketch", "intent", "chain", "evidence", "answerability", "final", "verify")
 
 
+#: ``llm_steps=auto`` with the bundled in-process SmolLM2-135M-Instruct: the steps that beat their
+#: fallback on the demo set, live on llama.cpp (bench/llm_steps.py; README "Models"). Every step asked of
+#: the 135M model scored below the graph-only floor, so none is asked: the CPU default is the floor.
+CPU_LLM_STEPS = "none"
+
+
+def resolve_llm_steps(spec: str, chat) -> str:
+    """``auto`` → ``CPU_LLM_STEPS`` when ``chat`` is the bundled small in-process model (kgqa.models.local_chat,
+    either runtime, no ``KGQA_LOCAL_LLM_GGUF`` of the user's), else ``all``."""
+    if (spec or "").strip().lower() != "auto":
+        return spec
+    bundled_small = (getattr(chat, "backend", None) in ("local", "llamacpp")
+                     and getattr(getattr(chat, "settings", None), "local_llm_gguf", "?") is None)
+    return CPU_LLM_STEPS if bundled_small else "all"
+
+
 def parse_llm_steps(spec: str) -> frozenset[str]:
     """``llm_steps`` as the set of steps that ask the model; ValueError naming an unknown step."""
     spec = (spec or "").strip().lower()
-    if spec == "all":
+    if spec in ("all", "auto"):          # auto: resolved by resolve_llm_steps where the settings are known
         return frozenset(LLM_STEPS)
     if spec in ("", "none"):
         return frozenset()
     steps = {x.strip() for x in spec.split(",") if x.strip()}
     unknown = sorted(steps - set(LLM_STEPS))
     if unknown:
-        raise ValueError(f"unknown step(s) {', '.join(unknown)} (known: {', '.join(LLM_STEPS)}, all, none)")
+        raise ValueError(f"unknown step(s) {', '.join(unknown)} (known: {', '.join(LLM_STEPS)}, all, none, auto)")
     return frozenset(steps)
 
 
@@ -414,7 +431,8 @@ class VisPath:
         self.vision = ctx.models.vision
         self.kg = ctx.kg if ctx.kg is not None else KG(ctx.graph, ctx.models.encoder)
         self.opt = options or VisPathOptions()
-        self._llm_steps = parse_llm_steps(self.opt.llm_steps)
+        self.llm_steps = resolve_llm_steps(self.opt.llm_steps, self.chat)
+        self._llm_steps = parse_llm_steps(self.llm_steps)
         self._drop: tuple[float, int] = (0.0, 0)
         self._hidden: list[str] = []
         # intent_fallback="relations": the fallback intent text and its relation scores (one question)
@@ -428,7 +446,9 @@ class VisPath:
         # incomplete-KG evaluation (--drop-edges): the topic entity's hidden facts, filtered in every expansion
         self._drop = (query.drop_edges, query.seed)
         self._hidden = []
-        return to_answer(self.run(query.question, query.image, query.entity_id))
+        ans = to_answer(self.run(query.question, query.image, query.entity_id))
+        ans.details["llm_steps"] = self.llm_steps
+        return ans
 
     def render(self, answer: Answer) -> list[str]:
         """The VisPath-specific lines of ``kgqa ask``: start entity (recognised as), sketch and D̂."""
@@ -437,8 +457,14 @@ class VisPath:
         extra = f"  (recognised: {d.get('object_name')!r})" if d.get("object_name") else ""
         if d.get("start_replaced"):
             extra += "  (replaced e_Q,1 by graph-aware validation)"
-        return [f"start entity: {start}{extra}",
-                f"sketch: {' → '.join(d.get('sketch', []))}  (D̂={d.get('depth_hat')}, hops run {answer.hops})"]
+        depth = (f"D̂={d['depth_range'][0]}–{d['depth_range'][1]} from the relations named"
+                 if d.get("depth_range") and d["depth_range"][0] != d["depth_range"][1] else f"D̂={d.get('depth_hat')}")
+        lines = [f"start entity: {start}{extra}",
+                 f"sketch: {' → '.join(d.get('sketch', []))}  ({depth}, hops run {answer.hops})"]
+        steps = d.get("llm_steps")
+        if steps and steps != "all":
+            lines.append(f"LLM steps: {steps} (-o llm_steps; the others took their graph-only fallback)")
+        return lines
 
     # ========================================================================= Algorithm 1
     def run(self, question: str, image=None, entity_id: str | None = None) -> VisPathRun:

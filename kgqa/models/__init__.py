@@ -7,7 +7,7 @@ model here: each backend loads on its first call (once per process).
 role        settings field          "local"                              "openai" / "vllm"
 encoder     (always in-process)     all-MiniLM-L6-v2                     —
 chat        KGQA_CHAT_BACKEND       SmolLM2-135M-Instruct (LocalChat)    OpenAIChat     ("none": graph-only floor)
-            KGQA_LOCAL_LLM_RUNTIME  transformers (default) | llamacpp
+            KGQA_LOCAL_LLM_RUNTIME  llamacpp (default) | transformers
 vision      KGQA_VISION_BACKEND     ReferenceImageGrounder (stand-in)    OpenAIVision
 softprompt  KGQA_SOFTPROMPT_BACKEND SmolLM2 with inputs_embeds           vLLM --enable-prompt-embeds
 """

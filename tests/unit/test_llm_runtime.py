@@ -72,6 +72,6 @@ def test_vispath_llm_steps_name_the_model_asked_steps():
 
     assert parse_llm_steps("all") == frozenset(LLM_STEPS) and parse_llm_steps("none") == frozenset()
     assert parse_llm_steps(" Sketch, chain ") == {"sketch", "chain"}
-    assert VisPathOptions().llm_steps == "all"      # the paper: the model is asked at every step
+    assert VisPathOptions().llm_steps == "auto"     # the paper's every step, unless the model is the bundled 135M
     with pytest.raises(ValidationError, match="unknown step.*sketches"):
         VisPathOptions(llm_steps="sketches")

@@ -261,3 +261,22 @@ def test_a_noun_that_types_a_named_entity_is_an_optional_hop():
     assert words(q, typ) == {"novel"} and "wrote" not in words(q, ex | typ)
     q = "Where was the architect of the Eiffel Tower born?"      # "of the" between: a relation, not a type
     assert not mention_tokens(q, has_image=False)[1]
+
+
+def test_llm_steps_auto_asks_every_step_of_a_served_llm_and_the_measured_set_of_the_bundled_one():
+    from types import SimpleNamespace
+
+    from kgqa.config import Settings
+    from kgqa.engine.vispath import CPU_LLM_STEPS, resolve_llm_steps
+    from kgqa.models.local_chat import LocalChat
+    from kgqa.models.openai_backend import OpenAIChat
+
+    bundled = LocalChat(Settings(local_llm_gguf=None))                    # loads nothing
+    assert resolve_llm_steps("auto", bundled) == CPU_LLM_STEPS
+    assert resolve_llm_steps("auto", LocalChat(Settings(local_llm_runtime="transformers"))) == CPU_LLM_STEPS
+    assert resolve_llm_steps("auto", OpenAIChat(Settings(chat_backend="vllm"))) == "all"
+    # a GGUF the user brings was not measured: the paper's every step
+    assert resolve_llm_steps("auto", LocalChat(Settings(local_llm_gguf="/models/big.gguf"))) == "all"
+    assert resolve_llm_steps("auto", SimpleNamespace()) == "all"             # any other ChatModel
+    assert resolve_llm_steps("ranking,final", bundled) == "ranking,final"    # an explicit choice stands
+    assert VisPathOptions().llm_steps == "auto"
