@@ -24,7 +24,7 @@ Read top to bottom, this module is Algorithm 1:
             else from the image alone.
 
 Every model call that must return JSON names a schema from ``kgqa.engine.vispath_prompts``;
-when a model answers but not usably (``BadModelReply``: no valid JSON after retries, a
+when a model answers but not usably (``BadModelReply``: no usable reply after retries, a
 declined recognition, the graph-only setting) the step takes the paper's documented
 fallback and the run records it, with its code, in ``VisPathRun.fallbacks``. A model
 that cannot be reached (``ModelUnavailable``) is never caught here: the question fails.
@@ -603,7 +603,7 @@ class VisPath:
                                           P.ReferringExpression, system=P.VISPATH_SYSTEM, max_tokens=80)
             run.expression, run.head = ref.expression.strip(), ref.head.strip()
         except BadModelReply as e:
-            run.fell_back("referring expression: LLM gave no valid JSON; "
+            run.fell_back("referring expression: no usable LLM reply; "
                           + ("HEAD='object'" if has_image else "capitalised-words heuristic"), e.code)
             run.expression = question if has_image else topic_mention_heuristic(question)
             run.head = "object"
@@ -702,7 +702,8 @@ class VisPath:
             if rng is not None:
                 lo, hi = min(rng[0], self.opt.Dmax), min(rng[1], self.opt.Dmax)
                 run.depth_range = (lo, hi)
-                run.fell_back(f"question analysis: no valid sketch; S_Q = Q, D̂ = {lo}–{hi} from the relations "
+                d = f"{lo}" if lo == hi else f"{lo}–{hi}"
+                run.fell_back(f"question analysis: no valid sketch; S_Q = Q, D̂ = {d} from the relations "
                               "the question names", why)
                 return [question], lo
         run.fell_back("question analysis: no valid sketch; S_Q = Q, D̂ = Dmax", why)
@@ -730,10 +731,10 @@ class VisPath:
             if self._sketch_intent is None:
                 self._sketch_intent = self.relation_sketch(question, image is not None)
             if self._sketch_intent[0]:
-                run.fell_back(f"hop {i} intent: no valid JSON; the relations the question names", why)
+                run.fell_back(f"hop {i} intent: no usable reply; the relations the question names", why)
                 return self._sketch_intent[0]
         # Fallback: the question, focused by the sketch step this hop should take.
-        run.fell_back(f"hop {i} intent: no valid JSON; Q ‖ sketch step", why)
+        run.fell_back(f"hop {i} intent: no usable reply; Q ‖ sketch step", why)
         step = run.sketch[i - 1] if i - 1 < len(run.sketch) and run.sketch != [question] else ""
         return f"{step} {question}".strip()
 
@@ -907,7 +908,7 @@ class VisPath:
             why = "empty"
         except BadModelReply as e:
             why = e.code
-        run.fell_back("evidence statement: no valid JSON; verbalised paths", why)
+        run.fell_back("evidence statement: no usable reply; verbalised paths", why)
         return "; ".join(verbal)
 
     def answerability(self, question: str, image, z_i: str, run: VisPathRun) -> tuple[bool, str]:
@@ -916,7 +917,7 @@ class VisPath:
             self._ask("answerability")
             out = self._vlm_json(image, P.build_answerability(question, z_i), P.Answerability, max_tokens=60)
         except BadModelReply as e:
-            run.fell_back("answerability: no valid JSON; η = 0", e.code)
+            run.fell_back("answerability: no usable reply; η = 0", e.code)
             return False, ""
         ans = out.candidate
         return bool(out.answerable and ans), ans
@@ -935,7 +936,7 @@ class VisPath:
             a = self._vlm_json(image, P.build_final_answer(question, z_star), P.FinalAnswer,
                                max_tokens=40).answer.strip()
         except BadModelReply as e:
-            run.fell_back("final answer: no valid JSON", e.code)
+            run.fell_back("final answer: no usable reply", e.code)
         if a and self.ground_answer(a, run):
             return a
         if hop.candidate_answer and self.ground_answer(hop.candidate_answer, run):
@@ -994,7 +995,7 @@ class VisPath:
                         image, P.build_candidate_check(question, p.end_name, p.verbalize()), P.CandidateCheck,
                         system=P.VISPATH_SYSTEM, max_tokens=20).consistent
                 except BadModelReply as e:
-                    run.fell_back(f"terminal verification of {p.end_id}: no valid JSON; kept in rank", e.code)
+                    run.fell_back(f"terminal verification of {p.end_id}: no usable reply; kept in rank", e.code)
         top = [p for p in top if verdict.get(p.end_id, True)] + [p for p in top if not verdict.get(p.end_id, True)]
         order = top + rest
         chosen = order[0]

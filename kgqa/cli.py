@@ -8,6 +8,8 @@ the traceback instead.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import json
 import os
 import sys
@@ -463,7 +465,9 @@ def ask(
     print(f"cost: {total_calls} model calls · {ans.seconds:.1f} s total · " + (" · ".join(parts) or "-"))
     if ans.fallbacks:
         fb = ans.fallbacks
-        print(f"fallbacks taken: {len(fb)} ({'; '.join(f.message for f in fb[:4])}" + (" …" if len(fb) > 4 else "") + ")")
+        codes = Counter(f.code for f in fb)
+        print(f"fallbacks taken: {len(fb)}, by code {', '.join(f'{k} {v}' for k, v in codes.items())} "
+              f"({'; '.join(f.message for f in fb[:4])}" + (" …" if len(fb) > 4 else "") + ")")
     print(f"trace: {ans.trace_id}")
     print(ans.browser_cypher)
 
