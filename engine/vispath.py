@@ -79,8 +79,8 @@ class VisPathOptions(BaseModel):
     delta: float = Field(0.05, ge=0.0, lt=2.0, description="δ of Eq. 3 (graph-aware validation margin)")
     delta_step: float = Field(0.01, ge=0.0, lt=1.0, description="δ grows by this per candidate rank")
     K: int = Field(10, ge=1, description="entity-name candidates retrieved for the start entity")
-    rank_top: int = Field(3, ge=1, description="IV-A ranking: names the LLM lists, most likely first (the "
-                          "others follow in vector-index order, so Eq. 2–3 still weigh all K)")
+    rank_top: int = Field(3, ge=1, description="IV-A ranking: at most this many of the K names the LLM keeps, "
+                          "most likely first (Eq. 2–3 then weigh those)")
     # Abstention is our addition (the paper always answers): off by default, measured on the demo set.
     abstain_below: float = Field(0.0, ge=0.0, le=1.0, description="abstain (no answer) when grounding is weaker "
                                  "than this: the start entity's link cosine to o, or the image's recognition "
@@ -652,8 +652,7 @@ class VisPath:
         if not out:
             run.fell_back("candidate ranking: LLM kept no listed entity; vector-index order", why)
             out = retrieved
-        # the candidates the model did not list follow in vector-index order, so Eq. 2–3 still weigh all K
-        return out + [c for c in retrieved if c not in out]
+        return out          # the model keeps the candidates that fit (a filter); Eq. 2–3 weigh those
 
     def graph_aware_validation(self, question: str, cands: list[StartCandidate],
                                run: VisPathRun) -> tuple[StartCandidate, bool]:
@@ -724,8 +723,9 @@ class VisPath:
             why = "empty"
         except BadModelReply as e:
             why = e.code
-        if self.opt.intent_fallback == "relations":
-            # Fallback (our choice; the paper has none): the relations the question names, matched
+        if self.opt.intent_fallback == "relations" and not run.depth_predicted:
+            # Fallback (our choice; the paper has none) when the model gave no sketch S_Q either (a sketch
+            # it gave names this hop's relation: below): the relations the question names, matched
             # phrase by phrase against the catalogue. Hop order is not guessed: every named relation
             # is sought at every hop, and an edge's relation score is its relation's best phrase match.
             if self._sketch_intent is None:
