@@ -15,8 +15,8 @@ validates with pydantic and retries (bounded, sampled) before raising
 ``BadModelReply`` (the caller's fallback). bench/models.py measures the valid-output rate. ``choose`` scores each
 option by its log-likelihood as the assistant's reply, which needs no parsing.
 
-Runtime: with ``KGQA_LOCAL_LLM_RUNTIME=llamacpp`` ``generate``,
-``generate_json`` and ``choose`` run on llama.cpp instead (``kgqa.models.llamacpp_chat``:
+Runtime: with ``KGQA_LOCAL_LLM_RUNTIME=llamacpp`` (the default; ``transformers`` selects the path
+described above) ``generate``, ``generate_json`` and ``choose`` run on llama.cpp (``kgqa.models.llamacpp_chat``:
 the same GGUF read directly, its JSON-schema grammar for the same tightened schema,
 several times faster on a CPU, bench/llm.py); ``model``/``tokenizer`` stay the
 transformers model, which the soft-prompt backend (GraSP) shares.
