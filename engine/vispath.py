@@ -253,11 +253,41 @@ class HopRecord:
 
 
 @dataclass
+class RelationSketch:
+    """The non-LLM sketch of one question (``VisPath.relation_sketch``): what the question's phrases name."""
+
+    intent: str = ""                      # the relations matched greedily, joined ("" when none matched)
+    scores: dict[str, float] = field(default_factory=dict)   # relation id → best cos over the phrases
+    depth: tuple[int, int] | None = None  # (lo, hi) hops: one per matched relation, type nouns optional
+    phrases: list[tuple[int, int, str]] = field(default_factory=list)
+    columns: dict[str, int] = field(default_factory=dict)    # relation id → column of ``sims``
+    sims: np.ndarray | None = None        # phrases × relations cosines, a type noun's row halved
+
+    def alignment(self, path: "ReasoningPath") -> float:
+        """Mean over the path's edges of cos(relation, phrase), edges and question phrases paired one to one
+        (best pair first, a phrase's tokens used once; a type noun's match counts half, see
+        ``mention_tokens``); an edge left without a phrase counts 0."""
+        pairs = sorted(((float(self.sims[a, self.columns[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
+                        if e.relation_id in self.columns for a in range(len(self.phrases))),
+                       key=lambda x: (-x[0], x[1], x[2]))
+        used_edges: set[int] = set()
+        used_tokens: set[int] = set()
+        total = 0.0
+        for sim, k, a in pairs:
+            span = set(range(self.phrases[a][0], self.phrases[a][1]))
+            if k in used_edges or span & used_tokens:
+                continue
+            used_edges.add(k)
+            used_tokens |= span
+            total += max(sim, 0.0)
+        return total / max(1, len(path.edges))
+
+
+@dataclass
 class VisPathRun:
     question: str
     answer: str | None = None
     answer_id: str | None = None
-    has_image: bool = False
     start: StartCandidate | None = None
     start_candidates: list[StartCandidate] = field(default_factory=list)
     start_replaced: bool = False         # Eq. 3 fired
@@ -351,7 +381,7 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
       a relative clause ("the company that builds …", "the state where …") or stands between an article
       and a name ("the novel Notre-Dame de Paris") the type of an entity on the way: such a type noun may name a hop ("In which country was the architect … born?" → country) or
       only the type of the entity the other relations reach ("In which city was … born?"), so it counts
-      as an optional hop, and as half a match in ``VisPath.sketch_alignment``.
+      as an optional hop, and as half a match in ``RelationSketch.alignment``.
     """
     toks = question_tokens(question)
     low = [t.lower() for t in toks]
@@ -435,10 +465,9 @@ class VisPath:
         self._llm_steps = parse_llm_steps(self.llm_steps)
         self._drop: tuple[float, int] = (0.0, 0)
         self._hidden: list[str] = []
-        # intent_fallback="relations": the fallback intent text and its relation scores (one question)
-        self._sketch_intent: tuple[str, dict[str, float]] | None = None
-        self._sketch_depth: tuple[int, int] | None = None
-        self._sketch_sims = None          # (phrases, relation id → column, phrases × relations cosines)
+        # the non-LLM sketch of the question being answered (computed when a fallback first needs it)
+        self._sketch: RelationSketch | None = None
+        self._alias_forms: tuple[list[int], np.ndarray] | None = None   # (relation column, alias vectors)
 
     # ========================================================================= the method interface
     def answer(self, query) -> Answer:
@@ -474,10 +503,7 @@ class VisPath:
         o = self.opt
         run = VisPathRun(question=question)
         t0 = time.perf_counter()
-        self._sketch_intent = None
-        self._sketch_depth = None
-        self._sketch_sims = None
-        run.has_image = image is not None
+        self._sketch = None
 
         # --- IV-A: starting entity e_S (Eq. 1–3) --------------------------------------
         if entity_id:
@@ -498,7 +524,7 @@ class VisPath:
             self._hidden = self.kg.hidden_facts(run.start.id, *self._drop)
 
         # --- line 1: sketch S_Q and predicted depth D̂ ---------------------------------
-        run.sketch, d_hat = self.analyze_question(question, run)
+        run.sketch, d_hat = self.analyze_question(question, run, image is not None)
         run.depth_hat = min(d_hat, o.Dmax)                                      # D̂ ← min(D̂, Dmax)
 
         if run.start is None:
@@ -676,7 +702,7 @@ class VisPath:
         return cands[0], False
 
     # ========================================================================= IV-C (sketch)
-    def analyze_question(self, question: str, run: VisPathRun) -> tuple[list[str], int]:
+    def analyze_question(self, question: str, run: VisPathRun, has_image: bool = False) -> tuple[list[str], int]:
         try:
             self._ask("sketch")
             sk = self.chat.generate_json(P.build_question_analysis(question), P.QuestionSketch,
@@ -695,9 +721,7 @@ class VisPath:
         if self.opt.depth_fallback == "sketch":
             # D̂ from the non-LLM sketch (ours): one hop per relation the question names, the answer-type
             # noun ("which city") an optional last hop, so D̂ is a range (lo, hi)
-            if self._sketch_intent is None:
-                self._sketch_intent = self.relation_sketch(question, run.has_image)
-            rng = self._sketch_depth
+            rng = self.sketch_of(question, has_image).depth
             if rng is not None:
                 lo, hi = min(rng[0], self.opt.Dmax), min(rng[1], self.opt.Dmax)
                 run.depth_range = (lo, hi)
@@ -728,26 +752,30 @@ class VisPath:
             # it gave names this hop's relation: below): the relations the question names, matched
             # phrase by phrase against the catalogue. Hop order is not guessed: every named relation
             # is sought at every hop, and an edge's relation score is its relation's best phrase match.
-            if self._sketch_intent is None:
-                self._sketch_intent = self.relation_sketch(question, image is not None)
-            if self._sketch_intent[0]:
+            sketch = self.sketch_of(question, image is not None)
+            if sketch.intent:
                 run.fell_back(f"hop {i} intent: no usable reply; the relations the question names", why)
-                return self._sketch_intent[0]
+                return sketch.intent
         # Fallback: the question, focused by the sketch step this hop should take.
         run.fell_back(f"hop {i} intent: no usable reply; Q ‖ sketch step", why)
         step = run.sketch[i - 1] if i - 1 < len(run.sketch) and run.sketch != [question] else ""
         return f"{step} {question}".strip()
 
-    def relation_sketch(self, question: str, has_image: bool = False) -> tuple[str, dict[str, float]]:
-        """Non-LLM sketch: (intent text, relation id → best cos(SBERT(r), SBERT(phrase)) over the question's
-        phrases). The text joins the relations matched greedily (best pair first, each phrase span and each
-        relation used once, cos ≥ sketch_min_cos, at most Dmax + 1); ("", {}) when none matches.
+    def sketch_of(self, question: str, has_image: bool) -> RelationSketch:
+        """The question's relation sketch, computed once per question (``run`` resets it)."""
+        if self._sketch is None:
+            self._sketch = self.relation_sketch(question, has_image)
+        return self._sketch
+
+    def relation_sketch(self, question: str, has_image: bool = False) -> RelationSketch:
+        """Non-LLM sketch: the relations the question's phrases name. ``intent`` joins the relations matched
+        greedily (best pair first, each phrase span and each relation used once, cos ≥ sketch_min_cos, at
+        most Dmax + 1); ``scores``: relation id → best cos(SBERT(r), SBERT(phrase)) over the phrases; ``depth``:
+        (lo, hi) hops, one per matched relation, a type noun ("which N") an optional one. Empty when nothing
+        matches.
 
         With sketch_skip_mentions, entity names and the words that point at the image are not phrases
-        (``mention_tokens``). Sets ``self._sketch_depth``: (lo, hi) hops, one per matched relation, the
-        answer-type noun of "which N" an optional one (None when nothing matches)."""
-        self._sketch_depth = None
-        self._sketch_sims = None
+        (``mention_tokens``); with sketch_aliases, a relation's aliases name it as well as its label."""
         rel = self.relations()
         ids = [rid for rid, (_, vec) in rel.items() if vec is not None]
         excluded, answer_type = mention_tokens(question, has_image)
@@ -755,47 +783,38 @@ class VisPath:
             excluded = set()
         phrases = question_phrases(question, exclude=excluded)
         if not ids or not phrases:
-            return "", {}
+            return RelationSketch()
         pv = self.embed([p[2] for p in phrases])
         sims = pv @ np.stack([rel[r][1] for r in ids]).T
         if self.opt.sketch_aliases:       # a relation is named by its label or any of its aliases
+            cols, avecs = self.alias_forms(ids)
+            if cols:
+                asims = pv @ avecs.T
+                for j, k in enumerate(cols):
+                    sims[:, k] = np.maximum(sims[:, k], asims[:, j])
+        is_type = [set(range(a, b)) <= answer_type for a, b, _ in phrases]
+        weight = np.array([0.5 if t else 1.0 for t in is_type], dtype=np.float32)
+        sketch = RelationSketch(phrases=phrases, columns={r: k for k, r in enumerate(ids)},
+                                sims=sims * weight[:, None])
+        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, self.opt.Dmax + 1)
+        if not picked:
+            return sketch
+        core = len(picked) - sum(1 for a, _, _ in picked if is_type[a])
+        sketch.depth = (max(1, core), max(1, core, len(picked)))
+        sketch.intent = "; ".join(rel[ids[b]][0] for _, b, _ in picked)
+        sketch.scores = {r: float(v) for r, v in zip(ids, sims.max(axis=0))}
+        return sketch
+
+    def alias_forms(self, ids: list[str]) -> tuple[list[int], np.ndarray]:
+        """The relations' aliases as (column in ``ids`` per alias, alias SBERT vectors), built once: the
+        catalogue is read once per process (kgqa.kg.KG), so its aliases are embedded once too."""
+        if self._alias_forms is None:
             aliases = self.kg.relation_aliases()
             forms = [(k, a) for k, r in enumerate(ids) for a in aliases.get(r, [])
                      if len(a) > 2 and a.lower() not in _PHRASE_STOP]
-            if forms:
-                asims = pv @ self.embed([a for _, a in forms]).T
-                for j, (k, _) in enumerate(forms):
-                    sims[:, k] = np.maximum(sims[:, k], asims[:, j])
-        weight = np.array([0.5 if set(range(a, b)) <= answer_type else 1.0 for a, b, _ in phrases], dtype=np.float32)
-        self._sketch_sims = (phrases, {r: k for k, r in enumerate(ids)}, sims * weight[:, None])
-        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, self.opt.Dmax + 1)
-        if not picked:
-            return "", {}
-        optional = sum(1 for a, _, _ in picked
-                       if set(range(phrases[a][0], phrases[a][1])) <= answer_type)
-        core = len(picked) - optional
-        self._sketch_depth = (max(1, core), max(1, core, len(picked)))
-        best = sims.max(axis=0)
-        return "; ".join(rel[ids[b]][0] for _, b, _ in picked), {r: float(v) for r, v in zip(ids, best)}
-
-    def sketch_alignment(self, path: ReasoningPath) -> float:
-        """Mean over the path's edges of cos(relation, phrase), edges and question phrases paired one to one
-        (best pair first, a phrase's tokens used once; a type noun's match counts half, see
-        ``mention_tokens``); an edge left without a phrase counts 0."""
-        phrases, index, sims = self._sketch_sims
-        pairs = sorted(((float(sims[a, index[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
-                        if e.relation_id in index for a in range(len(phrases))), key=lambda x: (-x[0], x[1], x[2]))
-        used_edges: set[int] = set()
-        used_tokens: set[int] = set()
-        total = 0.0
-        for s, k, a in pairs:
-            span = set(range(phrases[a][0], phrases[a][1]))
-            if k in used_edges or span & used_tokens:
-                continue
-            used_edges.add(k)
-            used_tokens |= span
-            total += max(s, 0.0)
-        return total / max(1, len(path.edges))
+            vecs = self.embed([a for _, a in forms]) if forms else np.zeros((0, 0), dtype=np.float32)
+            self._alias_forms = ([k for k, _ in forms], vecs)
+        return self._alias_forms
 
     def expand_frontier(self, paths: list[ReasoningPath], q_i: str, q_vec: np.ndarray,
                         hop: int) -> list[ReasoningPath]:
@@ -816,8 +835,8 @@ class VisPath:
         mode = expansion or self.opt.expansion
         w = self.opt.edge_relation_weight
         rel = self.relations()
-        if self._sketch_intent is not None and intent == self._sketch_intent[0]:
-            rel_scores = self._sketch_intent[1]          # relations fallback: best phrase match per relation
+        if self._sketch is not None and self._sketch.intent and intent == self._sketch.intent:
+            rel_scores = self._sketch.scores             # relations fallback: best phrase match per relation
         else:
             rel_scores = {rid: float(vec @ q_vec) for rid, (_, vec) in rel.items() if vec is not None}
         if mode == "exact":
@@ -862,11 +881,11 @@ class VisPath:
         w = self.opt.chain_relation_weight
         if w > 0:
             sig = w * (self.embed([p.relation_chain() for p in cand]) @ target) + (1.0 - w) * sig
-        if (self.opt.chain_score == "sketch" and self._sketch_sims is not None
-                and self._sketch_intent is not None and q_i == self._sketch_intent[0]):
+        sketch = self._sketch
+        if self.opt.chain_score == "sketch" and sketch is not None and sketch.intent and q_i == sketch.intent:
             # our reading for the graph-only case: the relation phrases of Q, aligned one to one with the
             # path's relations; Eq. 8's σ (in [-1, 1]) only breaks ties
-            sig = np.array([self.sketch_alignment(p) for p in cand], dtype=np.float32) + 1e-3 * sig
+            sig = np.array([sketch.alignment(p) for p in cand], dtype=np.float32) + 1e-3 * sig
         for p, s in zip(cand, sig):
             p.sigma = float(s)
         return sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))

@@ -121,7 +121,8 @@ def test_question_fallback_uses_the_question():
 
 def test_relations_fallback_names_the_relations_the_question_mentions():
     vp, _, _ = make(intent_fallback="relations", sketch_min_cos=0.9)
-    text, scores = vp.relation_sketch(QUESTION)
+    sketch = vp.relation_sketch(QUESTION)
+    text, scores = sketch.intent, sketch.scores
     assert text == "architect"                               # "born" ≠ "place of birth" for a bag of words
     assert scores["P84"] == pytest.approx(1.0) and scores["P551"] < 0.5
     run = vp.run(QUESTION, entity_id="T")
@@ -211,10 +212,10 @@ def test_question_phrases_skip_excluded_tokens():
 def test_relation_aliases_name_relations_in_the_sketch():
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9)
     g.aliases = {"P19": ["birthplace", "born in", "born"]}
-    assert vp.relation_sketch(QUESTION)[0] == "architect; place of birth"   # "born" is an alias of P19
+    assert vp.relation_sketch(QUESTION).intent == "architect; place of birth"   # "born" is an alias of P19
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, sketch_aliases=False)
     g.aliases = {"P19": ["born"]}
-    assert vp.relation_sketch(QUESTION)[0] == "architect"
+    assert vp.relation_sketch(QUESTION).intent == "architect"
 
 
 def test_depth_fallback_sketch_takes_the_depth_from_the_named_relations():
@@ -242,14 +243,14 @@ def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
 
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, chain_score="sketch")
     g.aliases = {"P19": ["born"]}
-    vp.relation_sketch(QUESTION)
+    sketch = vp.relation_sketch(QUESTION)
 
     def path(*rels):
         return ReasoningPath("T", "Kamar Tower", tuple(Edge("h", "h", r, g.relations[r], "t", "t") for r in rels))
 
-    assert vp.sketch_alignment(path("P84", "P19")) == pytest.approx(1.0)
-    assert vp.sketch_alignment(path("P84", "P551")) == pytest.approx(0.5)   # residence matches no phrase
-    assert vp.sketch_alignment(path("P84", "P84")) == pytest.approx(0.5)    # one phrase serves one edge
+    assert sketch.alignment(path("P84", "P19")) == pytest.approx(1.0)
+    assert sketch.alignment(path("P84", "P551")) == pytest.approx(0.5)   # residence matches no phrase
+    assert sketch.alignment(path("P84", "P84")) == pytest.approx(0.5)    # one phrase serves one edge
 
 
 
