@@ -70,15 +70,22 @@ class CandidateRanking(BaseModel):
     ranked: list[str] = Field(default_factory=list, max_length=50)
 
 
+def _bounded_list(base: type[BaseModel], field_name: str, item_type: type, values: list, top: int):
+    """``base`` with the JSON schema of its list field ``field_name`` narrowed to items among ``values``
+    and at most ``top`` of them: what constrained decoding follows (llama.cpp's grammar, outlines).
+    Validation stays ``base``'s; the schema keeps ``base``'s name (replay keys and scripted tests use it)."""
+    item = Annotated[item_type, WithJsonSchema({"type": "string" if item_type is str else "integer",
+                                                "enum": values})]
+    return create_model(base.__name__, __base__=base,
+                        **{field_name: (list[item], Field(default_factory=list, max_length=50,
+                                                          json_schema_extra={"maxItems": top}))})
+
+
 @lru_cache(maxsize=256)
 def candidate_ranking_schema(names: tuple[str, ...], top: int) -> type[CandidateRanking]:
-    """CandidateRanking whose JSON schema, the one constrained decoding follows, allows only the listed
-    names and at most ``top`` of them, so a small model can neither invent a name nor list on until its
-    token limit. Validation stays CandidateRanking's (the engine ignores unknown names)."""
-    item = Annotated[str, WithJsonSchema({"type": "string", "enum": list(dict.fromkeys(names))})]
-    return create_model("CandidateRanking", __base__=CandidateRanking,
-                        ranked=(list[item], Field(default_factory=list, max_length=50,
-                                                  json_schema_extra={"maxItems": top})))
+    """CandidateRanking allowing only the listed names, at most ``top`` of them, so a small model can neither
+    invent a name nor list on until its token limit (the engine still ignores unknown names)."""
+    return _bounded_list(CandidateRanking, "ranked", str, list(dict.fromkeys(names)), top)
 
 
 CANDIDATE_RANKING = """Question: {question}
@@ -137,13 +144,9 @@ class ChainSelection(BaseModel):
 
 @lru_cache(maxsize=256)
 def chain_selection_schema(m3: int, n: int) -> type[ChainSelection]:
-    """ChainSelection whose JSON schema allows at most ``m3`` numbers, each one of 1..n (what constrained
-    decoding follows: "[1,2,3,4,…" until the token limit, then a retry, was a 135M model's habit).
-    Validation stays ChainSelection's (the engine ignores numbers out of range)."""
-    item = Annotated[int, WithJsonSchema({"type": "integer", "enum": list(range(1, n + 1))})]
-    return create_model("ChainSelection", __base__=ChainSelection,
-                        selected=(list[item], Field(default_factory=list, max_length=50,
-                                                    json_schema_extra={"maxItems": m3})))
+    """ChainSelection allowing at most ``m3`` numbers, each one of 1..n ("[1,2,3,4,…" until the token limit,
+    then a retry, was a 135M model's habit; the engine still ignores numbers out of range)."""
+    return _bounded_list(ChainSelection, "selected", int, list(range(1, n + 1)), m3)
 
 
 CHAIN_EXAMINATION = """Question about the image: {question}
