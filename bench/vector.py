@@ -58,6 +58,34 @@ def _du_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6 if path.exists() else 0.0
 
 
+def exact_top10(X: np.ndarray, Q: np.ndarray, ids) -> tuple[list[float], list[set]]:
+    """The exact numpy scan, the baseline: per query its time in ms and the ids of its true top 10."""
+    ms, truth = [], []
+    for q in Q:
+        t = time.perf_counter()
+        s = X @ q
+        top = np.argpartition(-s, 10)[:10]
+        top = top[np.argsort(-s[top])]
+        ms.append((time.perf_counter() - t) * 1000)
+        truth.append({ids[j] for j in top})
+    return ms, truth
+
+
+def index_recall(g, Q: np.ndarray, truth: list[set], k: int) -> tuple[list[float], list[float]]:
+    """The vector index fetching k: per query recall@10 against ``truth`` and the query's time in ms
+    (after a 20-query warm-up)."""
+    for q in Q[:20]:  # warm-up
+        g.read("bench_vector_search", k=k, vector=q.tolist())
+    ms, rec = [], []
+    for q, tr in zip(Q, truth):
+        v = q.tolist()
+        t = time.perf_counter()
+        hits = g.read("bench_vector_search", k=k, vector=v)
+        ms.append((time.perf_counter() - t) * 1000)
+        rec.append(len({h["id"] for h in hits[:10]} & tr) / 10)
+    return rec, ms
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=1_000_000)
@@ -122,25 +150,10 @@ def main() -> None:
         print(f"index build {build_s:.1f} s; Neo4j RSS {rss0:,.0f} → {rss1:,.0f} MB; "
               f"schema/index on disk {disk0:,.0f} → {disk1:,.0f} MB", flush=True)
 
-        exact_ms, exact_top = [], []
-        for q in Q:
-            t = time.perf_counter()
-            s = X @ q
-            top = np.argpartition(-s, 10)[:10]
-            top = top[np.argsort(-s[top])]
-            exact_ms.append((time.perf_counter() - t) * 1000)
-            exact_top.append({f"V{j}" for j in top})
+        exact_ms, exact_top = exact_top10(X, Q, [f"V{j}" for j in range(len(X))])
         results = {}
         for k in (10, 50, 100):
-            for q in Q[:20]:  # warm-up
-                g.read("bench_vector_search", k=k, vector=q.tolist())
-            ms, rec = [], []
-            for q, truth in zip(Q, exact_top):
-                v = q.tolist()
-                t = time.perf_counter()
-                hits = g.read("bench_vector_search", k=k, vector=v)
-                ms.append((time.perf_counter() - t) * 1000)
-                rec.append(len({h["id"] for h in hits[:10]} & truth) / 10)
+            rec, ms = index_recall(g, Q, exact_top, k)
             results[k] = (np.mean(rec), np.percentile(ms, 50), np.percentile(ms, 95))
     fresh_db(settings)  # leave the local database empty
 
@@ -232,14 +245,7 @@ def sweep(args) -> None:
           f"BLAS threads {_THREADS}; Neo4j heap {settings.neo4j_heap} / page cache {settings.neo4j_pagecache}",
           flush=True)
 
-    exact_ms, truth = [], []
-    for q in Q:
-        t = time.perf_counter()
-        s = X @ q
-        top = np.argpartition(-s, 10)[:10]
-        top = top[np.argsort(-s[top])]
-        exact_ms.append((time.perf_counter() - t) * 1000)
-        truth.append({ids[j] for j in top})
+    exact_ms, truth = exact_top10(X, Q, ids)
     e50, e95 = np.percentile(exact_ms, 50), np.percentile(exact_ms, 95)
 
     fresh_db(settings)
@@ -265,15 +271,7 @@ def sweep(args) -> None:
             if taken != (cfg["m"], cfg["ef_construction"], cfg["quantization"]):
                 label += f" (Neo4j reports {taken})"
             for k in ks:
-                for q in Q[:20]:  # warm-up
-                    g.read("bench_vector_search", k=k, vector=q.tolist())
-                ms, rec = [], []
-                for q, tr in zip(Q, truth):
-                    v = q.tolist()
-                    t = time.perf_counter()
-                    hits = g.read("bench_vector_search", k=k, vector=v)
-                    ms.append((time.perf_counter() - t) * 1000)
-                    rec.append(len({h["id"] for h in hits[:10]} & tr) / 10)
+                rec, ms = index_recall(g, Q, truth, k)
                 rows_out.append((label, k, float(np.mean(rec)), float(np.min(rec)), np.percentile(ms, 50),
                                  np.percentile(ms, 95), build_s))
                 print(f"{label} k={k}: recall@10 {np.mean(rec):.3f}, p50 {np.percentile(ms, 50):.2f} ms "
