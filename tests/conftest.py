@@ -42,6 +42,26 @@ def run_kgqa(*args: str, env: dict | None = None, cwd: Path | None = None, timeo
     return subprocess.run([KGQA, *args], env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
+def kill_once_started(cmd: list[str], progress, env: dict | None = None, timeout: float = 300) -> int:
+    """Start ``cmd`` and SIGKILL it as soon as ``progress()`` (a count read from the graph) is above 0;
+    returns that count. Asserts the process was killed, not finished: a resume test needs an interruption."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        seen = progress()
+        if seen > 0:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the load finished before it could be killed"
+    return seen
+
+
 def assert_one_line_error(proc, *fragments: str, code: int | None = None):
     """The bad-input contract: non-zero exit, one line on stderr naming the problem, no traceback."""
     assert proc.returncode != 0, proc.stdout

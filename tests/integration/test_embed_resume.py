@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.conftest import KGQA, assert_one_line_error, run_kgqa
+from tests.conftest import KGQA, assert_one_line_error, kill_once_started, run_kgqa
 
 SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "wd5m_sample"
 COPIES = 10
@@ -142,17 +140,7 @@ def test_killed_cli_load_continues_its_embeddings(graph, tmp_path):
     cmd = [KGQA, "load", "wikidata5m", "--path", str(data), "--embed-chunk", "10", "--json"]
     try:
         # 1. kill -9 once some, not all, entities have their vector
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 300
-        done = 0
-        while time.monotonic() < deadline and proc.poll() is None:
-            done = len(_vectors(graph, ids))
-            if done > 0:
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL, "the load finished before it could be killed"
+        kill_once_started(cmd, lambda: len(_vectors(graph, ids)), env=env, timeout=300)
         left = total - len(_vectors(graph, ids))
         assert 0 < left < total
 

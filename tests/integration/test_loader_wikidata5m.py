@@ -13,15 +13,13 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.conftest import KGQA, assert_one_line_error, run_kgqa
+from tests.conftest import KGQA, assert_one_line_error, kill_once_started, run_kgqa
 
 SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "wd5m_sample"
 
@@ -237,18 +235,8 @@ def test_kill_resume_equals_one_clean_run_and_later_run_adds_embeddings(graph, t
     cmd = [KGQA, "load", "wikidata5m", "--path", str(data), "--no-embeddings", "--json"]
     try:
         # 1. kill -9 mid-load: one row per transaction so the load is slow enough to interrupt
-        proc = subprocess.Popen([*cmd, "--batch-size", "1"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        facts_at_kill = 0
-        while time.monotonic() < deadline and proc.poll() is None:
-            facts_at_kill = len(_facts(graph, ids))
-            if facts_at_kill > 0:
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL, "the load finished before it could be killed"
+        facts_at_kill = kill_once_started([*cmd, "--batch-size", "1"], lambda: len(_facts(graph, ids)), env=env,
+                                          timeout=120)
         assert 0 < facts_at_kill < len(triples)
 
         # 2. rerun the same command: the end state is the one a single clean run gives
