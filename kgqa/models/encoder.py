@@ -36,6 +36,7 @@ import json
 import os
 import sys
 import threading
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Sequence
 
@@ -300,21 +301,24 @@ class SentenceEncoder:
             vecs = model.encode(list(texts), batch_size, threads)
             self.dim = int(vecs.shape[1])
             return vecs
-        if self.device != "cpu" or threads == (self.threads or threads):
+        own = self.device != "cpu" or threads == (self.threads or threads)
+        with nullcontext() if own else self._torch_threads(threads):
             vecs = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
                                 convert_to_numpy=True, show_progress_bar=False)
-            return vecs.astype(np.float32, copy=False)
+        return vecs.astype(np.float32, copy=False)
+
+    @contextmanager
+    def _torch_threads(self, threads: int):
+        """torch's thread count is process-wide: set for one call, then restored."""
         import torch
 
-        with self._threads_lock:  # torch's thread count is process-wide: set for this call, then restored
+        with self._threads_lock:
             before = torch.get_num_threads()
             torch.set_num_threads(threads)
             try:
-                vecs = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)
+                yield
             finally:
                 torch.set_num_threads(before)
-        return vecs.astype(np.float32, copy=False)
 
 
 def get_encoder(model_path: str | None = None, device: str = "cpu", threads: int | None = None,
