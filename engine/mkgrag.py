@@ -165,6 +165,7 @@ class MKGRAG:
             return r
 
         t = time.perf_counter()
+        graph_lines: list[str] = []
         if o.chunks_only:
             # ablation "w/o graph retrieval": naive chunk retrieval over the same Kd documents
             chunks = self.graph.read("mkgrag_chunk_search", doc_ids=doc_ids, vector=qvec, k=o.naive_k)
@@ -190,16 +191,15 @@ class MKGRAG:
             used = self.count_tokens(self._context(graph_lines, [])) if graph_lines else 0
             r.chunks = self._fit_chunks(chunks, budget=o.budget - used - 2)   # 2: the "Sources:" header
             r.context = self._context(graph_lines, r.chunks)
-        else_lines = [] if o.chunks_only else graph_lines
         # Token counts of the parts do not add up exactly to the joined text's (tokens merge at the
         # joins): measure the context itself and drop the last chunk, then the last graph line,
         # until it fits the budget.
-        while r.context and self.count_tokens(r.context) > o.budget and (r.chunks or else_lines):
+        while r.context and self.count_tokens(r.context) > o.budget and (r.chunks or graph_lines):
             if r.chunks:
                 r.chunks.pop()
             else:
-                else_lines.pop()
-            r.context = self._context(else_lines, r.chunks)
+                graph_lines.pop()
+            r.context = self._context(graph_lines, r.chunks)
         r.context_tokens = self.count_tokens(r.context) if r.context else 0
         r.timings["stage2"] = time.perf_counter() - t
         return r

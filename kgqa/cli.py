@@ -8,11 +8,10 @@ the traceback instead.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
