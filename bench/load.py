@@ -185,6 +185,7 @@ def naive_load(graph, folder: Path, chunk: int = 10_000) -> dict[str, tuple[int,
 
 # --------------------------------------------------------------------------- neo4j-admin import
 def admin_import(settings, folder: Path, scratch: Path) -> dict:
+    from kgqa.kg import label_keys
     from kgqa.loaders.wikidata5m import find_files
 
     files = find_files(folder)
@@ -197,11 +198,11 @@ def admin_import(settings, folder: Path, scratch: Path) -> dict:
     imp = home / "import"
     with open(imp / "entities.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["id:ID(Entity)", "name", "aliases:string[]", ":LABEL"])
+        w.writerow(["id:ID(Entity)", "name", "aliases:string[]", "label_keys:string[]", ":LABEL"])
         with open(files.entity, encoding="utf-8") as src:
             for line in src:
                 cols = line.rstrip("\n").split("\t")
-                w.writerow([cols[0], cols[1], ";".join(cols[2:]), "Entity"])
+                w.writerow([cols[0], cols[1], ";".join(cols[2:]), ";".join(label_keys(cols[1], cols[2:])), "Entity"])
     with open(imp / "relations.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["id:ID(Relation)", "name", "aliases:string[]", ":LABEL"])

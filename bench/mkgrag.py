@@ -3,6 +3,7 @@
     KGQA_TORCH_THREADS=1 python bench/mkgrag.py ingest [--limit 3] [--replay-cache DIR]
     KGQA_TORCH_THREADS=1 python bench/mkgrag.py retrieval [--docs 10000]
     KGQA_TORCH_THREADS=1 python bench/mkgrag.py accuracy --replay-cache DIR [--limit N]
+    KGQA_TORCH_THREADS=1 python bench/mkgrag.py scale [--docs 10000]
 
 * ``ingest``: ``kgqa load documents`` on the first N bundled documents (data/docs/corpus, copied to a
   scratch folder, their previous versions removed first): documents/min and chunks/min, seconds
@@ -17,6 +18,19 @@
 * ``accuracy``: ``kgqa eval`` of data/docs/questions.jsonl with mkgrag and with its chunks-only
   ablation (naive RAG) on the same questions: SBERT@0.3, exact match, document recall@Kd,
   evidence recall, context tokens, side by side.
+* ``scale``: the distractor-scale check of stage 1 and stage 2 (bench/scale.py's for mKG-RAG). The
+  bundled questions are evaluated graph-only (``KGQA_CHAT_BACKEND=none``: retrieval is what is
+  measured) on the bundled corpus alone, then again after ``--docs`` distractor documents are added
+  (ids ``bench-…``, removed at the end). Unlike ``retrieval``'s random vectors, a distractor here is
+  made of text and embedded with the real all-MiniLM-L6-v2 as the loader embeds documents (document:
+  title + text; chunk: its text; entity: "name: description"; relation: "head tail: summary"): one
+  distractor entity of bench/scale_distractors.py (names built from the demo's own words: "Collins
+  Apollo", "Falcon Heights", "Notre-Dame Île-de-France") with five of its generated facts written as
+  sentences ("The manufacturer of Kamarsen Tower is Falcon Works."), 2 chunks, 6 entities, 5
+  relations. Distractors name no bundled document's topic, so no distractor holds a question's
+  supporting section. Prints document recall@Kd, evidence recall, context tokens and stage 1 / 2
+  ms p50 side by side for mkgrag and its chunks-only ablation; embeddings are cached under
+  .kgqa/scale/cache. Run it against a server of its own (it writes ~140,000 nodes).
 
 Asserts nothing; prints figures.
 """
@@ -195,6 +209,134 @@ def bench_accuracy(args) -> None:
               f"{acc('evidence_recall'):>8} {('-' if tok is None else f'{tok:.0f}'):>8}")
 
 
+# --------------------------------------------------------------------------- scale
+def _distractor_docs(n: int, seed: int, encoder, cache_dir: Path) -> list[dict]:
+    """n distractor document KGs made of text (see the module doc), embedded for real (cached)."""
+    import hashlib
+
+    import numpy as np
+
+    sys.path.insert(0, str(REPO / "bench"))
+    from scale_distractors import generate
+
+    g = generate(REPO / "data" / "demo", n_entities=max(20_000, 4 * n), n_facts=max(80_000, 16 * n), max_out=3000,
+                 seed=seed)
+    name = dict(zip(g["ids"], g["names"]))
+    rel_name = {**g["relations"], **g.get("demo_relations", {})}
+    by_head: dict[str, list[tuple[str, str]]] = {}
+    for h, r, t in g["facts"]:
+        if h in name and t in name:
+            by_head.setdefault(h, []).append((r, t))
+    heads = [h for h in g["ids"] if len(by_head.get(h, ())) >= 5][:n]
+    if len(heads) < n:
+        raise SystemExit(f"only {len(heads)} distractor entities have 5 facts; ask for fewer --docs")
+    docs, texts = [], []
+    for i, h in enumerate(heads):
+        did = f"bench-scale-{i:06d}"
+        facts = by_head[h][:5]
+        sent = [f"The {rel_name.get(r, r)} of {name[h]} is {name[t]}." for r, t in facts]
+        chunks = [{"id": f"{did}#c0", "order": 0, "text": f"{name[h]}. " + " ".join(sent[:3]), "tokens": 40},
+                  {"id": f"{did}#c1", "order": 1, "text": " ".join(sent[3:]), "tokens": 30}]
+        ents = [{"id": f"{did}:e:0", "name": name[h], "description": f"the subject of {name[h]}",
+                 "chunk_ids": [chunks[0]["id"]]}]
+        ents += [{"id": f"{did}:e:{k + 1}", "name": name[t], "description": f"{rel_name.get(r, r)} of {name[h]}",
+                  "chunk_ids": [chunks[0 if k < 3 else 1]["id"]]} for k, (r, t) in enumerate(facts)]
+        rels = [{"id": f"{did}:r:{k}", "head_id": ents[0]["id"], "tail_id": ents[k + 1]["id"],
+                 "summary": sent[k], "chunk_ids": [chunks[0 if k < 3 else 1]["id"]]} for k in range(5)]
+        doc = {"id": did, "title": name[h], "chunks": chunks, "entities": ents, "relations": rels}
+        texts += ([f"{doc['title']}. " + " ".join(c["text"] for c in chunks)] + [c["text"] for c in chunks]
+                  + [f"{e['name']}: {e['description']}" for e in ents]
+                  + [f"{name[h]} {ents[k + 1]['name']}: {x['summary']}" for k, x in enumerate(rels)])
+        docs.append(doc)
+    key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    cache = cache_dir / f"mkgrag_distractors_{key}.npy"
+    if cache.exists():
+        vecs = np.load(cache)
+    else:
+        t0 = time.perf_counter()
+        vecs = np.asarray(encoder.encode(texts, batch_size=256), dtype=np.float32)
+        print(f"  embedded {len(texts):,} distractor texts in {time.perf_counter() - t0:.0f} s", flush=True)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        np.save(cache, vecs)
+    k = 0
+    for doc in docs:
+        doc["embedding"] = vecs[k].tolist()
+        k += 1
+        for part in ("chunks", "entities", "relations"):
+            for x in doc[part]:
+                x["embedding"] = vecs[k].tolist()
+                k += 1
+    return docs
+
+
+def bench_scale(args) -> None:
+    from kgqa.evaluate import evaluate, load_questions
+    from kgqa.graph import Graph
+    from kgqa.models.encoder import get_encoder
+    from kgqa.pipeline import Pipeline
+
+    os.environ["KGQA_CHAT_BACKEND"] = "none"                 # graph-only: every answer step on its fallback
+    s = _settings()
+    enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
+    qs, _ = load_questions(DOCS / "questions.jsonl")
+    variants = (("mkgrag", {}), ("mkgrag chunks_only", {"chunks_only": True}))
+
+    def run_all() -> list[tuple[str, dict, float, float]]:
+        out = []
+        for label, opts in variants:
+            pipe = Pipeline(s, method="mkgrag", options=opts, write_trace=False)
+            try:
+                st1, st2 = [], []
+                orig = pipe.method.retrieve
+
+                def timed(*a, **kw):
+                    r = orig(*a, **kw)
+                    st1.append(r.timings.get("stage1", 0) * 1000)
+                    st2.append(r.timings.get("stage2", 0) * 1000)
+                    return r
+
+                pipe.method.retrieve = timed
+                rep = evaluate(qs, pipe, enc, questions_file=str(DOCS / "questions.jsonl"), method="mkgrag",
+                               options=opts)
+            finally:
+                pipe.close()
+            out.append((label, rep["overall"], _pct(st1, 50), _pct(st2, 50)))
+        return out
+
+    with Graph(s) as g:
+        while g.write("bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
+            pass
+        bundled = len(g.read("docs_list"))
+        if not bundled:
+            raise SystemExit("no documents loaded: kgqa load documents data/docs/corpus --replay-cache data/docs/replay")
+        small = run_all()
+        docs = _distractor_docs(args.docs, args.seed, enc, REPO / ".kgqa" / "scale" / "cache")
+        t0 = time.perf_counter()
+        for i in range(0, len(docs), args.batch):
+            g.write("bench_docs_synthetic", docs=docs[i:i + args.batch])
+        g.await_indexes(timeout_s=1800)
+        write_s = time.perf_counter() - t0
+        try:
+            big = run_all()
+        finally:
+            if not args.keep:
+                while g.write("bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
+                    pass
+    print(f"scale · {len(qs)} questions (data/docs/questions.jsonl), graph-only · {bundled} bundled documents, then "
+          f"+ {len(docs):,} distractor documents (written in {write_s:.0f} s) · torch threads {s.torch_threads} · "
+          f"load {_load()}")
+    print(f"  {'corpus':<22} {'method':<20} {'doc R@Kd':>9} {'evid. R':>8} {'ctx tok':>8} {'stage 1 ms':>11} "
+          f"{'stage 2 ms':>11}")
+    for corpus, rows in (("bundled", small), (f"+ {len(docs):,} distractors", big)):
+        for label, m, p1, p2 in rows:
+            def acc(k):
+                v = (m.get(k) or {}).get("accuracy")
+                return "-" if v is None else f"{100 * v:.1f}"
+            tok = (m.get("context_tokens") or {}).get("mean")
+            print(f"  {corpus:<22} {label:<20} {acc('doc_recall'):>9} {acc('evidence_recall'):>8} "
+                  f"{('-' if tok is None else f'{tok:.0f}'):>8} {p1:11.1f} {p2:11.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -208,8 +350,14 @@ def main() -> None:
     c = sub.add_parser("accuracy")
     c.add_argument("--replay-cache", default=None)
     c.add_argument("--limit", type=int, default=None)
+    d = sub.add_parser("scale")
+    d.add_argument("--docs", type=int, default=10_000)
+    d.add_argument("--batch", type=int, default=250)
+    d.add_argument("--seed", type=int, default=10)
+    d.add_argument("--keep", action="store_true")
     args = ap.parse_args()
-    {"ingest": bench_ingest, "retrieval": bench_retrieval, "accuracy": bench_accuracy}[args.cmd](args)
+    {"ingest": bench_ingest, "retrieval": bench_retrieval, "accuracy": bench_accuracy,
+     "scale": bench_scale}[args.cmd](args)
 
 
 if __name__ == "__main__":

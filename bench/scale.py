@@ -50,7 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "paper": {"intent_fallback": "question", "edge_relation_weight": "0", "chain_relation_weight": "0",
-              "depth_fallback": "dmax", "chain_score": "sbert"},
+              "depth_fallback": "dmax", "chain_score": "sbert", "compat_score": "question"},
+    "default compat=question": {"compat_score": "question"},
     "intent=relations": {"intent_fallback": "relations"},
     "edge w=1": {"edge_relation_weight": "1"},
     "chain w=1": {"chain_relation_weight": "1"},
@@ -168,6 +169,7 @@ def build_buried(args) -> dict:
     from kgqa.graph import Graph
     from kgqa.models.encoder import get_encoder
     from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.kg import label_keys
     from scale_distractors import check_honest, generate, gold_chains_unique
 
     s = settings_for("buried", args)
@@ -193,11 +195,11 @@ def build_buried(args) -> dict:
         w.writerow(header)
         return fh, w
 
-    fh, w = writer(imp / "entities.csv", ["id:ID(Entity)", "name", ":LABEL"])   # demo aliases: the loader
-    for e, n in demo["names"].items():
-        w.writerow([e, n, "Entity"])
-    for e, n in zip(g["ids"], g["names"]):
-        w.writerow([e, n, "Entity"])
+    fh, w = writer(imp / "entities.csv", ["id:ID(Entity)", "name", "label_keys:string[]", ":LABEL"])
+    for e, n in demo["names"].items():           # demo aliases and label keys: the loader, below
+        w.writerow([e, n, "", "Entity"])
+    for e, n in zip(g["ids"], g["names"]):       # a distractor is looked up by its name, as the loader stores it
+        w.writerow([e, n, ";".join(label_keys(n)), "Entity"])
     fh.close()
     fh, w = writer(imp / "relations.csv", ["id:ID(Relation)", "name", ":LABEL"])
     for p, n in g["relations"].items():

@@ -11,6 +11,9 @@ CREATE CONSTRAINT docentity_id IF NOT EXISTS FOR (e:DocEntity) REQUIRE e.id IS U
 CREATE CONSTRAINT question_id IF NOT EXISTS FOR (q:Question) REQUIRE q.id IS UNIQUE;
 CREATE CONSTRAINT path_id IF NOT EXISTS FOR (p:Path) REQUIRE p.id IS UNIQUE;
 CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name);
+// entity linking by label (kgqa.kg.KG.label_matches): each normalised name or alias one keyword term
+CREATE FULLTEXT INDEX entity_label_keys IF NOT EXISTS FOR (e:Entity) ON EACH [e.label_keys]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}};
 CREATE INDEX question_created_at IF NOT EXISTS FOR (q:Question) ON (q.created_at);
 CREATE VECTOR INDEX entity_name_embedding IF NOT EXISTS
 FOR (e:Entity) ON e.name_embedding

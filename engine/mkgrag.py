@@ -199,6 +199,7 @@ class MKGRAG:
                 r.chunks.pop()
             else:
                 graph_lines.pop()
+                r.elements.pop()         # the evidence is what the context holds: line k is element k
             r.context = self._context(graph_lines, r.chunks)
         r.context_tokens = self.count_tokens(r.context) if r.context else 0
         r.timings["stage2"] = time.perf_counter() - t

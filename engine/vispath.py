@@ -99,7 +99,8 @@ class VisPathOptions(BaseModel):
     verify_top: int = Field(3, ge=0, description="terminal selection: candidates verified against images")
     # Path search at scale (hubs with thousands of edges). The paper leaves these open. Its literal
     # reading is intent_fallback=question, edge_relation_weight=0, chain_relation_weight=0,
-    # depth_fallback=dmax, chain_score=sbert (Eq. 5 on r ‖ e_t, Eq. 8 on the verbalised path, q_i = Q
+    # depth_fallback=dmax, chain_score=sbert, compat_score=question (Eq. 5 on r ‖ e_t, Eq. 8 on the
+    # verbalised path, Eq. 2 against Q, q_i = Q
     # and D̂ = Dmax when the LLM step fails). The defaults are the variant bench/scale.py measured best,
     # graph-only, on the demo KG and on it buried in 200,000 distractors ("sketch": EM 56 / 48 against
     # the literal reading's 28 / 4); the last three only act when an LLM step fails or is switched off.
@@ -118,6 +119,11 @@ class VisPathOptions(BaseModel):
         "sketch", description="σ when q_i is the non-LLM sketch: sbert (Eq. 8) or sketch (how well the path's "
                              "relations align one to one with the relation phrases of the question, mean "
                              "cosine; Eq. 8's σ breaks ties)")
+    compat_score: Literal["question", "sketch"] = Field(
+        "sketch", description="s_Q of Eq. 2 (graph-aware validation of the start): question (the paper: best "
+                             "cos(SBERT(r), SBERT(Q)) over the candidate's outgoing relations) or sketch (best "
+                             "cosine between one of its relations and a relation phrase of Q, the non-LLM "
+                             "sketch; the question when no phrase names a relation)")
     depth_fallback: Literal["dmax", "sketch"] = Field(
         "sketch", description="D̂ when the sketch step gives nothing: dmax (the paper's fallback) or sketch (the "
                             "number of relations the non-LLM sketch finds, the answer-type noun of 'which N' "
@@ -322,7 +328,10 @@ def topic_mention_heuristic(question: str) -> str:
     runs, cur = [], []
     for i, tok in enumerate(tokens):
         cap = tok[:1].isupper() and not (i == 0 and tok.lower() in _WH)
-        if cap or (cur and tok.lower() in {"of", "de", "la", "the", ","}):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        # a comma joins names ("Albany, New York") but not an apposition ("Michael Collins, the Apollo 11 astronaut")
+        joins = tok.lower() in {"of", "de", "la", "the"} or (tok == "," and nxt[:1].isupper())
+        if cap or (cur and joins):
             cur.append(tok)
         else:
             if cur:
@@ -374,7 +383,7 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
 
     Returns (excluded, answer_type) token indices (question_tokens order):
     * a capitalised word after the first names an entity ("Eiffel Tower", "U.S.", "Mozart"), not a
-      relation;
+      relation, and an apposition after it (", the Apollo 11 astronaut,") describes that entity;
     * with an image, the noun phrase that points at it ("the astronaut in this photo", "the country
       whose flag is shown", "the patch of sky shown in this image") is the topic entity's type;
     * the noun right after "which"/"what" ("In which city …") is the answer's type, and a noun that heads
@@ -386,6 +395,14 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
     toks = question_tokens(question)
     low = [t.lower() for t in toks]
     excluded = {i for i, t in enumerate(toks) if i > 0 and t[:1].isupper()}
+    # an apposition after a name describes that entity ("Michael Collins, the Apollo 11 astronaut, …")
+    spans = [m.span() for m in re.finditer(r"[\w'’.-]+", question)]
+    comma = [i > 0 and "," in question[spans[i - 1][1]:spans[i][0]] for i in range(len(spans))]  # before token i
+    for i in range(1, len(toks)):
+        if comma[i] and i - 1 in excluded and low[i] in ("the", "a", "an"):
+            end = next((j for j in range(i + 1, len(toks)) if comma[j]), None)
+            if end is not None:
+                excluded.update(range(i, end))
     if has_image:
         m = next((i for i, t in enumerate(low) if t in _DEICTIC), None)
         if m is not None:
@@ -512,7 +529,8 @@ class VisPath:
             cands = self.rank_start_candidates(question, image, run)            # Eq. 1 + LLM ranking
             run.start_candidates = cands
             if cands:
-                run.start, run.start_replaced = self.graph_aware_validation(question, cands, run)  # Eq. 2–3
+                run.start, run.start_replaced = self.graph_aware_validation(question, cands, run,  # Eq. 2–3
+                                                                            has_image=image is not None)
         run.timings["start_entity"] = time.perf_counter() - t0
         if o.abstain_below > 0 and not entity_id:                               # opt-in abstention (not the paper's)
             why = self.weak_grounding(image, run)
@@ -681,16 +699,21 @@ class VisPath:
         return out          # the model keeps the candidates that fit (a filter); Eq. 2–3 weigh those
 
     def graph_aware_validation(self, question: str, cands: list[StartCandidate],
-                               run: VisPathRun) -> tuple[StartCandidate, bool]:
+                               run: VisPathRun, has_image: bool = False) -> tuple[StartCandidate, bool]:
         """Eq. 2–3: keep e_Q,1 unless the best other candidate's s_Q exceeds it by more than δ_k*."""
-        q_vec = self.embed([question])[0]
-        rows = self.graph.read("vispath_relation_compatibility", ids=[c.id for c in cands],
-                               question_vector=q_vec.tolist())
-        by_id = {r["id"]: r for r in rows}
+        sketch = self.sketch_of(question, has_image) if self.opt.compat_score == "sketch" else None
+        if sketch is not None and sketch.intent:
+            # our reading: a relation the question names (by phrase) is what makes a candidate fit
+            rows = self.graph.read("vispath_relation_compatibility_scored", ids=[c.id for c in cands],
+                                   relation_scores=sketch.scores)
+            sim = {r["id"]: (float(r["score"]), r["relation_name"]) for r in rows}
+        else:
+            q_vec = self.embed([question])[0]
+            rows = self.graph.read("vispath_relation_compatibility", ids=[c.id for c in cands],
+                                   question_vector=q_vec.tolist())
+            sim = {r["id"]: (cos_from_neo4j(r["similarity"]), r["relation_name"]) for r in rows}
         for c in cands:                                                           # Eq. 2
-            r = by_id.get(c.id)
-            c.s_Q = cos_from_neo4j(r["similarity"]) if r else -1.0              # no outgoing relation
-            c.best_relation = r["relation_name"] if r else None
+            c.s_Q, c.best_relation = sim.get(c.id, (-1.0, None))                # -1: no outgoing relation
         if self.opt.no_graph_validation or len(cands) < 2:
             return cands[0], False
         k_star = max(range(1, len(cands)), key=lambda k: cands[k].s_Q)           # argmax over 2 ≤ k ≤ K

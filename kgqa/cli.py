@@ -124,10 +124,14 @@ def neo4j_init():
     """Apply cypher/schema.cypher (idempotent) and wait for the indexes to be ONLINE."""
     from kgqa.graph import Graph
 
+    from kgqa.loaders.wikidata5m import backfill_label_keys
+
     with Graph(_settings()) as g:
         n = g.apply_schema()
         g.await_indexes()
-    _console().print(f"schema applied ({n} statements), indexes ONLINE")
+        keys = backfill_label_keys(g)
+    _console().print(f"schema applied ({n} statements), indexes ONLINE"
+                     + (f"; label keys added to {keys:,} entities loaded before them" if keys else ""))
 
 
 # --------------------------------------------------------------------------- doctor

@@ -15,6 +15,7 @@ from kgqa.errors import KgqaError
 #: what the schema must contain for kgqa to run (names from cypher/schema.cypher)
 REQUIRED_CONSTRAINTS = ("entity_id", "relation_id", "image_sha256", "question_id", "path_id")
 REQUIRED_VECTOR_INDEXES = ("entity_name_embedding", "relation_embedding")
+REQUIRED_INDEXES = REQUIRED_VECTOR_INDEXES + ("entity_label_keys",)     # + the label lookup of entity linking
 
 
 @dataclass
@@ -41,12 +42,12 @@ def graph_checks(settings: Settings) -> list[Check]:
         constraints = {r["name"] for r in g.read("schema_constraints")}
         indexes = {r["name"]: r for r in g.read("schema_indexes")}
         missing = [c for c in REQUIRED_CONSTRAINTS if c not in constraints]
-        missing += [i for i in REQUIRED_VECTOR_INDEXES if i not in indexes]
-        not_online = [n for n in REQUIRED_VECTOR_INDEXES if n in indexes and indexes[n]["state"] != "ONLINE"]
+        missing += [i for i in REQUIRED_INDEXES if i not in indexes]
+        not_online = [n for n in REQUIRED_INDEXES if n in indexes and indexes[n]["state"] != "ONLINE"]
         if missing:
             checks.append(Check("schema", False, f"missing {', '.join(missing)}: run `kgqa neo4j init`"))
         elif not_online:
-            checks.append(Check("schema", False, "vector index(es) not ONLINE: " + ", ".join(
+            checks.append(Check("schema", False, "index(es) not ONLINE: " + ", ".join(
                 f"{n} {indexes[n]['state']}" for n in not_online)))
         else:
             vec = sum(1 for r in indexes.values() if r["type"] == "VECTOR")

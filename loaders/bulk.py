@@ -52,12 +52,13 @@ class _BulkLoader(_Loader):
         t0 = time.perf_counter()
         keep = self._loaded_ids()
         counts = {"entities": 0, "relations": 0, "facts": 0}
+        keys_col = {"entities": ["label_keys:string[]"], "relations": []}     # entity linking's label lookup
         for kind, path, rule, label, name in (("relations", self.files.relation, _PID, "Relation", "relations.csv"),
                                               ("entities", self.files.entity, _QID, "Entity", "entities.csv")):
             task = bars.add(f"csv {kind}", self.line_counts.get(path))
             with open(folder / name, "w", newline="", encoding="utf-8") as fh:
                 w = csv.writer(fh)
-                w.writerow([f"id:ID({label})", "name", "aliases:string[]", ":LABEL"])
+                w.writerow([f"id:ID({label})", "name", "aliases:string[]", *keys_col[kind], ":LABEL"])
                 for lineno, text, _, _ in _lines(path):
                     if text is None or self._skip(path, lineno):
                         continue
@@ -65,7 +66,8 @@ class _BulkLoader(_Loader):
                     if row is None or (kind == "entities" and row["id"] not in keep):
                         continue
                     aliases = [a.replace(ARRAY_DELIMITER, " ") for a in row["aliases"]]
-                    w.writerow([row["id"], row["name"], ARRAY_DELIMITER.join(aliases), label])
+                    keys = [ARRAY_DELIMITER.join(row["label_keys"])] if kind == "entities" else []
+                    w.writerow([row["id"], row["name"], ARRAY_DELIMITER.join(aliases), *keys, label])
                     counts[kind] += 1
             bars.finish(task, counts[kind])
         task = bars.add("csv facts", sum(self.line_counts.get(p, 0) for p in self.files.triples))

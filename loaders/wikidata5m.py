@@ -54,6 +54,7 @@ from typing import Any, Callable, Iterator
 
 from kgqa.errors import InvalidInput, cap, cap_repr
 from kgqa.graph import relation_type
+from kgqa.kg import label_keys
 from kgqa.loaders import images as entity_images
 
 ENTITY_FILE = "wikidata5m_entity.txt"
@@ -226,7 +227,8 @@ def _names(cols: list[str]) -> tuple[str, list[str]]:
 
 
 def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str) -> tuple[dict | None, str]:
-    """``ID<TAB>label<TAB>alias…`` → ({id, name, aliases}, "") or (None, why)."""
+    """``ID<TAB>label<TAB>alias…`` → ({id, name, aliases, label_keys}, "") or (None, why); ``label_keys``
+    (kgqa.kg.label_keys) are what entity linking looks labels up by."""
     cols = text.split("\t")
     if len(cols) < 2:
         return None, f"column count: expected {kind}<TAB>label[<TAB>alias…], got 1 column"
@@ -241,7 +243,7 @@ def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str) -> tuple[dic
     size = len(label.encode("utf-8"))
     if size > MAX_LABEL_BYTES:
         return None, f"label too long: {size:,} bytes for {ident} (limit {MAX_LABEL_BYTES:,}, Neo4j indexes labels)"
-    return {"id": ident, "name": label, "aliases": aliases}, ""
+    return {"id": ident, "name": label, "aliases": aliases, "label_keys": label_keys(label, aliases)}, ""
 
 
 def parse_triple_line(text: str, relations: set[str] | dict, entities: set[str]) -> tuple[tuple | None, str]:
@@ -926,6 +928,10 @@ class _Loader:
                 st.seconds = time.perf_counter() - t0
                 self.write_relations(bars)
                 self.write_entities(bars)
+                st = self.report.phase("label keys")
+                t0 = time.perf_counter()
+                st.rows = backfill_label_keys(self.graph)
+                st.seconds = time.perf_counter() - t0
                 self.write_descriptions(bars)
                 self.write_facts(bars)
                 self.write_images(bars)
@@ -935,6 +941,21 @@ class _Loader:
         r = self.summarize()
         r.seconds = time.perf_counter() - t_start
         return r
+
+
+def backfill_label_keys(graph, page: int = 20_000) -> int:
+    """Give every entity that lacks them its ``label_keys`` (a database loaded before they existed);
+    returns how many were written. Entities written by this loader already have them, so on a current
+    database this is one scan that finds nothing. Idempotent, and resumable page by page."""
+    n, after = 0, ""
+    while True:
+        rows = graph.read("load_entities_lacking_label_keys", after=after, limit=page)
+        if not rows:
+            return n
+        graph.write("load_label_keys", rows=[{"id": r["id"], "label_keys": label_keys(r["name"] or "", r["aliases"] or [])}
+                                             for r in rows])
+        n += len(rows)
+        after = rows[-1]["id"]
 
 
 def load_wikidata5m(graph, path: str | Path, *, images: str | Path | None = None, encoder=None,

@@ -92,9 +92,14 @@ def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_se
         own_server, "MATCH (h:Entity)-[f]->(t:Entity) RETURN h.id AS h, type(f) AS p, t.id AS t")}
     assert {(h, p, t) for h, t, p in facts} == _triples()
     row = _read(own_server, "MATCH (e:Entity {id: 'Q7186'}) RETURN e.name AS name, e.aliases AS aliases, "
-                            "e.description IS NOT NULL AS described, size(e.name_embedding) AS dim")[0]
+                            "e.label_keys AS keys, e.description IS NOT NULL AS described, "
+                            "size(e.name_embedding) AS dim")[0]
     assert row["name"] == "Marie Curie" and row["described"] and row["dim"] == 384
-    assert isinstance(row["aliases"], list)
+    assert row["aliases"] == ["Maria Skłodowska-Curie", "Madame Curie"]
+    assert row["keys"] == ["marie curie", "maria skłodowska curie", "madame curie"]     # as the Bolt loader's
+    hit = _read(own_server, "CALL db.index.fulltext.queryNodes('entity_label_keys', '\"madame curie\"') "
+                            "YIELD node RETURN node.id AS id")
+    assert [r["id"] for r in hit] == ["Q7186"]                                          # linking by alias works
     cons = {r["name"] for r in _read(own_server, "SHOW CONSTRAINTS YIELD name RETURN name")}
     assert cons, "the schema is applied after the import"
     again = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(SAMPLE), env=own_server)

@@ -142,6 +142,28 @@ def test_vector_search_finds_entity_for_paraphrased_name(graph, loaded, encoder,
     assert hits and hits[0]["id"] == expected, hits
 
 
+def test_label_lookup_finds_aliases_and_backfill_restores_label_keys(graph, loaded, encoder):
+    """Entity linking's label lookup: a mention equal to a name or an alias (case and punctuation aside)
+    finds the entity through the entity_label_keys index; a database loaded before label_keys existed
+    gets them back from backfill_label_keys, which a second time finds nothing to do."""
+    from kgqa.kg import KG
+    from kgqa.loaders.wikidata5m import backfill_label_keys
+
+    kg = KG(graph, encoder)
+    assert [e.id for e in kg.label_matches("madame curie")] == ["Q7186"]              # an alias
+    assert [e.id for e in kg.label_matches("MARIA SKŁODOWSKA-CURIE!")] == ["Q7186"]   # case, punctuation
+    assert kg.label_matches("Curie") == []                                            # a part is no label
+    assert kg.link_entities("Österreich", 3)[0].id == "Q40"
+    before = _q(graph, "MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id, e.label_keys AS k", ids=ENTITY_IDS)
+    graph._run("MATCH (e:Entity) WHERE e.id IN $ids REMOVE e.label_keys", {"ids": ENTITY_IDS}, write=True)
+    assert kg.label_matches("Madame Curie") == []
+    assert backfill_label_keys(graph) >= 43
+    after = _q(graph, "MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id, e.label_keys AS k", ids=ENTITY_IDS)
+    assert sorted(after, key=lambda r: r["id"]) == sorted(before, key=lambda r: r["id"])
+    assert backfill_label_keys(graph) == 0
+    assert [e.id for e in kg.label_matches("Madame Curie")] == ["Q7186"]
+
+
 def test_rerun_is_idempotent(graph, loaded, encoder):
     from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
 

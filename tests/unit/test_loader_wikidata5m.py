@@ -86,7 +86,8 @@ def test_catalogue_line_takes_first_name_as_label_and_dedupes_aliases():
     row, why = parse_catalogue_line("Q7186\tMarie Curie\tMadame Curie\tMarie Curie\t\tMadame Curie ",
                                     QID, "entity id")
     assert why == ""
-    assert row == {"id": "Q7186", "name": "Marie Curie", "aliases": ["Madame Curie"]}
+    assert row == {"id": "Q7186", "name": "Marie Curie", "aliases": ["Madame Curie"],
+                   "label_keys": ["marie curie", "madame curie"]}
 
 
 @pytest.mark.parametrize("line,fragment", [

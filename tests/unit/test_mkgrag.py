@@ -118,6 +118,16 @@ def test_context_holds_graph_lines_then_chunks_within_the_budget():
     assert "entity: E1 (thing): desc 1" in r.context
 
 
+def test_graph_lines_cut_by_the_budget_leave_the_evidence_too():
+    ents = [ent(i, 0.9 - i / 100, name=f"E{i} " + "long " * 20) for i in range(6)]     # ~27 tokens a line
+    rows = {**BASE, "mkgrag_graph_entities": ents, "mkgrag_graph_relations": [], "mkgrag_chunks": []}
+    r = method(rows, budget=60, Kg=6, no_expansion=True).retrieve("q")
+    assert r.context_tokens <= 60
+    assert 0 < len(r.elements) < 6                                  # some lines did not fit …
+    assert all(el.name in r.context for el in r.elements)          # … and left the evidence with their lines
+    assert [el.id for el in r.elements] == [e["id"] for e in ents[: len(r.elements)]]   # best first kept
+
+
 def test_chunks_only_ablation_is_naive_rag_over_the_same_documents():
     rows = {**BASE, "mkgrag_chunk_search": [chunk("d1#c0", 10, 0.5)]}
     m = method(rows, chunks_only=True)

@@ -68,6 +68,12 @@ class FakeGraph:
             rows = [{"id": i, "name": n, "description": None, "score": (1 + float(self._vec(n) @ v)) / 2}
                     for i, n in self.entities.items()]
             return sorted(rows, key=lambda r: -r["score"])[: p["k"]]
+        if name == "entity_label_search":          # the keyword index: one exact label key
+            from kgqa.kg import label_keys
+
+            term = p["query"].strip('"')
+            return [{"id": i, "name": n, "description": None} for i, n in self.entities.items()
+                    if term in label_keys(n)][: p["k"]]
         if name == "kg_entity_by_id":
             i = p["id"]
             return [{"id": i, "name": self.entities[i], "description": None}] if i in self.entities else []
@@ -88,6 +94,21 @@ class FakeGraph:
                     best = max(rels, key=lambda r: float(self._vec(self.relations[r]) @ q))
                     rows.append({"id": cid, "relation_id": best, "relation_name": self.relations[best],
                                  "similarity": (1 + float(self._vec(self.relations[best]) @ q)) / 2})
+            return rows
+        if name == "vispath_relation_compatibility_scored":
+            sc = p["relation_scores"]
+            rows = []
+            for cid in p["ids"]:
+                if self.compat_override is not None:
+                    if cid in self.compat_override:
+                        rows.append({"id": cid, "relation_id": "P1", "relation_name": "r",
+                                     "score": self.compat_override[cid]})
+                    continue
+                rels = [r for r in {r for _, r, _ in self.out(cid)} if r in sc]
+                if rels:
+                    best = max(rels, key=lambda r: sc[r])
+                    rows.append({"id": cid, "relation_id": best, "relation_name": self.relations[best],
+                                 "score": sc[best]})
             return rows
         if name in ("vispath_frontier_edges", "vispath_frontier_edges_all"):
             rows = []
@@ -277,6 +298,21 @@ def test_topic_mention_heuristic():
 
     assert topic_mention_heuristic("Where was Le Corbusier born?") == "Le Corbusier"
     assert topic_mention_heuristic("Which city is twinned with La Chaux-de-Fonds?") == "La Chaux-de-Fonds"
+    # a comma joins a place to its region, but an apposition is not part of the name
+    assert topic_mention_heuristic("What is the capital of Albany, New York?") == "Albany, New York"
+    assert topic_mention_heuristic("Where was Michael Collins, the Apollo 11 astronaut, born?") == "Michael Collins"
+
+
+def test_label_keys_ignore_case_punctuation_and_mark_a_dropped_qualifier():
+    from kgqa.kg import QUALIFIED, label_key, label_keys
+
+    assert label_key("Notre-Dame de Paris") == label_key("notre dame  de PARIS!") == "notre dame de paris"
+    assert label_key("Maria Skłodowska-Curie") == "maria skłodowska curie"
+    assert label_keys("The Hunchback of Notre-Dame", ["Notre-Dame de Paris (novel)", "the hunchback of notre-dame"]) == [
+        "the hunchback of notre dame", "notre dame de paris novel", QUALIFIED + "notre dame de paris"]
+    assert label_keys("(1)", ["", "--"]) == ["1"]         # a label of no words yields no key
+    # what reaches Lucene is words, spaces and the marker only: no query syntax survives
+    assert label_key('x" OR *:* \\') == "x or"
 
 
 def test_given_entity_skips_grounding_and_unknown_entity_is_one_clear_error():

@@ -200,6 +200,9 @@ def test_mentions_of_entities_and_of_the_image_are_not_relation_phrases():
     q = "Who founded the company that builds the rocket shown in this photo?"
     ex, typ = mention_tokens(q, has_image=True)
     assert words(q, typ) == {"company"} and "rocket" in words(q, ex) and "founded" not in words(q, ex)
+    q = "Where was Michael Collins, the Apollo 11 astronaut, born?"
+    ex, _ = mention_tokens(q, has_image=False)           # an apposition describes the named entity
+    assert words(q, ex) == {"michael", "collins", "the", "apollo", "11", "astronaut"}
 
 
 def test_question_phrases_skip_excluded_tokens():
