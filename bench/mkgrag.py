@@ -24,7 +24,7 @@
   (ids ``bench-…``, removed at the end). Unlike ``retrieval``'s random vectors, a distractor here is
   made of text and embedded with the real all-MiniLM-L6-v2 as the loader embeds documents (document:
   title + text; chunk: its text; entity: "name: description"; relation: "head tail: summary"): one
-  distractor entity of bench/scale_distractors.py (names built from the demo's own words: "Collins
+  distractor entity of bench/scale.py's buried KG (bench/scale_distractors.py, same seed) (names built from the demo's own words: "Collins
   Apollo", "Falcon Heights", "Notre-Dame Île-de-France") with five of its generated facts written as
   sentences ("The manufacturer of Kamarsen Tower is Falcon Works."), 2 chunks, 6 entities, 5
   relations. Distractors name no bundled document's topic, so no distractor holds a question's
@@ -219,10 +219,9 @@ def _distractor_docs(n: int, seed: int, encoder, cache_dir: Path) -> list[dict]:
     sys.path.insert(0, str(REPO / "bench"))
     from scale_distractors import generate
 
-    g = generate(REPO / "data" / "demo", n_entities=max(20_000, 4 * n), n_facts=max(80_000, 16 * n), max_out=3000,
-                 seed=seed)
+    g = generate(REPO / "data" / "demo", n_entities=200_000, n_facts=730_000, max_out=3000, seed=seed)  # bench/scale.py's
     name = dict(zip(g["ids"], g["names"]))
-    rel_name = {**g["relations"], **g.get("demo_relations", {})}
+    rel_name = g["relations"]
     by_head: dict[str, list[tuple[str, str]]] = {}
     for h, r, t in g["facts"]:
         if h in name and t in name:
@@ -353,7 +352,7 @@ def main() -> None:
     d = sub.add_parser("scale")
     d.add_argument("--docs", type=int, default=10_000)
     d.add_argument("--batch", type=int, default=250)
-    d.add_argument("--seed", type=int, default=10)
+    d.add_argument("--seed", type=int, default=15, help="the distractor generator's seed (bench/scale.py's)")
     d.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     {"ingest": bench_ingest, "retrieval": bench_retrieval, "accuracy": bench_accuracy,

@@ -50,8 +50,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "paper": {"intent_fallback": "question", "edge_relation_weight": "0", "chain_relation_weight": "0",
-              "depth_fallback": "dmax", "chain_score": "sbert", "compat_score": "question"},
-    "default compat=question": {"compat_score": "question"},
+              "depth_fallback": "dmax", "chain_score": "sbert", "keep_label_match": "false",
+              "answer_typing": "false"},
+    "default -typing": {"answer_typing": "false"},
+    "default M3=6": {"M3": "6"},
+    "default M3=10": {"M3": "10"},
+    "default compat=sketch": {"compat_score": "sketch"},
+    "default -label guard": {"keep_label_match": "false"},
     "intent=relations": {"intent_fallback": "relations"},
     "edge w=1": {"edge_relation_weight": "1"},
     "chain w=1": {"chain_relation_weight": "1"},
@@ -195,11 +200,11 @@ def build_buried(args) -> dict:
         w.writerow(header)
         return fh, w
 
-    fh, w = writer(imp / "entities.csv", ["id:ID(Entity)", "name", "label_keys:string[]", ":LABEL"])
-    for e, n in demo["names"].items():           # demo aliases and label keys: the loader, below
-        w.writerow([e, n, "", "Entity"])
-    for e, n in zip(g["ids"], g["names"]):       # a distractor is looked up by its name, as the loader stores it
-        w.writerow([e, n, ";".join(label_keys(n)), "Entity"])
+    fh, w = writer(imp / "entities.csv", ["id:ID(Entity)", "name", "label_keys:string[]", "description", ":LABEL"])
+    for e, n in demo["names"].items():           # demo aliases, label keys and descriptions: the loader, below
+        w.writerow([e, n, "", "", "Entity"])
+    for e, n, d in zip(g["ids"], g["names"], g["descriptions"]):   # label keys as the loader stores them
+        w.writerow([e, n, ";".join(label_keys(n)), d, "Entity"])
     fh.close()
     fh, w = writer(imp / "relations.csv", ["id:ID(Relation)", "name", ":LABEL"])
     for p, n in g["relations"].items():

@@ -17,6 +17,9 @@ the bench relies on. How the distractors are made:
   compete too. Each relation belongs to the head types it is used with (a person has a
   "place of death", a place "located in time zone", a building "architectural style") and has
   a range type for its tails.
+* **Descriptions**: every distractor has one, as Wikidata's entities do ("city in Hane Heights",
+  "American architect", "novel by Eileen Torvadi", "star"), with the type nouns the demo questions
+  ask for, so VisPath's answer typing meets distractors of the asked type (``make_descriptions``).
 * **Facts** (default ~730,000): out-degrees are power-law. Demo entities are the hubs: ranked by
   their degree in the demo KG, the k-th gets ``max_out · k^-0.65`` distractor out-edges
   (France or Paris ≈ 3,000, the median demo entity ≈ 120); distractor heads share the rest
@@ -45,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2          # 2: distractors have descriptions (make_descriptions)
 
 # Real Wikidata properties that the demo catalogue lacks (id → English label).
 EXTRA_RELATIONS = {
@@ -199,6 +202,49 @@ def make_names(demo: dict, types: np.ndarray, seed: int) -> list[str]:
     return out
 
 
+# Description nouns per distractor type, as Wikidata phrases descriptions ("city in …", "American
+# architect", "novel by …"); the nouns the demo questions ask for ("which city", "which country",
+# "which star", "the state where", "the museum that") are among them, so a description-based
+# answer type check meets distractors of every type as often as real entities.
+DESCRIPTION_NOUNS = {
+    "place": ("city", "town", "village", "state", "country", "region", "island", "capital", "province",
+              "commune"),
+    "building": ("museum", "tower", "cathedral", "building", "bridge", "palace", "church", "monument",
+                 "stadium"),
+    "person": ("astronaut", "architect", "sculptor", "painter", "writer", "composer", "politician",
+               "physicist", "actor", "engineer"),
+    "work": ("novel", "painting", "film", "poem", "opera", "sculpture", "album", "play"),
+    "org": ("company", "university", "agency", "manufacturer", "institute", "record label"),
+    "thing": ("star", "planet", "rocket", "currency", "language", "constellation", "award", "spacecraft",
+              "moon", "style"),
+}
+NATIONALITY = ("American", "French", "German", "Italian", "British", "Canadian", "Polish", "Swiss",
+               "Austrian", "Danish", "Japanese", "Australian")
+
+
+def make_descriptions(names: list[str], types: list[str], seed: int) -> list[str]:
+    """One description per distractor (its own rng stream, so names and facts do not change): a noun of
+    its type (the kind word of its name when it has one: "Kamarsen Tower" → "tower in …") and, for
+    places, buildings and organisations, "in <a place distractor>", for works "by <a person distractor>"."""
+    rng = np.random.default_rng(seed)
+    places = [n for n, t in zip(names, types) if t == "place"] or ["Nowhere"]
+    people = [n for n, t in zip(names, types) if t == "person"] or ["Nobody"]
+    out = []
+    for name, t in zip(names, types):
+        nouns = DESCRIPTION_NOUNS[t]
+        own = [x for x in nouns if x in name.lower().replace("(", " ").replace(")", " ").split()]
+        noun = own[0] if own else nouns[int(rng.integers(0, len(nouns)))]
+        if t == "person":
+            out.append(f"{NATIONALITY[int(rng.integers(0, len(NATIONALITY)))]} {noun}")
+        elif t == "work":
+            out.append(f"{noun} by {people[int(rng.integers(0, len(people)))]}")
+        elif t == "thing":
+            out.append(noun)
+        else:
+            out.append(f"{noun} in {places[int(rng.integers(0, len(places)))]}")
+    return out
+
+
 def _zipf_p(n: int, a: float) -> np.ndarray:
     p = 1.0 / np.arange(1, n + 1) ** a
     return p / p.sum()
@@ -330,7 +376,9 @@ def generate(demo_dir: Path, n_entities: int = 200_000, n_facts: int = 730_000, 
             facts.append(key)
         if len(facts) >= n_facts:
             break
-    return {"demo": demo, "ids": ids.tolist(), "names": names, "types": [TYPES[t] for t in types],
+    type_names = [TYPES[t] for t in types]
+    return {"demo": demo, "ids": ids.tolist(), "names": names, "types": type_names,
+            "descriptions": make_descriptions(names, type_names, seed + 2),
             "relations": relations, "facts": facts, "demo_headed": n_demo_headed, "demo_types": dtype}
 
 

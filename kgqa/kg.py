@@ -70,7 +70,8 @@ class LinkedEntity:
     id: str
     name: str
     description: str | None
-    cos: float                       # cosine between SBERT(text) and the stored name embedding
+    cos: float                       # cosine between SBERT(text) and the stored name embedding (1.0: a label match)
+    label: bool = False              # a name or alias equals the text (label_matches), not a vector neighbour
 
 
 class KG:
@@ -156,7 +157,7 @@ class KG:
             seen = {e.id for e in out}
             rows = [r for r in rows if r["id"] not in seen]
             rows.sort(key=lambda r: label_key(r["name"] or "") != key)           # names before aliases
-            out += [LinkedEntity(r["id"], r["name"] or r["id"], r.get("description"), 1.0) for r in rows]
+            out += [LinkedEntity(r["id"], r["name"] or r["id"], r.get("description"), 1.0, label=True) for r in rows]
         return out[: int(k)]
 
     # ------------------------------------------------------------------ answers

@@ -53,6 +53,7 @@ class FakeGraph:
         self.queries: list[str] = []
         self.compat_override: dict[str, float] | None = None
         self.aliases: dict[str, list[str]] = {}   # pid -> aliases (Relation.aliases)
+        self.descriptions: dict[str, str] = {}    # id -> Entity.description
 
     def _vec(self, text):
         return self.enc.encode([text])[0]
@@ -123,6 +124,8 @@ class FakeGraph:
                     edges = sorted(edges, key=lambda e: -e["approx"])[: p["cap"]]
                 rows += edges
             return rows
+        if name == "vispath_entity_descriptions":
+            return [{"id": i, "description": self.descriptions.get(i)} for i in p["ids"] if i in self.entities]
         if name == "vispath_entity_images":
             return [{"id": i, "paths": self.images[i]} for i in p["ids"] if i in self.images]
         raise AssertionError(f"unexpected query {name}")
@@ -253,6 +256,22 @@ def test_graph_aware_validation_threshold_grows_by_rank():
     assert not replaced and start.id == "Q9"          # 0.065 ≤ 0.07
     start, replaced, _ = _validation({"Q9": 0.30, "Q1": 0.1, "Q2": 0.1, "Q3": 0.375, "Q4": 0.1})
     assert replaced and start.id == "Q3"              # 0.075 > 0.07
+
+
+def test_a_question_naming_its_entity_keeps_the_label_match_unless_another_label_match_fits_better():
+    from kgqa.engine.vispath import StartCandidate, VisPathRun
+
+    def validate(labels, has_image=False, **opts):
+        vp, g, _ = make(**opts)
+        g.compat_override = {"Q9": 0.10, "Q1": 0.40, "Q2": 0.30}
+        cands = [StartCandidate(i, ENTITIES[i], label=i in labels) for i in ("Q9", "Q1", "Q2")]
+        return vp.graph_aware_validation("q", cands, VisPathRun("q"), has_image=has_image)[0].id
+
+    assert validate({"Q9"}) == "Q9"                          # Q1 fits better but is only a vector neighbour
+    assert validate({"Q9", "Q2"}) == "Q2"                    # another label match may replace it (Eq. 3)
+    assert validate({"Q9"}, has_image=True) == "Q1"          # a recognised image: Eq. 3 as in the paper
+    assert validate({"Q9"}, keep_label_match=False) == "Q1"  # the paper's reading
+    assert validate(set()) == "Q1"                           # no label match: Eq. 3 as in the paper
 
 
 def test_candidate_without_outgoing_relations_scores_lowest_and_is_replaced():

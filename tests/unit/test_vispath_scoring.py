@@ -31,6 +31,10 @@ PAPER = dict(intent_fallback="question", edge_relation_weight=0.0, chain_relatio
              depth_fallback="dmax", chain_score="sbert")
 
 
+#: the option defaults (VisPathOptions()), for tests of what the defaults do
+DEFAULTS = VisPathOptions().model_dump()
+
+
 def make(facts=FACTS, scripts=None, **opts):
     opts = {**PAPER, **opts}
     enc = BagOfWordsEncoder()
@@ -284,3 +288,38 @@ def test_llm_steps_auto_asks_every_step_of_a_served_llm_and_the_measured_set_of_
     assert resolve_llm_steps("auto", SimpleNamespace()) == "all"             # any other ChatModel
     assert resolve_llm_steps("ranking,final", bundled) == "ranking,final"    # an explicit choice stands
     assert VisPathOptions().llm_steps == "auto"
+
+
+def test_type_nouns_split_the_answer_type_from_types_on_the_way():
+    from kgqa.engine.vispath import type_nouns
+
+    assert type_nouns("In which city was the astronaut in this photo born?", True) == (["city"], [])
+    assert type_nouns("What is the capital of the state where the astronaut in this photo was born?", True) == (
+        [], ["state"])
+    assert type_nouns("In which city is the museum that holds the Mona Lisa?", False) == (["city"], ["museum"])
+    assert type_nouns("What is the currency of the country whose flag is shown?", True) == ([], [])
+
+
+@pytest.mark.parametrize("question,typed", [
+    # the answer's type: the endpoint's description must have it ("Dijon, city in …" is no country)
+    ("In which country was the architect of the Paris Tower born?", "C"),
+    ("In which city was the architect of the Paris Tower born?", "B"),
+])
+def test_answer_typing_prefers_paths_whose_entities_have_the_named_types(question, typed):
+    def answer(**opts):
+        vp, g, _ = make(**{**DEFAULTS, **opts})
+        g.descriptions = {"B": "Dijon, city in Burgundy", "C": "France, country in Western Europe",
+                          "A": "French civil engineer"}
+        return vp.run(question, entity_id="T").answer_id
+
+    assert answer() == typed
+    if typed == "C":
+        assert answer(answer_typing=False) != "C"              # without typing the country hop is not taken
+
+
+def test_description_words_imply_a_few_types_and_do_not_stem():
+    from kgqa.engine.vispath import description_words
+
+    assert "city" in description_words("Rome, capital of Italy.")           # a capital is a city
+    assert "town" in description_words("Colmar, commune in Alsace, France.")
+    assert "state" not in description_words("Elmira, city in New York, United States.")
