@@ -177,36 +177,55 @@ def bench_retrieval(args) -> None:
 
 
 # --------------------------------------------------------------------------- accuracy
-def bench_accuracy(args) -> None:
-    from kgqa.evaluate import evaluate, load_questions
-    from kgqa.models.encoder import get_encoder
+def _evaluate_mkgrag(s, enc, qs, opts: dict, replay_cache=None) -> tuple[dict, list[float], list[float]]:
+    """``kgqa eval``'s evaluation of mkgrag with ``opts`` on ``qs``: (overall metrics, stage 1 ms, stage 2 ms
+    per question)."""
+    from kgqa.evaluate import evaluate
     from kgqa.pipeline import Pipeline
+
+    pipe = Pipeline(s, method="mkgrag", options=opts, replay_cache=replay_cache, write_trace=False)
+    st1, st2 = [], []
+    retrieve = pipe.method.retrieve
+
+    def timed(*a, **kw):
+        r = retrieve(*a, **kw)
+        st1.append(r.timings.get("stage1", 0) * 1000)
+        st2.append(r.timings.get("stage2", 0) * 1000)
+        return r
+
+    pipe.method.retrieve = timed
+    try:
+        rep = evaluate(qs, pipe, enc, questions_file=str(DOCS / "questions.jsonl"), method="mkgrag", options=opts)
+    finally:
+        pipe.close()
+    return rep["overall"], st1, st2
+
+
+def _cell(m: dict, key: str, fmt: str = ".1f", suffix: str = "") -> str:
+    """One table cell of an eval report's metric: an accuracy in %, or the mean of context_tokens."""
+    v = (m.get(key) or {}).get("mean" if key == "context_tokens" else "accuracy")
+    return "-" if v is None else format(v if key == "context_tokens" else 100 * v, fmt) + suffix
+
+
+def bench_accuracy(args) -> None:
+    from kgqa.evaluate import load_questions
+    from kgqa.models.encoder import get_encoder
 
     s = _settings()
     qs, _ = load_questions(DOCS / "questions.jsonl")
     if args.limit:
         qs = qs[: args.limit]
     enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
-    rows = []
-    for label, opts in (("mkgrag (dual-stage graph retrieval)", {}),
-                        ("mkgrag chunks_only (naive RAG)", {"chunks_only": True})):
-        pipe = Pipeline(s, method="mkgrag", options=opts, replay_cache=args.replay_cache, write_trace=False)
-        try:
-            rep = evaluate(qs, pipe, enc, questions_file=str(DOCS / "questions.jsonl"), method="mkgrag",
-                           options=opts)
-        finally:
-            pipe.close()
-        rows.append((label, rep["overall"]))
+    rows = [(label, _evaluate_mkgrag(s, enc, qs, opts, args.replay_cache)[0])
+            for label, opts in (("mkgrag (dual-stage graph retrieval)", {}),
+                                ("mkgrag chunks_only (naive RAG)", {"chunks_only": True}))]
     print(f"accuracy · {len(qs)} questions (data/docs/questions.jsonl) · torch threads {s.torch_threads} · "
           f"load {_load()} · replay cache {args.replay_cache or 'none (live)'}")
     print(f"  {'method':<38} {'SBERT@0.3':>9} {'EM':>6} {'doc R@Kd':>9} {'evid. R':>8} {'ctx tok':>8}")
     for label, m in rows:
-        def acc(k):
-            v = (m.get(k) or {}).get("accuracy")
-            return "-" if v is None else f"{100 * v:.0f}%"
-        tok = (m.get("context_tokens") or {}).get("mean")
-        print(f"  {label:<38} {acc('sbert@0.3'):>9} {acc('exact_match'):>6} {acc('doc_recall'):>9} "
-              f"{acc('evidence_recall'):>8} {('-' if tok is None else f'{tok:.0f}'):>8}")
+        pct = {k: _cell(m, k, ".0f", "%") for k in ("sbert@0.3", "exact_match", "doc_recall", "evidence_recall")}
+        print(f"  {label:<38} {pct['sbert@0.3']:>9} {pct['exact_match']:>6} {pct['doc_recall']:>9} "
+              f"{pct['evidence_recall']:>8} {_cell(m, 'context_tokens', '.0f'):>8}")
 
 
 # --------------------------------------------------------------------------- scale
@@ -269,10 +288,9 @@ def _distractor_docs(n: int, seed: int, encoder, cache_dir: Path) -> list[dict]:
 
 
 def bench_scale(args) -> None:
-    from kgqa.evaluate import evaluate, load_questions
+    from kgqa.evaluate import load_questions
     from kgqa.graph import Graph
     from kgqa.models.encoder import get_encoder
-    from kgqa.pipeline import Pipeline
 
     os.environ["KGQA_CHAT_BACKEND"] = "none"                 # graph-only: every answer step on its fallback
     s = _settings()
@@ -283,23 +301,8 @@ def bench_scale(args) -> None:
     def run_all() -> list[tuple[str, dict, float, float]]:
         out = []
         for label, opts in variants:
-            pipe = Pipeline(s, method="mkgrag", options=opts, write_trace=False)
-            try:
-                st1, st2 = [], []
-                orig = pipe.method.retrieve
-
-                def timed(*a, **kw):
-                    r = orig(*a, **kw)
-                    st1.append(r.timings.get("stage1", 0) * 1000)
-                    st2.append(r.timings.get("stage2", 0) * 1000)
-                    return r
-
-                pipe.method.retrieve = timed
-                rep = evaluate(qs, pipe, enc, questions_file=str(DOCS / "questions.jsonl"), method="mkgrag",
-                               options=opts)
-            finally:
-                pipe.close()
-            out.append((label, rep["overall"], _pct(st1, 50), _pct(st2, 50)))
+            m, st1, st2 = _evaluate_mkgrag(s, enc, qs, opts)
+            out.append((label, m, _pct(st1, 50), _pct(st2, 50)))
         return out
 
     with Graph(s) as g:
@@ -328,12 +331,8 @@ def bench_scale(args) -> None:
           f"{'stage 2 ms':>11}")
     for corpus, rows in (("bundled", small), (f"+ {len(docs):,} distractors", big)):
         for label, m, p1, p2 in rows:
-            def acc(k):
-                v = (m.get(k) or {}).get("accuracy")
-                return "-" if v is None else f"{100 * v:.1f}"
-            tok = (m.get("context_tokens") or {}).get("mean")
-            print(f"  {corpus:<22} {label:<20} {acc('doc_recall'):>9} {acc('evidence_recall'):>8} "
-                  f"{('-' if tok is None else f'{tok:.0f}'):>8} {p1:11.1f} {p2:11.1f}")
+            print(f"  {corpus:<22} {label:<20} {_cell(m, 'doc_recall'):>9} {_cell(m, 'evidence_recall'):>8} "
+                  f"{_cell(m, 'context_tokens', '.0f'):>8} {p1:11.1f} {p2:11.1f}")
 
 
 def main() -> None:

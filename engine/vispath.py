@@ -102,8 +102,9 @@ class VisPathOptions(BaseModel):
     # depth_fallback=dmax, chain_score=sbert, keep_label_match=false, answer_typing=false (Eq. 5 on
     # r ‖ e_t, Eq. 8 on the verbalised path, Eq. 3 by s_Q alone, no typing, q_i = Q
     # and D̂ = Dmax when the LLM step fails). The defaults are the variant bench/scale.py measured best,
-    # graph-only, on the demo KG and on it buried in 200,000 distractors ("sketch": EM 56 / 48 against
-    # the literal reading's 28 / 4); the last three only act when an LLM step fails or is switched off.
+    # graph-only, on the demo KG and on it buried in 200,000 distractors (EM 92 / 80 against the
+    # literal reading's 28 / 4); intent_fallback, chain_score and depth_fallback only act when an
+    # LLM step fails or is switched off; keep_label_match and answer_typing always do.
     intent_fallback: Literal["question", "relations"] = Field(
         "relations", description="q_i when the intent step gives nothing: question (Q ‖ sketch step) or "
                                 "relations (a non-LLM sketch: the catalogue relations the question's phrases "

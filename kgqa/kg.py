@@ -139,7 +139,7 @@ class KG:
         then an alias, then a label that only adds a trailing "(qualifier)" ("Notre-Dame de Paris (novel)"),
         each an exact term lookup in the ``entity_label_keys`` index (keyword analyser over
         ``Entity.label_keys``). Empty when the text has no word, or for entities loaded before
-        ``label_keys`` existed (re-run ``kgqa load wikidata5m`` to add them)."""
+        ``label_keys`` existed (``kgqa neo4j init`` or the next load adds them)."""
         from neo4j.exceptions import ClientError
 
         from kgqa.errors import GraphUnavailable
