@@ -145,7 +145,7 @@ def hop_once(vp, head: str, q_vec, mode: str):
     if mode == "firstcut":
         rel_scores = {rid: float(v @ q_vec) for rid, (_, v) in rel.items() if v is not None}
         rows = vp.graph.read("vispath_frontier_edges", frontier=[head], relation_scores=rel_scores,
-                             intent=q_vec.tolist(), pre_cap=vp.opt.pre_cut, cap=vp.opt.first_cut, hidden=[])
+                             intent=q_vec.tolist(), pre_cap=vp.opt.pre_cut, cap=vp.opt.first_cut, hidden=[], per_relation=0)
     else:
         rows = vp.graph.read("vispath_frontier_edges_all", frontier=[head], hidden=[])
     cy = time.perf_counter() - t0

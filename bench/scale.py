@@ -24,7 +24,9 @@ Then ``kgqa eval data/demo/questions.jsonl`` runs per graph × variant as a subp
 graph-only setting (every LLM step on its documented fallback: ``KGQA_CHAT_BACKEND=none``, or
 before that backend existed an OpenAI backend on a closed port), and the table prints EM,
 SBERT@0.3, start-entity accuracy, gold-path recall per hop count and seconds per question side
-by side. Variants are VisPath option sets (``-o KEY=VALUE``), see VARIANTS. Rows for other
+by side. Before the timed variants, each server answers the question set once untimed (the
+default variant; ``--no-warmup`` skips it), so seconds compare the graphs on a warm page cache,
+not one variant's cold start. Variants are VisPath option sets (``-o KEY=VALUE``), see VARIANTS. Rows for other
 methods (GraSP's extraction, mKG-RAG's stage 2) go into METHOD_ROWS. Prints; asserts nothing
 about accuracy. Threads: torch threads = KGQA_TORCH_THREADS (default 1), stated in the output.
 """
@@ -51,7 +53,9 @@ VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "paper": {"intent_fallback": "question", "edge_relation_weight": "0", "chain_relation_weight": "0",
               "depth_fallback": "dmax", "chain_score": "sbert", "keep_label_match": "false",
-              "answer_typing": "false"},
+              "answer_typing": "false", "M1_per_relation": "0"},
+    "default -edge diversity": {"M1_per_relation": "0"},
+    "default M1_per_relation=10": {"M1_per_relation": "10"},
     "default -typing": {"answer_typing": "false"},
     "default M3=6": {"M3": "6"},
     "default M3=10": {"M3": "10"},
@@ -327,6 +331,8 @@ def main() -> None:
     ap.add_argument("--kgs", default="demo,buried", help="comma list of demo, buried")
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
     ap.add_argument("--methods", action="store_true", help="also the other methods' rows (METHOD_ROWS)")
+    ap.add_argument("--no-warmup", dest="warmup", action="store_false",
+                    help="skip the untimed default-variant pass that warms each server before the timed ones")
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
     ap.add_argument("--jobs", type=int, default=1, help="variants evaluated at once (seconds per question then "
                     "include their contention; the header states it)")
@@ -367,6 +373,9 @@ def main() -> None:
         server = LocalNeo4j(s)
         server.start(wait_s=300)
         try:
+            if args.warmup:      # page cache and query plans warm, so seconds compare the graphs, not a cold start
+                rep = evaluate(k, "warm-up", "vispath", {}, args)
+                print(f"  {k} · warm-up (untimed): done ({rep.get('wall_s', 0):.0f} s)", file=sys.stderr, flush=True)
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=args.jobs) as pool:   # each job is its own kgqa process
@@ -385,7 +394,8 @@ def main() -> None:
           f"({' '.join(f'{k}={v}' for k, v in graph_only_env().items())}); torch threads "
           f"{os.environ.get('KGQA_TORCH_THREADS', '1')}, Neo4j heap {args.heap} / page cache {args.pagecache}, "
           f"{os.cpu_count()} CPUs shared, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
-          f"{args.jobs} variant(s) at a time")
+          f"{args.jobs} variant(s) at a time, "
+          f"{'each server warmed by one untimed pass first' if args.warmup else 'cold servers (--no-warmup)'}")
     for k, b in built.items():
         if "counts" in b:
             c = b["counts"]

@@ -6,6 +6,7 @@
 //          cos(SBERT(r), SBERT(q_i)) or the relation's best question-phrase match, scaled by the caller to weigh
 //          relation against tail in the cut: engine/vispath.py first_cut_relation_scores),
 //          $intent (list<float>, SBERT(q_i), 384-d), $pre_cap (int), $cap (int),
+//          $per_relation (int, at most this many edges per relation of one entity are kept; 0 = no cap),
 //          $hidden (list<string>, fact keys "head_id|relation_id|tail_id" hidden by the incomplete-KG protocol;
 //          [] hides nothing)
 // returns: head_id, head_name, relation_id, tail_id, tail_name, approx (mean of relation and tail cosines)
@@ -17,8 +18,11 @@ CALL (e) {
   WITH type(f) AS rid, t, coalesce($relation_scores[type(f)], -1.0) AS rs
   ORDER BY rs DESC
   LIMIT $pre_cap
-  WITH rid, t, rs, coalesce(2.0 * vector.similarity.cosine(t.name_embedding, $intent) - 1.0, 0.0) AS es
-  RETURN rid, t.id AS tail_id, t.name AS tail_name, (rs + es) / 2.0 AS approx
+  WITH rid, t, (rs + coalesce(2.0 * vector.similarity.cosine(t.name_embedding, $intent) - 1.0, 0.0)) / 2.0 AS approx
+  ORDER BY approx DESC
+  WITH rid, collect({id: t.id, name: t.name, approx: approx}) AS edges
+  UNWIND (CASE WHEN $per_relation > 0 THEN edges[..$per_relation] ELSE edges END) AS k
+  RETURN rid, k.id AS tail_id, k.name AS tail_name, k.approx AS approx
   ORDER BY approx DESC
   LIMIT $cap
 }

@@ -40,13 +40,14 @@ Interpretations where the paper is silent (each also noted where it happens):
   entities"), closest length to D̂ first, then by the chain score σ they were retained with.
 * Without an image, the topic mention is taken from the question text and the
   vision-conditioned steps are asked of the text LLM.
-* Path search at scale (options, the paper's reading by default; bench/scale.py measures them
+* Path search at scale (options with the paper's reading one ``-o`` away; bench/scale.py measures them
   on the demo KG and on the same KG buried in 200,000 distractors): ``intent_fallback``
   (q_i when the intent step fails: Q, or the relations the question's phrases name),
   ``edge_relation_weight`` (how relation and tail are weighed inside Eq. 5's r ‖ e_t, and in the
   Cypher first cut), ``chain_relation_weight`` (σ of Eq. 8 on the relation chain vs. the path
   with entity names; with the relations fallback q_i is the same at every hop, so σ of paths of
-  different lengths compare under one target in terminal selection).
+  different lengths compare under one target in terminal selection), ``M1_per_relation`` (at most
+  this many of one relation's edges among an entity's M1, in the first cut and in exact Eq. 5).
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ class VisPathOptions(BaseModel):
     M1: int = Field(30, ge=1, description="edges kept per frontier entity by Eq. 5 (Eq. 5–7)")
     M2: int = Field(30, ge=1, description="paths kept by the chain score σ (Eq. 8)")
     M3: int = Field(3, ge=1, description="paths kept after LLM chain examination")
+    # Diversity at hubs (ours; the paper's reading is 0): a hub's many edges of one relation (Berlin has
+    # 89 "located in" facts among 200,000 distractors) tie under a relation-first Eq. 5 and would fill
+    # all M1 slots, so the gold relation never reached Eq. 8 (bench/scale.py: buried EM 76 → 88).
+    M1_per_relation: int = Field(5, ge=0, description="Eq. 5–7: of the M1 edges kept per frontier entity, at "
+                                 "most this many per relation, so other relations reach Eq. 8 (0 = no cap, the "
+                                 "paper's top-M1)")
     Dmax: int = Field(3, ge=1, le=8, description="maximum search depth")
     delta: float = Field(0.05, ge=0.0, lt=2.0, description="δ of Eq. 3 (graph-aware validation margin)")
     delta_step: float = Field(0.01, ge=0.0, lt=1.0, description="δ grows by this per candidate rank")
@@ -277,24 +284,39 @@ class RelationSketch:
     columns: dict[str, int] = field(default_factory=dict)    # relation id → column of ``sims``
     sims: np.ndarray | None = None        # phrases × relations cosines, a type noun's row halved
 
-    def alignment(self, path: "ReasoningPath") -> float:
-        """Mean over the path's edges of cos(relation, phrase), edges and question phrases paired one to one
-        (best pair first, a phrase's tokens used once; a type noun's match counts half, see
-        ``mention_tokens``); an edge left without a phrase counts 0."""
-        pairs = sorted(((float(self.sims[a, self.columns[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
+    def pairs(self, path: "ReasoningPath") -> list[tuple[int, int, float]]:
+        """(edge index, phrase index, cos) pairs, edges and question phrases paired one to one (best pair
+        first, a phrase's tokens used once; a type noun's match counts half, see ``mention_tokens``)."""
+        order = sorted(((float(self.sims[a, self.columns[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
                         if e.relation_id in self.columns for a in range(len(self.phrases))),
                        key=lambda x: (-x[0], x[1], x[2]))
         used_edges: set[int] = set()
         used_tokens: set[int] = set()
-        total = 0.0
-        for sim, k, a in pairs:
+        out = []
+        for sim, k, a in order:
             span = set(range(self.phrases[a][0], self.phrases[a][1]))
             if k in used_edges or span & used_tokens:
                 continue
             used_edges.add(k)
             used_tokens |= span
-            total += max(sim, 0.0)
-        return total / max(1, len(path.edges))
+            out.append((k, a, sim))
+        return out
+
+    def alignment(self, path: "ReasoningPath") -> float:
+        """Mean over the path's edges of cos(relation, phrase) under ``pairs``; an edge left without a
+        phrase counts 0."""
+        return sum(max(sim, 0.0) for _, _, sim in self.pairs(path)) / max(1, len(path.edges))
+
+    def reverse_reading(self, path: "ReasoningPath") -> float:
+        """The share of consecutive paired edges whose phrase comes earlier in the question than the previous
+        edge's: English names the last hop first ("the *capital* of the *state* where … was *born*",
+        "which city is *twinned* with the *capital* of …"). 0.5 with fewer than two paired edges. Used only
+        to break ties of ``alignment`` (an unordered pairing cannot tell capital → twinned from
+        twinned → capital)."""
+        pos = [self.phrases[a][0] for _, a, _ in sorted(self.pairs(path))]
+        if len(pos) < 2:
+            return 0.5
+        return sum(b < a for a, b in zip(pos, pos[1:])) / (len(pos) - 1)
 
 
 @dataclass
@@ -381,6 +403,9 @@ def question_phrases(question: str, max_len: int = 3,
     return out
 
 
+_PARTICIPLE = re.compile(r"^(?:\w{3,}ed|born|built|written|made|known|held|drawn|painted|sung|given|won|sold|"
+                         r"shown|seen|flown|run|founded|led)$")
+_PREPOSITIONS = frozenset({"by", "with", "in", "at", "on", "from", "for", "into", "after", "to"})
 _RELATIVE = frozenset({"that", "which", "who", "whom", "where", "whose"})
 _DEICTIC = frozenset({"this", "these", "shown", "pictured", "depicted", "here"})
 _PICTURE = frozenset({"photo", "photograph", "image", "picture", "shot", "scene", "view"})
@@ -423,6 +448,11 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
                    if t in ("which", "what") and low[i + 1] not in _PHRASE_STOP and i + 1 not in excluded}
     answer_type |= {i for i, t in enumerate(low[:-1]) if i > 0 and low[i + 1] in _RELATIVE
                     and t not in _PHRASE_STOP and i not in excluded}
+    # a reduced relative clause: "the city twinned with …", "the novel written by …" (article, noun,
+    # participle, preposition): the noun types the entity the participle's relation reaches
+    answer_type |= {i for i in range(1, len(low) - 2) if low[i - 1] in ("the", "a", "an")
+                    and low[i] not in _PHRASE_STOP and i not in excluded
+                    and _PARTICIPLE.match(low[i + 1]) and low[i + 2] in _PREPOSITIONS}
     # "the novel Notre-Dame de Paris", "the composer Mozart": a noun between an article and a name types it
     answer_type |= {i for i in range(1, len(low) - 1) if low[i - 1] in ("the", "a", "an") and i + 1 in excluded
                     and i not in excluded and low[i] not in _PHRASE_STOP and toks[i + 1][:1].isupper()}
@@ -467,6 +497,23 @@ def greedy_relation_matches(phrases: list[tuple[int, int, str]], sims: np.ndarra
         used_tokens |= span
         used_rel.add(b)
         out.append((a, b, s))
+    return out
+
+
+def cap_per_key(ranked: list, key, per_key: int, limit: int) -> list:
+    """The first ``limit`` items of ``ranked`` (best first) with at most ``per_key`` of each ``key(item)``;
+    per_key = 0: no cap (the plain top ``limit``)."""
+    if per_key <= 0:
+        return ranked[:limit]
+    seen: dict = {}
+    out = []
+    for x in ranked:
+        k = key(x)
+        if seen.get(k, 0) < per_key:
+            seen[k] = seen.get(k, 0) + 1
+            out.append(x)
+            if len(out) >= limit:
+                break
     return out
 
 
@@ -903,7 +950,8 @@ class VisPath:
             rows = self.graph.read("vispath_frontier_edges", frontier=list(frontier),
                                    relation_scores=first_cut_relation_scores(rel_scores, w),
                                    intent=q_vec.tolist(), pre_cap=self.opt.pre_cut,
-                                   cap=max(self.opt.first_cut, m1), hidden=self._hidden)
+                                   cap=max(self.opt.first_cut, m1), hidden=self._hidden,
+                                   per_relation=4 * self.opt.M1_per_relation)   # exact Eq. 5 picks among 4×
         if not rows:
             return {}
         rnames = [rel.get(r["relation_id"], (r["relation_id"], None))[0] for r in rows]
@@ -922,8 +970,9 @@ class VisPath:
                 Edge(r["head_id"], r["head_name"] or r["head_id"], r["relation_id"], rn, r["tail_id"],
                      r["tail_name"] or r["tail_id"], float(s), hop, intent), float(c)))
         # best c first; equal c (w = 1: one relation's edges) → the tail's r ‖ e_t score decides
-        return {h: [e for e, _ in sorted(es, key=lambda x: (-x[0].score, -x[1], x[0].relation_id,
-                                                            x[0].tail_id))[:m1]]
+        return {h: cap_per_key([e for e, _ in sorted(es, key=lambda x: (-x[0].score, -x[1], x[0].relation_id,
+                                                                        x[0].tail_id))],
+                               lambda e: e.relation_id, self.opt.M1_per_relation, m1)
                 for h, es in by_head.items()}
 
     # ========================================================================= IV-C
@@ -935,15 +984,18 @@ class VisPath:
         paper calls Verbalize(p) "a textual relation chain"; entity names in it let distractor tails that
         share words with Q outrank the right relations (our reading, measured in bench/scale.py)."""
         target = self.embed([" ".join([question, " → ".join(sketch), q_i])])[0]
-        sig = self.embed([p.verbalize() for p in cand]) @ target
         w = self.opt.chain_relation_weight
+        sig = np.zeros(len(cand), dtype=np.float32)
+        if w < 1.0:      # at w = 1 the verbalised paths (every distractor tail's name at a hub) need no encoding
+            sig += (1.0 - w) * (self.embed([p.verbalize() for p in cand]) @ target)
         if w > 0:
-            sig = w * (self.embed([p.relation_chain() for p in cand]) @ target) + (1.0 - w) * sig
+            sig += w * (self.embed([p.relation_chain() for p in cand]) @ target)
         sketch = self._sketch
         if self.opt.chain_score == "sketch" and sketch is not None and sketch.intent and q_i == sketch.intent:
             # our reading for the graph-only case: the relation phrases of Q, aligned one to one with the
-            # path's relations; Eq. 8's σ (in [-1, 1]) only breaks ties
-            sig = np.array([sketch.alignment(p) for p in cand], dtype=np.float32) + 1e-3 * sig
+            # path's relations; ties broken first by the reverse reading order, then by Eq. 8's σ
+            sig = np.array([sketch.alignment(p) + 1e-3 * sketch.reverse_reading(p) for p in cand],
+                           dtype=np.float64) + 1e-4 * sig
         for p, s in zip(cand, sig):
             p.sigma = float(s)
         return sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))

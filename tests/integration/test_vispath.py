@@ -279,6 +279,28 @@ def test_first_cut_expansion_matches_exact_scoring_on_the_fixture(kg, models, w)
                 assert {(e.relation_id, e.tail_id) for e in a[head]} == {(e.relation_id, e.tail_id) for e in b[head]}
 
 
+def test_first_cut_keeps_at_most_per_relation_edges_of_one_relation_in_neo4j(kg, models):
+    """The Cypher first cut caps one relation's edges per entity (Elon Musk has three citizenships), so at a
+    hub other relations reach exact Eq. 5; 0 keeps them all."""
+    from kgqa.engine.vispath import first_cut_relation_scores
+
+    vp = _engine(kg, models, Script(), edge_relation_weight=1.0)
+    q = vp.embed(["country of citizenship"])[0]
+    scores = first_cut_relation_scores({rid: float(v @ q) for rid, (_, v) in vp.relations().items()
+                                        if v is not None}, 1.0)
+
+    def cut(per_relation):
+        rows = kg.read("vispath_frontier_edges", frontier=["Q317521"], relation_scores=scores,
+                       intent=q.tolist(), pre_cap=2000, cap=3, hidden=[], per_relation=per_relation)
+        return [r["relation_id"] for r in rows]
+
+    assert cut(0) == ["P27", "P27", "P27"]
+    assert cut(1)[0] == "P27" and cut(1).count("P27") == 1 and len(cut(1)) == 3
+    vp = _engine(kg, models, Script(), edge_relation_weight=1.0, M1=3, M1_per_relation=2)
+    kept = [e.relation_id for e in vp.score_edges(["Q317521"], q, intent="country of citizenship")["Q317521"]]
+    assert kept[:2] == ["P27", "P27"] and len(kept) == 3 and kept[2] != "P27"
+
+
 # --------------------------------------------------------------------------- traces
 def test_pipeline_writes_a_trace_that_reads_back_and_leaves_facts_alone(kg, models, settings):
     from kgqa.models import Models

@@ -121,7 +121,15 @@ class FakeGraph:
                     for e in edges:
                         e["approx"] = (p["relation_scores"].get(e["relation_id"], -1.0)
                                        + float(self._vec(e["tail_name"]) @ intent)) / 2
-                    edges = sorted(edges, key=lambda e: -e["approx"])[: p["cap"]]
+                    edges = sorted(edges, key=lambda e: -e["approx"])
+                    if p.get("per_relation", 0) > 0:      # as the Cypher does: the best per_relation per relation
+                        kept, seen = [], {}
+                        for e in edges:
+                            seen[e["relation_id"]] = seen.get(e["relation_id"], 0) + 1
+                            if seen[e["relation_id"]] <= p["per_relation"]:
+                                kept.append(e)
+                        edges = kept
+                    edges = edges[: p["cap"]]
                 rows += edges
             return rows
         if name == "vispath_entity_descriptions":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgqa.engine.vispath import (ReasoningPath, VisPathOptions, edge_scores, first_cut_relation_scores,
+from kgqa.engine.vispath import (ReasoningPath, VisPathOptions, cap_per_key, edge_scores, first_cut_relation_scores,
                                  greedy_relation_matches, question_phrases)
 from kgqa.errors import InvalidInput
 from tests.conftest import make_vispath
@@ -28,7 +28,7 @@ QUESTION = "Where was the architect of the Paris Tower born?"
 
 #: the paper's literal reading of what it leaves open (the defaults are bench/scale.py's best variant)
 PAPER = dict(intent_fallback="question", edge_relation_weight=0.0, chain_relation_weight=0.0,
-             depth_fallback="dmax", chain_score="sbert")
+             depth_fallback="dmax", chain_score="sbert", M1_per_relation=0)
 
 
 #: the option defaults (VisPathOptions()), for tests of what the defaults do
@@ -174,9 +174,29 @@ def test_bad_scoring_options_are_refused_with_the_option_named(bad):
 def test_defaults_are_the_measured_scale_variant_and_the_papers_reading_stays_available():
     o = VisPathOptions()
     assert (o.intent_fallback, o.edge_relation_weight, o.chain_relation_weight, o.depth_fallback,
-            o.chain_score) == ("relations", 1.0, 1.0, "sketch", "sketch")
+            o.chain_score, o.M1_per_relation) == ("relations", 1.0, 1.0, "sketch", "sketch", 5)
     p = VisPathOptions(**PAPER)
-    assert (p.intent_fallback, p.edge_relation_weight, p.depth_fallback) == ("question", 0.0, "dmax")
+    assert (p.intent_fallback, p.edge_relation_weight, p.depth_fallback, p.M1_per_relation) == (
+        "question", 0.0, "dmax", 0)
+
+
+# --------------------------------------------------------------------------- diversity at hubs
+def test_cap_per_key_keeps_rank_order_and_at_most_k_of_a_key():
+    ranked = ["a1", "a2", "a3", "b1", "c1", "b2"]
+    assert cap_per_key(ranked, lambda x: x[0], 1, 3) == ["a1", "b1", "c1"]
+    assert cap_per_key(ranked, lambda x: x[0], 2, 4) == ["a1", "a2", "b1", "c1"]
+    assert cap_per_key(ranked, lambda x: x[0], 0, 4) == ranked[:4]           # 0: the plain top-k
+
+
+def test_edge_cap_per_relation_lets_another_relation_past_a_hubs_many_edges_of_one():
+    # three heritage-designation edges tie on the relation and outrank "architect" for this intent
+    intent = "heritage designation architect"
+    vp, _, _ = make(M1=3, edge_relation_weight=1.0)
+    q = vp.embed([intent])[0]
+    assert [e.relation_id for e in vp.score_edges(["T"], q, intent=intent)["T"]] == ["P1435"] * 3
+    vp, _, _ = make(M1=3, edge_relation_weight=1.0, M1_per_relation=2)
+    kept = vp.score_edges(["T"], q, intent=intent)["T"]
+    assert [e.relation_id for e in kept] == ["P1435", "P1435", "P84"]
 
 
 # --------------------------------------------------------------------------- the non-LLM sketch: D̂ and σ
@@ -260,6 +280,27 @@ def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
     assert sketch.alignment(path("P84", "P84")) == pytest.approx(0.5)    # one phrase serves one edge
 
 
+def test_reverse_reading_breaks_alignment_ties_toward_the_last_hop_named_first():
+    from kgqa.engine.vispath import Edge
+
+    vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, chain_score="sketch")
+    g.aliases = {"P19": ["born"]}
+    q = "Where was the architect of the Paris Tower born?"        # architect (3) … born (8)
+    sketch = vp.relation_sketch(q)
+
+    def path(*rels):
+        return ReasoningPath("T", "Kamar Tower", tuple(Edge("h", "h", r, g.relations[r], "t", "t") for r in rels))
+
+    fwd, rev = path("P84", "P19"), path("P19", "P84")
+    assert sketch.alignment(fwd) == pytest.approx(sketch.alignment(rev))   # unordered: a tie
+    assert sketch.reverse_reading(rev) == 1.0 and sketch.reverse_reading(fwd) == 0.0
+    assert sketch.reverse_reading(path("P84")) == 0.5                     # one edge: no order
+    # in σ the order only breaks the tie; a better alignment still wins whatever its order
+    vp._sketch = sketch
+    ranked = vp.chain_scores([fwd, rev, path("P84", "P551")], q, [], sketch.intent)
+    assert [[e.relation_id for e in p.edges] for p in ranked] == [["P19", "P84"], ["P84", "P19"], ["P84", "P551"]]
+
+
 
 def test_a_noun_that_types_a_named_entity_is_an_optional_hop():
     from kgqa.engine.vispath import mention_tokens
@@ -269,6 +310,20 @@ def test_a_noun_that_types_a_named_entity_is_an_optional_hop():
     assert words(q, typ) == {"novel"} and "wrote" not in words(q, ex | typ)
     q = "Where was the architect of the Eiffel Tower born?"      # "of the" between: a relation, not a type
     assert not mention_tokens(q, has_image=False)[1]
+
+
+@pytest.mark.parametrize("question, typed", [
+    ("Which country has as its capital the city twinned with the capital of Germany?", {"city"}),
+    ("Who painted the portrait held in the Louvre?", {"portrait"}),
+    ("In which year was the novel written by Victor Hugo published?", {"novel"}),
+    ("Who is the architect of the tower built for the 1889 fair?", {"tower"}),
+    ("What is the capital of the country of Berlin?", set()),            # "of": a relation, not a type
+])
+def test_a_noun_heading_a_reduced_relative_clause_types_an_entity_on_the_way(question, typed):
+    from kgqa.engine.vispath import type_nouns
+
+    answer, along = type_nouns(question, has_image=False)
+    assert set(along) == typed
 
 
 def test_llm_steps_auto_asks_every_step_of_a_served_llm_and_the_measured_set_of_the_bundled_one():
