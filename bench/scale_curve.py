@@ -1,0 +1,240 @@
+"""Benchmark: the scale curve of a first load, and its projection to the whole Wikidata5M.
+
+    KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g .venv/bin/python bench/scale_curve.py --wipe-local-db \
+        --entities 250000,1000000
+
+For each size, smallest first:
+
+1. generates a Wikidata5M-format folder with bench/load.py's generator (822 relations with Zipf
+   frequencies, power-law degrees, label-like names with aliases; triples = entities / 0.223 as in
+   Wikidata5M; no descriptions or images, which the generator does not make);
+2. wipes the local server's ``neo4j`` database (KGQA_DATA_DIR) and runs the first load a user runs,
+   ``kgqa load wikidata5m --bulk`` with embeddings (kgqa.loaders.bulk: validation, the importer's CSV,
+   ``neo4j-admin database import full``, the schema, then every entity and relation name embedded
+   with the default encoder on every core into the vector indexes);
+3. records each phase's seconds, the store's size on disk, the Neo4j process's resident memory, and
+   the heap and page cache it was given;
+4. times queries on the loaded graph, 200 each after 20 untimed: the entity-name vector search of
+   entity linking (top 10 through ``entity_name_embedding``, queries = the embeddings of random
+   entities' names), and VisPath's one-hop first cut (``cypher/vispath_frontier_edges``) from random
+   entities and from the 1 % with the most out-edges.
+
+Then a table per size and a projection to 4,594,485 entities / 20,614,279 triples: each phase's rate
+(rows per second) at the largest size measured, applied to the full counts (linear; the assumption
+is stated in the output). Each size's figures are also written as JSON lines to ``--out``. Wipes the
+database between sizes and leaves the last one loaded; refuses to run without ``--wipe-local-db``.
+Prints; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+FULL_ENTITIES = 4_594_485
+FULL_TRIPLES = 20_614_279
+
+
+def du_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def rss_bytes(pid: int | None) -> int:
+    if not pid:
+        return 0
+    try:
+        out = subprocess.run(["ps", "-o", "rss=", "-p", str(pid)], capture_output=True, text=True).stdout
+        return int(out.strip() or 0) * 1024
+    except (OSError, ValueError):
+        return 0
+
+
+def percentiles(xs: list[float]) -> tuple[float, float]:
+    a = np.asarray(xs) * 1000.0
+    return float(np.percentile(a, 50)), float(np.percentile(a, 95))
+
+
+def sample_entities(data: Path, k: int, seed: int) -> list[tuple[str, str]]:
+    """k random (id, name) lines of the generated entity file."""
+    lines = (data / "wikidata5m_entity.txt").read_text(encoding="utf-8").splitlines()
+    rng = random.Random(seed)
+    return [tuple(ln.split("\t")[:2]) for ln in rng.sample(lines, k)]
+
+
+def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed: int = 7) -> dict:
+    """ms p50/p95 of entity-name vector search and of the one-hop first cut, on the loaded graph."""
+    rng = random.Random(seed)
+    ents = sample_entities(data, n + warm, seed)
+    total = graph.read("graph_counts")[0]["entities"]
+    hubs = [r["id"] for r in graph._run(
+        "MATCH (e:Entity) WITH e, COUNT { (e)-->() } AS d ORDER BY d DESC LIMIT $k RETURN e.id AS id",
+        {"k": max(1, total // 100)}, False)]
+    vecs = encoder.encode([name for _, name in ents])
+    rels = graph._run("MATCH (r:Relation) RETURN r.id AS id", {}, False)
+    rel_scores = {r["id"]: rng.random() for r in rels}
+
+    def run(fn, items):
+        ts = []
+        for i, it in enumerate(items):
+            t = time.perf_counter()
+            fn(it)
+            if i >= warm:
+                ts.append(time.perf_counter() - t)
+        return percentiles(ts)
+
+    out = {"vector_top10_ms": run(lambda v: graph.read("entity_vector_search", k=10, vector=v.tolist()), vecs)}
+    cut = dict(relation_scores=rel_scores, intent=vecs[0].tolist(), pre_cap=2000, cap=200, hidden=[],
+               per_relation=20)
+    out["hop_random_ms"] = run(lambda e: graph.read("vispath_frontier_edges", frontier=[e[0]], **cut), ents)
+    out["hop_hub_ms"] = run(lambda h: graph.read("vispath_frontier_edges", frontier=[h], **cut),
+                            [hubs[i % len(hubs)] for i in range(n + warm)])
+    out["hubs"] = len(hubs)
+    return out
+
+
+def one_size(n_entities: int, settings, work: Path, batch_size: int) -> dict:
+    from load import fresh_db, generate
+
+    from kgqa.graph import Graph
+    from kgqa.loaders.bulk import bulk_load_wikidata5m
+    from kgqa.loaders.wikidata5m import LoadOptions
+    from kgqa.models.encoder import encoder_for
+    from kgqa.neo4j_local import LocalNeo4j
+
+    data = work / f"wd5m-{n_entities}"
+    t0 = time.perf_counter()
+    stats = generate(data, int(round(n_entities / 0.223)))
+    gen_s = time.perf_counter() - t0
+    print(f"[{n_entities:,}] generated {stats} in {gen_s:.0f} s", flush=True)
+    fresh_db(settings)
+    g = Graph(settings)
+    t0 = time.perf_counter()
+    rep, steps = bulk_load_wikidata5m(g, data, options=LoadOptions(embeddings=True, batch_size=batch_size))
+    wall = time.perf_counter() - t0
+    assert not steps, steps
+    phases = {p.name: (p.rows, round(p.seconds, 1)) for p in rep.phases}
+    print(f"[{n_entities:,}] loaded in {wall:.0f} s: {phases}", flush=True)
+    server = LocalNeo4j(settings)
+    db = settings.neo4j_home / "data"
+    row = {"entities": stats["entities"], "triples": stats["triples"], "counts": rep.counts,
+           "phases": phases, "wall_s": round(wall, 1),
+           "store_bytes": du_bytes(db / "databases" / "neo4j"), "tx_bytes": du_bytes(db / "transactions" / "neo4j"),
+           "neo4j_rss_bytes": rss_bytes(server.status().pid),
+           "heap": settings.neo4j_heap, "pagecache": settings.neo4j_pagecache,
+           "load_threads": os.environ.get("KGQA_LOAD_THREADS", "0 (all cores)"),
+           "encoder": os.environ.get("KGQA_ENCODER_BACKEND", "auto")}
+    with Graph(settings) as g2:
+        row["queries"] = time_queries(g2, encoder_for(settings), data)
+    row["neo4j_rss_after_queries_bytes"] = rss_bytes(server.status().pid)
+    print(f"[{n_entities:,}] {json.dumps(row)}", flush=True)
+    return row
+
+
+def gib(b: int) -> str:
+    return f"{b / 2**30:.2f}"
+
+
+def print_tables(rows: list[dict]) -> None:
+    names = ["validate", "write import CSV", "neo4j-admin import", "schema", "load encoder", "embed relations",
+             "embed entities", "await indexes"]
+    print()
+    print("Phase seconds (rows) per size")
+    print(f"{'phase':<22}" + "".join(f"{r['entities']:>22,}" for r in rows))
+    for n in names:
+        cells = []
+        for r in rows:
+            rs = r["phases"].get(n)
+            cells.append(f"{rs[1]:>10.1f} ({rs[0]:>9,})" if rs else f"{'–':>22}")
+        print(f"{n:<22}" + "".join(f"{c:>22}" for c in cells))
+    print(f"{'whole command':<22}" + "".join(f"{r['wall_s']:>22.1f}" for r in rows))
+    print()
+    print(f"{'entities':>10} {'triples':>11} {'store GiB':>10} {'tx GiB':>7} {'RSS GiB':>8} {'heap/pc':>9} "
+          f"{'vector p50/p95 ms':>18} {'hop random p50/p95':>19} {'hop hub p50/p95':>16}")
+    for r in rows:
+        q = r["queries"]
+        print(f"{r['entities']:>10,} {r['triples']:>11,} {gib(r['store_bytes']):>10} {gib(r['tx_bytes']):>7} "
+              f"{gib(r['neo4j_rss_bytes']):>8} {r['heap'] + '/' + r['pagecache']:>9} "
+              f"{q['vector_top10_ms'][0]:>8.1f}/{q['vector_top10_ms'][1]:<9.1f} "
+              f"{q['hop_random_ms'][0]:>8.1f}/{q['hop_random_ms'][1]:<10.1f} "
+              f"{q['hop_hub_ms'][0]:>7.1f}/{q['hop_hub_ms'][1]:<8.1f}")
+
+
+def projection(rows: list[dict]) -> None:
+    """Each phase as seconds = fixed + rate × rows, fitted through the two largest sizes (with one size:
+    through zero), rows = triples for validation, CSV and import, entities for the schema and embeddings."""
+    full = {"validate": FULL_TRIPLES, "write import CSV": FULL_TRIPLES, "neo4j-admin import": FULL_TRIPLES,
+            "schema": FULL_ENTITIES, "embed entities": FULL_ENTITIES, "await indexes": FULL_ENTITIES}
+
+    def size(r, phase):
+        return r["triples"] if full[phase] == FULL_TRIPLES else r["entities"]
+
+    pts = rows[-2:]
+    how = (f"a line through the {pts[0]['entities']:,}- and {pts[1]['entities']:,}-entity runs" if len(pts) == 2
+           else f"proportional to the {pts[0]['entities']:,}-entity run")
+    print()
+    print(f"Projection to {FULL_ENTITIES:,} entities / {FULL_TRIPLES:,} triples: each phase's seconds as {how} "
+          "(rows = triples for validation, CSV and import; entities for the schema and the embeddings). "
+          "Assumptions: the same 2 cores, heap, page cache and encoder; real Wikidata5M also has descriptions "
+          "(one more Bolt phase, about one write per entity) and images; HNSW insertion grows a little faster "
+          "than linearly, so the embedding figure is a lower bound.")
+    total = 0.0
+    for phase, n_full in full.items():
+        if not all(phase in r["phases"] for r in pts):
+            continue
+        if len(pts) == 2:
+            (x0, y0), (x1, y1) = [(size(r, phase), r["phases"][phase][1]) for r in pts]
+            b = (y1 - y0) / (x1 - x0) if x1 != x0 else 0.0
+            sec = max(0.0, y1 + b * (n_full - x1))
+        else:
+            sec = pts[0]["phases"][phase][1] * n_full / size(pts[0], phase)
+        total += sec
+        print(f"  {phase:<22} {sec / 60:>8.1f} min")
+    big = rows[-1]
+    print(f"  {'total':<22} {total / 3600:>8.2f} h   store ≈ {gib(int(big['store_bytes'] * FULL_TRIPLES / big['triples']))}"
+          " GiB (proportional to triples; transaction logs come on top)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entities", default="250000,1000000", help="comma list of sizes, smallest first")
+    ap.add_argument("--batch-size", type=int, default=10_000)
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=Path(".kgqa") / "scale_curve.jsonl")
+    ap.add_argument("--wipe-local-db", action="store_true", help="required: the local database is wiped")
+    args = ap.parse_args()
+    if not args.wipe_local_db:
+        sys.exit("bench/scale_curve.py wipes the local Neo4j database (KGQA_DATA_DIR); pass --wipe-local-db")
+    sizes = [int(x) for x in args.entities.split(",") if x.strip()]
+
+    from kgqa.config import Settings
+
+    settings = Settings()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="kgqa-bench-curve-"))
+    print(f"Neo4j heap {settings.neo4j_heap}, page cache {settings.neo4j_pagecache}; CPU cores {os.cpu_count()}; "
+          f"load threads {os.environ.get('KGQA_LOAD_THREADS', '0 (all)')}; encoder "
+          f"{os.environ.get('KGQA_ENCODER_BACKEND', 'auto')}; load average {os.getloadavg()[0]:.1f}", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in sizes:
+        row = one_size(n, settings, work, args.batch_size)
+        rows.append(row)
+        with open(args.out, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row) + "\n")
+        print_tables(rows)
+    projection(rows)
+    print(f"load average after {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
