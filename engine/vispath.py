@@ -78,7 +78,7 @@ class VisPathOptions(BaseModel):
     M3: int = Field(3, ge=1, description="paths kept after LLM chain examination")
     # Diversity at hubs (ours; the paper's reading is 0): a hub's many edges of one relation (Berlin has
     # 89 "located in" facts among 200,000 distractors) tie under a relation-first Eq. 5 and would fill
-    # all M1 slots, so the gold relation never reached Eq. 8 (bench/scale.py: buried EM 76 → 88).
+    # all M1 slots, so the gold relation never reached Eq. 8 (bench/scale.py: buried EM 80 → 88).
     M1_per_relation: int = Field(5, ge=0, description="Eq. 5–7: of the M1 edges kept per frontier entity, at "
                                  "most this many per relation, so other relations reach Eq. 8 (0 = no cap, the "
                                  "paper's top-M1)")
