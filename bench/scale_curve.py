@@ -72,7 +72,8 @@ def sample_entities(data: Path, k: int, seed: int) -> list[tuple[str, str]]:
     return [tuple(ln.split("\t")[:2]) for ln in rng.sample(lines, k)]
 
 
-def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed: int = 7) -> dict:
+def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed: int = 7,
+                 vectors: bool = True) -> dict:
     """ms p50/p95 of entity-name vector search and of the one-hop first cut, on the loaded graph."""
     rng = random.Random(seed)
     ents = sample_entities(data, n + warm, seed)
@@ -93,7 +94,8 @@ def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed:
                 ts.append(time.perf_counter() - t)
         return percentiles(ts)
 
-    out = {"vector_top10_ms": run(lambda v: graph.read("entity_vector_search", k=10, vector=v.tolist()), vecs)}
+    out = {"vector_top10_ms": (run(lambda v: graph.read("entity_vector_search", k=10, vector=v.tolist()), vecs)
+                               if vectors else (float("nan"), float("nan")))}
     cut = dict(relation_scores=rel_scores, intent=vecs[0].tolist(), pre_cap=2000, cap=200, hidden=[],
                per_relation=20)
     out["hop_random_ms"] = run(lambda e: graph.read("vispath_frontier_edges", frontier=[e[0]], **cut), ents)
@@ -103,7 +105,7 @@ def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed:
     return out
 
 
-def one_size(n_entities: int, settings, work: Path, batch_size: int) -> dict:
+def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool = True) -> dict:
     from load import fresh_db, generate
 
     from kgqa.graph import Graph
@@ -120,22 +122,24 @@ def one_size(n_entities: int, settings, work: Path, batch_size: int) -> dict:
     fresh_db(settings)
     g = Graph(settings)
     t0 = time.perf_counter()
-    rep, steps = bulk_load_wikidata5m(g, data, options=LoadOptions(embeddings=True, batch_size=batch_size))
+    rep, steps = bulk_load_wikidata5m(g, data, options=LoadOptions(embeddings=embed, batch_size=batch_size))
     wall = time.perf_counter() - t0
     assert not steps, steps
     phases = {p.name: (p.rows, round(p.seconds, 1)) for p in rep.phases}
+    detail = {p.name: {k: round(v, 1) if isinstance(v, float) else v for k, v in p.detail.items()}
+              for p in rep.phases if p.detail}          # e.g. embed entities: encode_s vs neo4j_write_s
     print(f"[{n_entities:,}] loaded in {wall:.0f} s: {phases}", flush=True)
     server = LocalNeo4j(settings)
     db = settings.neo4j_home / "data"
     row = {"entities": stats["entities"], "triples": stats["triples"], "counts": rep.counts,
-           "phases": phases, "wall_s": round(wall, 1),
+           "phases": phases, "detail": detail, "wall_s": round(wall, 1),
            "store_bytes": du_bytes(db / "databases" / "neo4j"), "tx_bytes": du_bytes(db / "transactions" / "neo4j"),
            "neo4j_rss_bytes": rss_bytes(server.status().pid),
            "heap": settings.neo4j_heap, "pagecache": settings.neo4j_pagecache,
            "load_threads": os.environ.get("KGQA_LOAD_THREADS", "0 (all cores)"),
-           "encoder": os.environ.get("KGQA_ENCODER_BACKEND", "auto")}
+           "encoder": os.environ.get("KGQA_ENCODER_BACKEND", "auto"), "embeddings": embed}
     with Graph(settings) as g2:
-        row["queries"] = time_queries(g2, encoder_for(settings), data)
+        row["queries"] = time_queries(g2, encoder_for(settings), data, vectors=embed)
     row["neo4j_rss_after_queries_bytes"] = rss_bytes(server.status().pid)
     print(f"[{n_entities:,}] {json.dumps(row)}", flush=True)
     return row
@@ -165,8 +169,9 @@ def print_tables(rows: list[dict]) -> None:
         q = r["queries"]
         print(f"{r['entities']:>10,} {r['triples']:>11,} {gib(r['store_bytes']):>10} {gib(r['tx_bytes']):>7} "
               f"{gib(r['neo4j_rss_bytes']):>8} {r['heap'] + '/' + r['pagecache']:>9} "
-              f"{q['vector_top10_ms'][0]:>8.1f}/{q['vector_top10_ms'][1]:<9.1f} "
-              f"{q['hop_random_ms'][0]:>8.1f}/{q['hop_random_ms'][1]:<10.1f} "
+              + (f"{q['vector_top10_ms'][0]:>8.1f}/{q['vector_top10_ms'][1]:<9.1f} "
+                 if q["vector_top10_ms"][0] == q["vector_top10_ms"][0] else f"{'– (no vectors)':>18} ")
+              + f"{q['hop_random_ms'][0]:>8.1f}/{q['hop_random_ms'][1]:<10.1f} "
               f"{q['hop_hub_ms'][0]:>7.1f}/{q['hop_hub_ms'][1]:<8.1f}")
 
 
@@ -180,6 +185,7 @@ def projection(rows: list[dict]) -> None:
         return r["triples"] if full[phase] == FULL_TRIPLES else r["entities"]
 
     pts = rows[-2:]
+    emb_rows = [r for r in rows if r.get("embeddings", True)]
     how = (f"a line through the {pts[0]['entities']:,}- and {pts[1]['entities']:,}-entity runs" if len(pts) == 2
            else f"proportional to the {pts[0]['entities']:,}-entity run")
     print()
@@ -190,25 +196,37 @@ def projection(rows: list[dict]) -> None:
           "than linearly, so the embedding figure is a lower bound.")
     total = 0.0
     for phase, n_full in full.items():
-        if not all(phase in r["phases"] for r in pts):
+        use = pts
+        if phase in ("embed entities", "await indexes") and not all(phase in r["phases"] for r in pts):
+            use = emb_rows[-1:]            # proportional to the largest size that has embeddings
+        if not use or not all(phase in r["phases"] for r in use):
             continue
-        if len(pts) == 2:
-            (x0, y0), (x1, y1) = [(size(r, phase), r["phases"][phase][1]) for r in pts]
+        if len(use) == 2:
+            (x0, y0), (x1, y1) = [(size(r, phase), r["phases"][phase][1]) for r in use]
             b = (y1 - y0) / (x1 - x0) if x1 != x0 else 0.0
             sec = max(0.0, y1 + b * (n_full - x1))
         else:
-            sec = pts[0]["phases"][phase][1] * n_full / size(pts[0], phase)
+            sec = use[0]["phases"][phase][1] * n_full / size(use[0], phase)
         total += sec
-        print(f"  {phase:<22} {sec / 60:>8.1f} min")
+        src = "" if use is pts else f"  (proportional to the {use[0]['entities']:,}-entity run)"
+        print(f"  {phase:<22} {sec / 60:>8.1f} min{src}")
     big = rows[-1]
+    vectors = "" if big.get("embeddings", True) else (
+        f" + {gib(FULL_ENTITIES * 384 * 4)} GiB of name vectors (384 float32 per entity; the "
+        f"{big['entities']:,}-entity run loaded none) and their HNSW index")
     print(f"  {'total':<22} {total / 3600:>8.2f} h   store ≈ {gib(int(big['store_bytes'] * FULL_TRIPLES / big['triples']))}"
-          " GiB (proportional to triples; transaction logs come on top)")
+          f" GiB (proportional to triples){vectors}; transaction logs come on top")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entities", default="250000,1000000", help="comma list of sizes, smallest first")
     ap.add_argument("--batch-size", type=int, default=10_000)
+    ap.add_argument("--embed-max", type=int, default=None, help="sizes above this load without embeddings "
+                    "(structure, disk and hop latency only; the projection takes the embedding rate from the "
+                    "largest size that has them)")
+    ap.add_argument("--resume", type=Path, default=None, help="JSON lines of sizes already measured (--out of an "
+                    "earlier run): those sizes are read, not loaded again")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=Path(".kgqa") / "scale_curve.jsonl")
     ap.add_argument("--wipe-local-db", action="store_true", help="required: the local database is wiped")
@@ -225,9 +243,12 @@ def main() -> None:
           f"load threads {os.environ.get('KGQA_LOAD_THREADS', '0 (all)')}; encoder "
           f"{os.environ.get('KGQA_ENCODER_BACKEND', 'auto')}; load average {os.getloadavg()[0]:.1f}", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows = [json.loads(ln) for ln in args.resume.read_text().splitlines() if ln.strip()] if args.resume else []
+    done = {r["entities"] for r in rows}
     for n in sizes:
-        row = one_size(n, settings, work, args.batch_size)
+        if any(abs(d - n) <= 1 for d in done):
+            continue
+        row = one_size(n, settings, work, args.batch_size, embed=args.embed_max is None or n <= args.embed_max)
         rows.append(row)
         with open(args.out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
