@@ -302,18 +302,19 @@ class RelationSketch:
             out.append((k, a, sim))
         return out
 
-    def alignment(self, path: "ReasoningPath") -> float:
-        """Mean over the path's edges of cos(relation, phrase) under ``pairs``; an edge left without a
-        phrase counts 0."""
-        return sum(max(sim, 0.0) for _, _, sim in self.pairs(path)) / max(1, len(path.edges))
+    def alignment(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None) -> float:
+        """Mean over the path's edges of cos(relation, phrase) under ``pairs`` (computed when not given);
+        an edge left without a phrase counts 0."""
+        pairs = self.pairs(path) if pairs is None else pairs
+        return sum(max(sim, 0.0) for _, _, sim in pairs) / max(1, len(path.edges))
 
-    def reverse_reading(self, path: "ReasoningPath") -> float:
+    def reverse_reading(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None) -> float:
         """The share of consecutive paired edges whose phrase comes earlier in the question than the previous
         edge's: English names the last hop first ("the *capital* of the *state* where … was *born*",
         "which city is *twinned* with the *capital* of …"). 0.5 with fewer than two paired edges. Used only
         to break ties of ``alignment`` (an unordered pairing cannot tell capital → twinned from
-        twinned → capital)."""
-        pos = [self.phrases[a][0] for _, a, _ in sorted(self.pairs(path))]
+        twinned → capital). ``pairs`` as for ``alignment``."""
+        pos = [self.phrases[a][0] for _, a, _ in sorted(self.pairs(path) if pairs is None else pairs)]
         if len(pos) < 2:
             return 0.5
         return sum(b < a for a, b in zip(pos, pos[1:])) / (len(pos) - 1)
@@ -994,8 +995,9 @@ class VisPath:
         if self.opt.chain_score == "sketch" and sketch is not None and sketch.intent and q_i == sketch.intent:
             # our reading for the graph-only case: the relation phrases of Q, aligned one to one with the
             # path's relations; ties broken first by the reverse reading order, then by Eq. 8's σ
-            sig = np.array([sketch.alignment(p) + 1e-3 * sketch.reverse_reading(p) for p in cand],
-                           dtype=np.float64) + 1e-4 * sig
+            paired = [sketch.pairs(p) for p in cand]          # one pairing per path serves both scores
+            sig = np.array([sketch.alignment(p, pr) + 1e-3 * sketch.reverse_reading(p, pr)
+                            for p, pr in zip(cand, paired)], dtype=np.float64) + 1e-4 * sig
         for p, s in zip(cand, sig):
             p.sigma = float(s)
         return sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))

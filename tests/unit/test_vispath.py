@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from kgqa.engine import vispath_prompts as P
+from kgqa.engine.vispath import cap_per_key
 from kgqa.errors import BadModelReply, InvalidInput
 from tests.conftest import make_vispath
 
@@ -121,15 +122,9 @@ class FakeGraph:
                     for e in edges:
                         e["approx"] = (p["relation_scores"].get(e["relation_id"], -1.0)
                                        + float(self._vec(e["tail_name"]) @ intent)) / 2
-                    edges = sorted(edges, key=lambda e: -e["approx"])
-                    if p.get("per_relation", 0) > 0:      # as the Cypher does: the best per_relation per relation
-                        kept, seen = [], {}
-                        for e in edges:
-                            seen[e["relation_id"]] = seen.get(e["relation_id"], 0) + 1
-                            if seen[e["relation_id"]] <= p["per_relation"]:
-                                kept.append(e)
-                        edges = kept
-                    edges = edges[: p["cap"]]
+                    # as the Cypher does: the best per_relation of each relation (0: all), then the best cap
+                    edges = cap_per_key(sorted(edges, key=lambda e: -e["approx"]), lambda e: e["relation_id"],
+                                        p.get("per_relation", 0), p["cap"])
                 rows += edges
             return rows
         if name == "vispath_entity_descriptions":
