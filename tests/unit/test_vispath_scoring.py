@@ -161,7 +161,8 @@ def test_chain_relation_weight_scores_the_relation_chain_not_the_entity_names():
 
 
 @pytest.mark.parametrize("bad", [{"edge_relation_weight": 1.5}, {"chain_relation_weight": -0.1},
-                                 {"intent_fallback": "sketch"}, {"sketch_min_cos": 2}])
+                                 {"intent_fallback": "sketch"}, {"sketch_min_cos": 2},
+                                 {"M1_per_relation": -1}])
 def test_bad_scoring_options_are_refused_with_the_option_named(bad):
     from kgqa.engine.vispath import VisPath
     from kgqa.method import parse_options
