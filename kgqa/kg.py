@@ -36,12 +36,14 @@ GROUND_MIN_COS = 0.8
 
 #: marks the key of a label whose trailing "(qualifier)" was dropped: "Paris (painting)" → "~paris"
 QUALIFIED = "~"
+_WORDS = re.compile(r"\w+")
+_TRAILING_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 def label_key(label: str) -> str:
     """A label's comparison form: lower case, every run of non-word characters one space
     ("Notre-Dame de Paris" → "notre dame de paris")."""
-    return " ".join(re.findall(r"\w+", label.lower()))
+    return " ".join(_WORDS.findall(label.lower()))
 
 
 def label_keys(name: str, aliases: Sequence[str] = ()) -> list[str]:
@@ -54,9 +56,11 @@ def label_keys(name: str, aliases: Sequence[str] = ()) -> list[str]:
         if not isinstance(x, str):
             continue
         out.append(label_key(x))
-        bare = re.sub(r"\s*\([^()]*\)\s*$", "", x.strip())
-        if bare != x.strip():
-            out.append(QUALIFIED + label_key(bare))
+        x = x.strip()
+        if x.endswith(")"):     # most labels have no qualifier: the regex runs only on those that may
+            bare = _TRAILING_QUALIFIER.sub("", x)
+            if bare != x:
+                out.append(QUALIFIED + label_key(bare))
     return list(dict.fromkeys(k for k in out if k.lstrip(QUALIFIED)))
 
 

@@ -3,11 +3,12 @@
 ``kgqa load wikidata5m --bulk`` is for an EMPTY database (it refuses one that holds any node):
 
 1. validate every input file exactly as the incremental loader does (``--strict`` stops at the
-   first bad line with ``file:line: why``, nothing written; ``--lenient`` skips and counts);
-2. stream the validated rows into the importer's CSV format (entities, relations, facts —
-   rejected and duplicate lines left out, repeated triples written once, ``--limit`` honoured);
+   first bad line with ``file:line: why``, nothing loaded and the partial CSVs removed;
+   ``--lenient`` skips and counts) and, in the same read of each file, stream the accepted rows
+   into the importer's CSV format (entities, relations, facts — rejected and duplicate lines
+   left out, repeated triples written once, ``--limit`` honoured);
 3. stop the local server (``kgqa neo4j``), run ``neo4j-admin database import full`` from the
-   same Maven release (``org.neo4j.cli.AdminTool``), start the server again;
+   same Maven release (``org.neo4j.cli.AdminTool``), start the server again, delete the CSVs;
 4. apply the schema, then load descriptions, images and embeddings over Bolt with the
    incremental loader's own phases (resumable, checkpointed).
 
@@ -16,22 +17,25 @@ from here: the CSVs are written and the report carries the exact ``neo4j-admin``
 run where the database lives, followed by an incremental ``kgqa load wikidata5m`` for
 descriptions, images and embeddings.
 
-The importer writes store files offline and builds no indexes: it is the physical floor for
-structure loading (``bench/load.py`` compares it with the Bolt loader).
+The importer writes store files offline and builds no indexes (Neo4j 5.26's ``--schema`` option
+works only for the Enterprise block format: "Record format batch import does not support schema
+changes"), so the schema is applied after it. It is the physical floor for structure loading
+(``bench/load.py`` compares it with the Bolt loader).
 """
 
 from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 from kgqa.errors import InvalidInput, LocalServerError
-from kgqa.loaders.wikidata5m import (_PID, _QID, LoadOptions, LoadReport, _Bars, _Loader, _lines,
-                                     parse_catalogue_line, parse_triple_line)
+from kgqa.kg import label_keys
+from kgqa.loaders.wikidata5m import _QID, LoadOptions, LoadReport, _Bars, _Loader, _lines, parse_catalogue_line
 
 #: Array delimiter for aliases in the importer's CSV (a control character no label contains).
 ARRAY_DELIMITER = "\x1f"
@@ -46,55 +50,85 @@ def is_local_server(settings) -> bool:
 class _BulkLoader(_Loader):
     """The incremental loader's validation and Bolt phases around ``neo4j-admin database import``."""
 
-    def write_csv(self, folder: Path, bars) -> dict[str, int]:
+    def validate_to_csv(self, folder: Path, bars) -> dict[str, int]:
+        """Validation (the incremental loader's rules and messages) and the importer's CSV in ONE read
+        of each input file: a row is written as validation accepts it, so a rejected line or a
+        repeated id never reaches the CSV.
+
+        Two cases read again, and only what they need: with ``--limit`` the entity file, once the
+        triples have decided which entities are used; when some fact is given more than once
+        (known only after the last triple file), ``facts.csv`` itself, to keep each fact once."""
         folder.mkdir(parents=True, exist_ok=True)
-        st = self.report.phase("write import CSV")
-        t0 = time.perf_counter()
-        keep = self._loaded_ids()
         counts = {"entities": 0, "relations": 0, "facts": 0}
-        keys_col = {"entities": ["label_keys:string[]"], "relations": []}     # entity linking's label lookup
-        for kind, path, rule, label, name in (("relations", self.files.relation, _PID, "Relation", "relations.csv"),
-                                              ("entities", self.files.entity, _QID, "Entity", "entities.csv")):
-            task = bars.add(f"csv {kind}", self.line_counts.get(path))
-            with open(folder / name, "w", newline="", encoding="utf-8") as fh:
-                w = csv.writer(fh)
-                w.writerow([f"id:ID({label})", "name", "aliases:string[]", *keys_col[kind], ":LABEL"])
+        d = ARRAY_DELIMITER
+        with open(folder / "relations.csv", "w", newline="", encoding="utf-8") as rf, \
+                open(folder / "entities.csv", "w", newline="", encoding="utf-8") as ef, \
+                open(folder / "facts.csv", "w", encoding="utf-8") as ff:
+            rw, ew = csv.writer(rf), csv.writer(ef)
+            rw.writerow(["id:ID(Relation)", "name", "aliases:string[]", ":LABEL"])
+            ew.writerow(["id:ID(Entity)", "name", "aliases:string[]", "label_keys:string[]", ":LABEL"])
+            ff.write(":START_ID(Entity),:TYPE,:END_ID(Entity)\n")
+            facts: list[str] = []
+
+            def relation(row: dict) -> None:
+                rw.writerow([row["id"], row["name"], d.join(a.replace(d, " ") for a in row["aliases"]), "Relation"])
+                counts["relations"] += 1
+
+            def entity(row: dict) -> None:
+                aliases = [a.replace(d, " ") for a in row["aliases"]]
+                ew.writerow([row["id"], row["name"], d.join(aliases), d.join(label_keys(row["name"], aliases)),
+                             "Entity"])
+                counts["entities"] += 1
+
+            def triple(t: tuple) -> None:       # validated ids: no comma, quote or newline to escape
+                facts.append(f"{t[0]},{t[1]},{t[2]}\n")
+                if len(facts) >= 65_536:
+                    ff.writelines(facts)
+                    facts.clear()
+                counts["facts"] += 1
+
+            self.sinks = {"relations": relation, "triples": triple}
+            if self.opt.limit is None:
+                self.sinks["entities"] = entity
+            try:
+                self.validate(bars)
+            finally:
+                self.sinks = {}
+            ff.writelines(facts)
+            if self.opt.limit is not None:      # only the entities the first --limit triples use
+                keep = self._loaded_ids()
+                path = self.files.entity
+                task = bars.add("csv entities (--limit)", self.line_counts.get(path))
                 for lineno, text, _, _ in _lines(path):
                     if text is None or self._skip(path, lineno):
                         continue
-                    row, _why = parse_catalogue_line(text, rule, kind)
-                    if row is None or (kind == "entities" and row["id"] not in keep):
-                        continue
-                    aliases = [a.replace(ARRAY_DELIMITER, " ") for a in row["aliases"]]
-                    keys = [ARRAY_DELIMITER.join(row["label_keys"])] if kind == "entities" else []
-                    w.writerow([row["id"], row["name"], ARRAY_DELIMITER.join(aliases), *keys, label])
-                    counts[kind] += 1
-            bars.finish(task, counts[kind])
-        task = bars.add("csv facts", sum(self.line_counts.get(p, 0) for p in self.files.triples))
-        seen_repeated: set[tuple] = set()
-        with open(folder / "facts.csv", "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow([":START_ID(Entity)", ":TYPE", ":END_ID(Entity)"])
-            for path in self.files.triples:
-                last = self.triple_lines.get(path, 0)
-                for lineno, text, _, _ in _lines(path):
-                    if lineno > last:
-                        break
-                    if text is None or self._skip(path, lineno):
-                        continue
-                    triple, _why = parse_triple_line(text, self.relations, self.entity_ids)
-                    if triple is None:
-                        continue
-                    if hash(triple) in self.repeated_hashes:       # a fact given twice is written once
-                        if triple in seen_repeated:
-                            continue
-                        seen_repeated.add(triple)
-                    w.writerow([triple[0], triple[1], triple[2]])
-                    counts["facts"] += 1
-        bars.finish(task, counts["facts"])
-        st.rows, st.seconds = sum(counts.values()), time.perf_counter() - t0
-        st.detail.update(counts)
+                    row, _why = parse_catalogue_line(text, _QID, "entity id", keys=False)
+                    if row is not None and row["id"] in keep:
+                        entity(row)
+                bars.finish(task, counts["entities"])
+        if self.repeated_hashes:
+            counts["facts"] -= self._drop_repeated_facts(folder / "facts.csv")
         return counts
+
+    def _drop_repeated_facts(self, path: Path) -> int:
+        """Rewrite ``facts.csv`` with each fact once; returns how many repeats were dropped. Only
+        facts whose 64-bit hash repeats are compared, as strings."""
+        repeated, seen, dropped = self.repeated_hashes, set(), 0
+        tmp = path.with_suffix(".tmp")
+        with open(path, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
+            dst.write(next(src))
+            for line in src:
+                t = tuple(line.rstrip("\n").split(","))
+                if hash(t) in repeated:
+                    if t in seen:
+                        dropped += 1
+                        continue
+                    seen.add(t)
+                dst.write(line)
+        tmp.replace(path)
+        if dropped:
+            self.report.skipped["repeated triples"] = dropped
+        return dropped
 
     def import_command(self, folder: Path, java: str, jars: Path) -> list[str]:
         return [java, "-cp", f"{jars}/*", "org.neo4j.cli.AdminTool", "database", "import", "full",
@@ -125,8 +159,15 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
     local = is_local_server(settings)
     try:
         with _Bars(opts.progress) as bars:
-            loader.validate(bars)                       # nothing is written before every file is checked
-            loader.write_csv(folder, bars)
+            t0 = time.perf_counter()
+            try:        # nothing reaches the database before every file is checked
+                counts = loader.validate_to_csv(folder, bars)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)     # no half-written CSVs left behind
+                raise
+            st = loader.report.phase("validate")
+            st.name, st.seconds = "validate + import CSV", time.perf_counter() - t0
+            st.detail.update(counts)
             server = LocalNeo4j(settings)
             cmd = loader.import_command(folder, settings.java, settings.neo4j_jars)
             if not local or not server.status().running:
@@ -141,8 +182,10 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             t0 = time.perf_counter()
             graph.close()
             server.stop()
+            t1 = time.perf_counter()
             env = {**os.environ, "NEO4J_HOME": str(server.home), "NEO4J_CONF": str(server.conf_dir)}
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            t2 = time.perf_counter()
             started = None
             try:
                 server.start()
@@ -154,8 +197,10 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
                                            f" (report: {folder / 'import.report'})"
                                            + ("" if started else "; the server did not start again"))
             st.seconds = time.perf_counter() - t0
-            st.rows = sum(loader.report.phase("write import CSV").detail.get(k, 0)
-                          for k in ("entities", "relations", "facts"))
+            st.detail.update(server_stop_s=t1 - t0, importer_s=t2 - t1, server_start_s=st.seconds - (t2 - t0))
+            st.rows = sum(counts.values())
+            for name in ("relations.csv", "entities.csv", "facts.csv"):   # imported: the store has them now
+                (folder / name).unlink(missing_ok=True)
             loader.graph = Graph(settings)
             loader.graph.verify()
             st = loader.report.phase("schema")

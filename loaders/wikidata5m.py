@@ -200,18 +200,44 @@ def find_files(path: str | Path, splits: tuple[str, ...] = SPLITS) -> Wikidata5m
 
 
 # --------------------------------------------------------------------------- line parsing
+_BLOCK_BYTES = 1 << 22    # input lines are decoded about 4 MB at a time
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str | None, str, bytes]]:
-    """(line number, text or None, why-not-text, raw) for every non-blank line."""
+    """(line number, text or None, why-not-text, raw) for every non-blank line.
+
+    Lines are decoded a block at a time (about 4 MB); only a block that is not valid UTF-8 is
+    decoded line by line, to name the bad line. ``raw`` is the undecoded line for a line that is
+    not text, else empty."""
+    lineno = 0
     with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
+        while True:
+            block = fh.readlines(_BLOCK_BYTES)
+            if not block:
+                return
             try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                yield lineno, None, f"encoding: not valid UTF-8 (byte {e.start} of the line)", raw
+                texts = b"".join(block).decode("utf-8").split("\n")
+            except UnicodeDecodeError:
+                texts = None
+            if texts is not None:
+                if texts[-1] == "":     # the block's last line ended with a newline
+                    texts.pop()
+                for text in texts:
+                    lineno += 1
+                    text = text.rstrip("\r")
+                    if text.strip():
+                        yield lineno, text, "", b""
                 continue
-            text = text.rstrip("\r\n")
-            if text.strip():
-                yield lineno, text, "", raw
+            for raw in block:
+                lineno += 1
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    yield lineno, None, f"encoding: not valid UTF-8 (byte {e.start} of the line)", raw
+                    continue
+                text = text.rstrip("\r\n")
+                if text.strip():
+                    yield lineno, text, "", raw
 
 
 def _names(cols: list[str]) -> tuple[str, list[str]]:
@@ -226,9 +252,10 @@ def _names(cols: list[str]) -> tuple[str, list[str]]:
     return label, aliases
 
 
-def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str) -> tuple[dict | None, str]:
+def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str, keys: bool = True) -> tuple[dict | None, str]:
     """``ID<TAB>label<TAB>alias…`` → ({id, name, aliases, label_keys}, "") or (None, why); ``label_keys``
-    (kgqa.kg.label_keys) are what entity linking looks labels up by."""
+    (kgqa.kg.label_keys) are what entity linking looks labels up by (left out with ``keys=False``:
+    validation does not need them)."""
     cols = text.split("\t")
     if len(cols) < 2:
         return None, f"column count: expected {kind}<TAB>label[<TAB>alias…], got 1 column"
@@ -243,12 +270,17 @@ def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str) -> tuple[dic
     size = len(label.encode("utf-8"))
     if size > MAX_LABEL_BYTES:
         return None, f"label too long: {size:,} bytes for {ident} (limit {MAX_LABEL_BYTES:,}, Neo4j indexes labels)"
-    return {"id": ident, "name": label, "aliases": aliases, "label_keys": label_keys(label, aliases)}, ""
+    row = {"id": ident, "name": label, "aliases": aliases}
+    if keys:
+        row["label_keys"] = label_keys(label, aliases)
+    return row, ""
 
 
 def parse_triple_line(text: str, relations: set[str] | dict, entities: set[str]) -> tuple[tuple | None, str]:
     """``head<TAB>PID<TAB>tail`` → ((h, r, t), "") or (None, why)."""
     cols = text.split("\t")
+    if len(cols) == 3 and cols[1] in relations and cols[0] in entities and cols[2] in entities:
+        return (cols[0], cols[1], cols[2]), ""   # ids found in the catalogues passed their id rules there
     if len(cols) != 3:
         return None, f"column count: expected 3 (head<TAB>relation<TAB>tail), got {len(cols)}"
     h, r, t = (c.strip() for c in cols)
@@ -440,16 +472,19 @@ class _Loader:
         self.repeated_hashes: set[int] = set()     # hashes of triples that may occur twice (checked exactly)
         self.valid_triples: dict[Path, int] = {}   # valid triple lines per file (an empty split is said)
         self.checkpoint_keys: list[str] = []       # removed when the load completes
+        self.sinks: dict[str, Callable] = {}       # relations/entities/triples: called per accepted row (--bulk)
 
     # ---------------------------------------------------------------- 1. validate
     def validate(self, bars: _Bars) -> None:
         st = self.report.phase("validate")
         t0 = time.perf_counter()
         rows = 0
-        rows += self._validate_catalogue(self.files.relation, _PID, "property id", self.relations, bars)
+        rows += self._validate_catalogue(self.files.relation, _PID, "property id", self.relations, bars,
+                                         self.sinks.get("relations"))
         for pid in self.relations:
             relation_type(pid)  # the one rule for relationship types (kgqa.graph)
-        rows += self._validate_catalogue(self.files.entity, _QID, "entity id", self.entity_ids, bars)
+        rows += self._validate_catalogue(self.files.entity, _QID, "entity id", self.entity_ids, bars,
+                                         self.sinks.get("entities"))
         rows += self._validate_triples(bars)
         if self.files.text is not None:
             rows += self._validate_text(bars)
@@ -479,7 +514,7 @@ class _Loader:
         if not sum(self.valid_triples.values()):
             self.report.warnings.append(f"no facts at all: only entities and relations are loaded from {f.entity.parent}")
 
-    def _validate_catalogue(self, path: Path, rule, kind: str, seen: set[str], bars) -> int:
+    def _validate_catalogue(self, path: Path, rule, kind: str, seen: set[str], bars, sink=None) -> int:
         task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
         n = 0
         dups = self.duplicate_lines.setdefault(path, set())
@@ -490,7 +525,7 @@ class _Loader:
             if text is None:
                 self.rejects.line(path, lineno, why, raw)
                 continue
-            row, why = parse_catalogue_line(text, rule, kind)
+            row, why = parse_catalogue_line(text, rule, kind, keys=False)
             if row is None:
                 self.rejects.line(path, lineno, why, text)
                 continue
@@ -500,6 +535,8 @@ class _Loader:
                     self.report.skipped.get(f"duplicate ids in {path.name}", 0) + 1
                 continue
             seen.add(row["id"])
+            if sink is not None:
+                sink(row)
         self.line_counts[path] = n
         bars.finish(task, n)
         return n
@@ -510,6 +547,7 @@ class _Loader:
         good = 0
         total = 0
         hashes = array("q")  # one 64-bit hash per valid triple: repeated facts are found without a set of strings
+        sink = self.sinks.get("triples")
         for path in self.files.triples:
             task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
             n = 0
@@ -530,6 +568,8 @@ class _Loader:
                     continue
                 good += 1
                 hashes.append(hash(triple))
+                if sink is not None:
+                    sink(triple)
                 if used is not None:
                     used.add(triple[0])
                     used.add(triple[2])

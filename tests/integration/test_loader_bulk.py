@@ -86,7 +86,7 @@ def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_se
     assert rep["next_steps"] == []
     assert rep["counts"] == {"entities": 43, "relations": 18, "facts": 90, "images": 4}   # as the Bolt loader
     phases = {p["phase"]: p for p in rep["phases"]}
-    assert {"validate", "write import CSV", "neo4j-admin import", "schema", "descriptions",
+    assert {"validate + import CSV", "neo4j-admin import", "schema", "descriptions",
             "embed entities"} <= set(phases)
     facts = {(r["h"], r["t"], r["p"]) for r in _read(
         own_server, "MATCH (h:Entity)-[f]->(t:Entity) RETURN h.id AS h, type(f) AS p, t.id AS t")}
