@@ -203,6 +203,7 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
                 (folder / name).unlink(missing_ok=True)
             loader.graph = Graph(settings)
             loader.graph.verify()
+            loader.created_entities = True                 # the importer created every entity
             st = loader.report.phase("schema")
             t0 = time.perf_counter()
             st.rows = loader.graph.apply_schema()

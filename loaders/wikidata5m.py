@@ -79,6 +79,11 @@ REJECT_LINE_CHARS = 1000
 #: deduplicated within a chunk before encoding.
 EMBED_CHUNK = 20_000
 EMBED_WRITE_BATCH = 2_000
+#: A load that created at least this many entities writes their vectors with the entity name vector
+#: index dropped and builds the index once at the end (README, Loading: "Embeddings").
+VECTOR_INDEX_DEFER_MIN = 50_000
+#: How long the end of a load waits for that build (the whole Wikidata5M takes a while on a CPU).
+VECTOR_INDEX_BUILD_TIMEOUT_S = 6 * 3600
 
 
 # --------------------------------------------------------------------------- options & report
@@ -473,6 +478,7 @@ class _Loader:
         self.valid_triples: dict[Path, int] = {}   # valid triple lines per file (an empty split is said)
         self.checkpoint_keys: list[str] = []       # removed when the load completes
         self.sinks: dict[str, Callable] = {}       # relations/entities/triples: called per accepted row (--bulk)
+        self.created_entities = False              # this load CREATEd its entities (none had a vector)
 
     # ---------------------------------------------------------------- 1. validate
     def validate(self, bars: _Bars) -> None:
@@ -689,6 +695,7 @@ class _Loader:
             key, lambda last: bool(last) and self.graph.read("load_entity_exists", id=last[0])[0]["found"],
             lambda: self._any("load_entities_exist", sorted(self._loaded_ids())), "entities")
         query = "load_entities_create" if mode == "create" else "load_entities"
+        self.created_entities = mode == "create"
         task = bars.add("entities", len(keep) if keep is not None else self.line_counts.get(path))
         batch: list[dict] = []
         n = 0
@@ -899,6 +906,7 @@ class _Loader:
         st = self.report.phase("embed entities")
         t0 = time.perf_counter()
         ids = sorted(self._loaded_ids())
+        deferred = self._defer_vector_index(len(ids))
         task = bars.add("embed entities", len(ids))
         n = unique = 0
         enc_total = neo_total = read_s = 0.0
@@ -921,6 +929,31 @@ class _Loader:
         st.rows, st.seconds = n, time.perf_counter() - t0
         st.detail.update(unique_names=unique, encode_s=enc_total, neo4j_write_s=neo_total, neo4j_read_s=read_s)
         bars.finish(task, len(ids))
+        if deferred:
+            st = self.report.phase("build vector index")
+            t0 = time.perf_counter()
+            task = bars.add("build vector index", None)
+            self.graph.apply_schema()             # creates entity_name_embedding again, over every vector
+            self.graph.await_indexes(timeout_s=VECTOR_INDEX_BUILD_TIMEOUT_S)
+            st.seconds = time.perf_counter() - t0
+            bars.finish(task, 0)
+
+    def _defer_vector_index(self, n_ids: int) -> bool:
+        """Whether to write this load's entity vectors with the entity name vector index dropped and
+        build it once at the end: when the load created ``VECTOR_INDEX_DEFER_MIN`` or more entities
+        (one HNSW build over the finished vectors costs less than inserting each into a growing
+        index: bench/scale_curve.py), or when the index is already missing (an earlier such load was
+        killed before its build; this run finishes it). Queries need the index, so it is said."""
+        names = {r["name"] for r in self.graph.read("schema_indexes")}
+        if "entity_name_embedding" not in names:
+            self.report.modes["vector index"] = "built after the vectors (it was missing)"
+            return True
+        if not (self.created_entities and n_ids >= VECTOR_INDEX_DEFER_MIN):
+            return False
+        self.graph.write("load_drop_entity_vector_index")
+        self.report.modes["vector index"] = (f"dropped for {n_ids:,} new entities, built after their vectors "
+                                             "(entity linking waits for the build)")
+        return True
 
     def _embed_rows(self, encoder, todo: list[dict], query: str, count_unique: bool = False):
         names = list(dict.fromkeys(r["name"] for r in todo))  # deduplicated, order kept

@@ -164,3 +164,42 @@ def test_bad_embed_chunk_is_one_line(tmp_path):
 def test_bad_encoder_backend_is_one_line():
     out = run_kgqa("doctor", "--no-models", env={"KGQA_ENCODER_BACKEND": "tensorflow"})
     assert_one_line_error(out, "KGQA_ENCODER_BACKEND", "onnx-int8", code=2)
+
+
+def test_a_large_first_load_builds_the_vector_index_once_even_when_interrupted(graph, encoder, tmp_path, monkeypatch):
+    """Above VECTOR_INDEX_DEFER_MIN new entities the loader drops entity_name_embedding, writes the
+    vectors and builds the index once. Killed in between, the index is missing; the rerun finishes
+    the vectors and builds it. Either way the end state answers vector queries."""
+    from kgqa.loaders import wikidata5m
+
+    monkeypatch.setattr(wikidata5m, "VECTOR_INDEX_DEFER_MIN", 100)
+    data = tmp_path / "copies"
+    ids, names = _sample(data, base=97)
+    opts = wikidata5m.LoadOptions(embed_chunk=50)
+
+    def index_state():
+        rows = [r for r in graph.read("schema_indexes") if r["name"] == "entity_name_embedding"]
+        return rows[0]["state"] if rows else None
+
+    try:
+        first = CountingEncoder(encoder, set(names.values()), stop_after=150)
+        with pytest.raises(KeyboardInterrupt):
+            wikidata5m.load_wikidata5m(graph, data, encoder=first, options=opts)
+        assert index_state() is None and len(_vectors(graph, ids)) == 150   # dropped, vectors written
+
+        report = wikidata5m.load_wikidata5m(graph, data, encoder=CountingEncoder(encoder, set(names.values())),
+                                            options=opts)
+        assert report.modes["vector index"].startswith(f"dropped for {len(ids):,} new entities")
+        assert "build vector index" in {p.name for p in report.phases}
+        assert index_state() == "ONLINE"
+        vecs = _vectors(graph, ids)
+        assert set(vecs) == set(ids)
+        probe = ids[123]
+        with graph.session(write=False) as s:
+            hits = [r["id"] for r in s.run("CALL db.index.vector.queryNodes('entity_name_embedding', 5, $v) "
+                                           "YIELD node RETURN node.id AS id", v=vecs[probe])]
+        assert probe in hits                      # the rebuilt index holds the new vectors
+    finally:
+        _delete(graph, ids, data)
+        graph.apply_schema()
+        graph.await_indexes()

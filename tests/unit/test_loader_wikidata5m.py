@@ -274,3 +274,61 @@ def test_stale_checkpoint_is_dropped(sample, tmp_path):
     # entities, descriptions and facts each drop the stale checkpoint the stand-in offers them,
     # and the completed load removes the three checkpoints it wrote
     assert sum(1 for n, _t, _p in g.writes if n == "load_checkpoint_delete") == 3 + 3
+
+
+# ------------------------------------------------------------------ the entity vector index of a first load
+class _FakeEncoder:
+    def encode(self, texts, batch_size=64, threads=None):
+        import numpy as np
+
+        return np.ones((len(texts), 384), dtype="float32") / np.sqrt(384)
+
+
+class IndexedGraph(RecordingGraph):
+    """RecordingGraph whose schema has the entity name vector index (or not) and whose entities all lack a vector."""
+
+    def __init__(self, data_dir, has_index=True):
+        super().__init__(data_dir)
+        self.has_index = has_index
+
+    def read(self, name, params=None, **kw):
+        p = {**(params or {}), **kw}
+        if name == "schema_indexes":
+            return [{"name": "entity_name_embedding", "state": "ONLINE"}] if self.has_index else []
+        if name == "load_entities_lacking_embedding":
+            return [{"id": i, "name": f"name {i}"} for i in p["ids"]]
+        if name == "load_relations_lacking_embedding":
+            return []
+        return super().read(name, params, **kw)
+
+
+def _order(g) -> list[str]:
+    return [n for n, _t, _p in g.writes if n in ("load_drop_entity_vector_index", "load_entity_embeddings", "schema")]
+
+
+def test_a_first_load_of_many_entities_builds_the_vector_index_after_their_vectors(sample, tmp_path, monkeypatch):
+    from kgqa.loaders import wikidata5m
+
+    monkeypatch.setattr(wikidata5m, "VECTOR_INDEX_DEFER_MIN", 40)        # the sample has 43 entities
+    g = IndexedGraph(tmp_path)
+    report = load_wikidata5m(g, sample, encoder=_FakeEncoder(), options=LoadOptions())
+    order = _order(g)
+    # schema at the start, the index dropped before the first vector, built again after the last
+    assert order[0] == "schema" and order[1] == "load_drop_entity_vector_index"
+    assert order[-1] == "schema" and set(order[2:-1]) == {"load_entity_embeddings"}
+    assert "build vector index" in {p.name for p in report.phases}
+    assert report.modes["vector index"].startswith("dropped for 43 new entities")
+
+
+def test_a_small_load_keeps_the_vector_index(sample, tmp_path):
+    g = IndexedGraph(tmp_path)
+    report = load_wikidata5m(g, sample, encoder=_FakeEncoder(), options=LoadOptions())
+    assert "load_drop_entity_vector_index" not in _order(g) and _order(g)[-1] == "load_entity_embeddings"
+    assert "vector index" not in report.modes
+
+
+def test_a_missing_vector_index_is_built_at_the_end_without_a_drop(sample, tmp_path):
+    g = IndexedGraph(tmp_path, has_index=False)       # an earlier, killed load dropped it
+    report = load_wikidata5m(g, sample, encoder=_FakeEncoder(), options=LoadOptions())
+    assert "load_drop_entity_vector_index" not in _order(g) and _order(g)[-1] == "schema"
+    assert report.modes["vector index"] == "built after the vectors (it was missing)"
