@@ -13,7 +13,9 @@ For each size, smallest first:
    ``neo4j-admin database import full``, the schema, then every entity and relation name embedded
    with the default encoder on every core into the vector indexes);
 3. records each phase's seconds, the store's size on disk, the Neo4j process's resident memory, and
-   the heap and page cache it was given;
+   the heap and page cache it was given; then (unless ``--no-bare``) runs the baseline on the same
+   files, bench/load.py's plain CSV conversion and ``neo4j-admin database import full`` into a home
+   of its own, for the "structure ÷ bare" line;
 4. times queries on the loaded graph, 200 each after 20 untimed: the entity-name vector search of
    entity linking (top 10 through ``entity_name_embedding``, queries = the embeddings of random
    entities' names), and VisPath's one-hop first cut (``cypher/vispath_frontier_edges``) from random
@@ -32,6 +34,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -106,8 +109,8 @@ def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed:
     return out
 
 
-def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool = True) -> dict:
-    from load import fresh_db, generate
+def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool = True, bare: bool = True) -> dict:
+    from load import admin_import, fresh_db, generate
 
     from kgqa.graph import Graph
     from kgqa.loaders.bulk import bulk_load_wikidata5m
@@ -142,6 +145,12 @@ def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool
     with Graph(settings) as g2:
         row["queries"] = time_queries(g2, encoder_for(settings), data, vectors=embed)
     row["neo4j_rss_after_queries_bytes"] = rss_bytes(server.status().pid)
+    if bare:        # the baseline on the same files: a plain CSV conversion and the importer, in a home of its own
+        scratch = work / f"bare-{n_entities}"
+        b = admin_import(settings, data, scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
+        row["bare"] = {"csv_s": round(b.get("csv_s", 0.0), 1), "import_s": round(b.get("import_s", 0.0), 1),
+                       "error": b.get("error")}
     print(f"[{n_entities:,}] {json.dumps(row)}", flush=True)
     return row
 
@@ -152,7 +161,7 @@ def gib(b: int) -> str:
 
 def print_tables(rows: list[dict]) -> None:
     names = ["validate + import CSV", "validate", "write import CSV", "neo4j-admin import", "schema", "load encoder",
-             "embed relations", "embed entities", "await indexes"]   # validate / write import CSV: rows of
+             "embed relations", "embed entities", "build vector index", "await indexes"]   # validate / write import CSV: rows of
     names = [n for n in names if any(n in r["phases"] for r in rows)]   # runs before the single pass
     print()
     print("Phase seconds (rows) per size")
@@ -164,6 +173,17 @@ def print_tables(rows: list[dict]) -> None:
             cells.append(f"{rs[1]:>10.1f} ({rs[0]:>9,})" if rs else f"{'–':>22}")
         print(f"{n:<22}" + "".join(f"{c:>22}" for c in cells))
     print(f"{'whole command':<22}" + "".join(f"{r['wall_s']:>22.1f}" for r in rows))
+    if any("bare" in r for r in rows):
+        def structure(r):
+            return sum(r["phases"].get(n, (0, 0.0))[1] for n in ("validate + import CSV", "neo4j-admin import", "schema"))
+
+        def bare(r):
+            return r["bare"]["csv_s"] + r["bare"]["import_s"] if r.get("bare") and not r["bare"].get("error") else 0.0
+        print(f"{'bare CSV + importer':<22}" + "".join(
+            f"{bare(r):>22.1f}" if bare(r) else f"{'–':>22}" for r in rows))
+        print(f"{'structure ÷ bare':<22}" + "".join(
+            f"{structure(r) / bare(r):>21.2f}×" if bare(r) else f"{'–':>22}" for r in rows)
+              + "   (validate + import CSV + neo4j-admin import with the server's stop and start + schema)")
     print()
     print(f"{'entities':>10} {'triples':>11} {'store GiB':>10} {'tx GiB':>7} {'RSS GiB':>8} {'heap/pc':>9} "
           f"{'vector p50/p95 ms':>18} {'hop random p50/p95':>19} {'hop hub p50/p95':>16}")
@@ -181,7 +201,8 @@ def projection(rows: list[dict]) -> None:
     """Each phase as seconds = fixed + rate × rows, fitted through the two largest sizes (with one size:
     through zero), rows = triples for validation, CSV and import, entities for the schema and embeddings."""
     full = {"validate + import CSV": FULL_TRIPLES, "neo4j-admin import": FULL_TRIPLES,
-            "schema": FULL_ENTITIES, "embed entities": FULL_ENTITIES, "await indexes": FULL_ENTITIES}
+            "schema": FULL_ENTITIES, "embed entities": FULL_ENTITIES, "build vector index": FULL_ENTITIES,
+            "await indexes": FULL_ENTITIES}
 
     def size(r, phase):
         return r["triples"] if full[phase] == FULL_TRIPLES else r["entities"]
@@ -199,7 +220,8 @@ def projection(rows: list[dict]) -> None:
     total = 0.0
     for phase, n_full in full.items():
         use = pts
-        if phase in ("embed entities", "await indexes") and not all(phase in r["phases"] for r in pts):
+        if phase in ("embed entities", "build vector index", "await indexes") and not all(
+                phase in r["phases"] for r in pts):
             use = emb_rows[-1:]            # proportional to the largest size that has embeddings
         if not use or not all(phase in r["phases"] for r in use):
             continue
@@ -230,6 +252,7 @@ def main() -> None:
     ap.add_argument("--resume", type=Path, default=None, help="JSON lines of sizes already measured (--out of an "
                     "earlier run): those sizes are read, not loaded again")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--no-bare", action="store_true", help="skip the bare importer baseline on each size's files")
     ap.add_argument("--out", type=Path, default=Path(".kgqa") / "scale_curve.jsonl")
     ap.add_argument("--wipe-local-db", action="store_true", help="required: the local database is wiped")
     args = ap.parse_args()
@@ -250,7 +273,8 @@ def main() -> None:
     for n in sizes:
         if any(abs(d - n) <= 1 for d in done):
             continue
-        row = one_size(n, settings, work, args.batch_size, embed=args.embed_max is None or n <= args.embed_max)
+        row = one_size(n, settings, work, args.batch_size, embed=args.embed_max is None or n <= args.embed_max,
+                       bare=not args.no_bare)
         rows.append(row)
         with open(args.out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
