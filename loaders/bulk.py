@@ -59,6 +59,7 @@ class _BulkLoader(_Loader):
         triples have decided which entities are used; when some fact is given more than once
         (known only after the last triple file), ``facts.csv`` itself, to keep each fact once."""
         folder.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
         counts = {"entities": 0, "relations": 0, "facts": 0}
         d = ARRAY_DELIMITER
         with open(folder / "relations.csv", "w", newline="", encoding="utf-8") as rf, \
@@ -87,13 +88,10 @@ class _BulkLoader(_Loader):
                     facts.clear()
                 counts["facts"] += 1
 
-            self.sinks = {"relations": relation, "triples": triple}
+            sinks = {"relations": relation, "triples": triple}
             if self.opt.limit is None:
-                self.sinks["entities"] = entity
-            try:
-                self.validate(bars)
-            finally:
-                self.sinks = {}
+                sinks["entities"] = entity
+            self.validate(bars, sinks)
             ff.writelines(facts)
             if self.opt.limit is not None:      # only the entities the first --limit triples use
                 keep = self._loaded_ids()
@@ -108,6 +106,9 @@ class _BulkLoader(_Loader):
                 bars.finish(task, counts["entities"])
         if self.repeated_hashes:
             counts["facts"] -= self._drop_repeated_facts(folder / "facts.csv")
+        st = self.report.phase("validate")
+        st.name, st.seconds = "validate + import CSV", time.perf_counter() - t0
+        st.detail.update(counts)
         return counts
 
     def _drop_repeated_facts(self, path: Path) -> int:
@@ -159,15 +160,11 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
     local = is_local_server(settings)
     try:
         with _Bars(opts.progress) as bars:
-            t0 = time.perf_counter()
             try:        # nothing reaches the database before every file is checked
                 counts = loader.validate_to_csv(folder, bars)
             except BaseException:
                 shutil.rmtree(folder, ignore_errors=True)     # no half-written CSVs left behind
                 raise
-            st = loader.report.phase("validate")
-            st.name, st.seconds = "validate + import CSV", time.perf_counter() - t0
-            st.detail.update(counts)
             server = LocalNeo4j(settings)
             cmd = loader.import_command(folder, settings.java, settings.neo4j_jars)
             if not local or not server.status().running:

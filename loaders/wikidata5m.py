@@ -479,21 +479,23 @@ class _Loader:
         self.repeated_hashes: set[int] = set()     # hashes of triples that may occur twice (checked exactly)
         self.valid_triples: dict[Path, int] = {}   # valid triple lines per file (an empty split is said)
         self.checkpoint_keys: list[str] = []       # removed when the load completes
-        self.sinks: dict[str, Callable] = {}       # relations/entities/triples: called per accepted row (--bulk)
         self.created_entities = False              # this load CREATEd its entities (none had a vector)
 
     # ---------------------------------------------------------------- 1. validate
-    def validate(self, bars: _Bars) -> None:
+    def validate(self, bars: _Bars, sinks: dict[str, Callable] | None = None) -> None:
+        """Check every input file; ``sinks`` (``--bulk``): relations/entities/triples → a callable
+        given each accepted row as validation accepts it."""
+        sinks = sinks or {}
         st = self.report.phase("validate")
         t0 = time.perf_counter()
         rows = 0
         rows += self._validate_catalogue(self.files.relation, _PID, "property id", self.relations, bars,
-                                         self.sinks.get("relations"))
+                                         sinks.get("relations"))
         for pid in self.relations:
             relation_type(pid)  # the one rule for relationship types (kgqa.graph)
         rows += self._validate_catalogue(self.files.entity, _QID, "entity id", self.entity_ids, bars,
-                                         self.sinks.get("entities"))
-        rows += self._validate_triples(bars)
+                                         sinks.get("entities"))
+        rows += self._validate_triples(bars, sinks.get("triples"))
         if self.files.text is not None:
             rows += self._validate_text(bars)
         rows += self._validate_images(bars)
@@ -549,13 +551,12 @@ class _Loader:
         bars.finish(task, n)
         return n
 
-    def _validate_triples(self, bars) -> int:
+    def _validate_triples(self, bars, sink=None) -> int:
         limit = self.opt.limit
         used: set[str] | None = set() if limit is not None else None
         good = 0
         total = 0
         hashes = array("q")  # one 64-bit hash per valid triple: repeated facts are found without a set of strings
-        sink = self.sinks.get("triples")
         for path in self.files.triples:
             task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
             n = 0
