@@ -56,6 +56,7 @@ unit: setup
 	$(BIN)/python -m pytest -q tests/unit
 
 test: setup
+	$(BIN)/lint-imports
 	$(TEST_ENV) $(KGQA) neo4j start
 	$(TEST_ENV) $(BIN)/python -m pytest -q; rc=$$?; \
 	$(TEST_ENV) $(KGQA) neo4j stop; exit $$rc

@@ -69,7 +69,7 @@ def main() -> None:
     if args.n < 0 or args.rounds < 1:
         sys.exit("bench/embed.py: --n must be ≥ 0 and --rounds ≥ 1")
 
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.models.encoder import get_encoder, onnxruntime_available
 
     settings = Settings()

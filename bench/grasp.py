@@ -97,11 +97,11 @@ def bench_encoder(repeat: int, llm_hidden: int) -> None:
 def bench_extraction(starts: int, hubs: int, seed: int) -> None:
     from types import SimpleNamespace
 
-    from kgqa.config import Settings
-    from kgqa.engine.grasp import GraSP, GraSPOptions
-    from kgqa.graph import Graph
-    from kgqa.kg import KG
-    from kgqa.method import Context
+    from kgqa.core.config import Settings
+    from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions
+    from kgqa.core.graph import Graph
+    from kgqa.core.kg import KG
+    from kgqa.core.method import Context
     from kgqa.models.encoder import get_encoder
 
     settings = Settings()
@@ -148,12 +148,12 @@ def bench_hub(n: int, repeat: int) -> None:
     import tempfile
     from types import SimpleNamespace
 
-    from kgqa.config import Settings
-    from kgqa.engine.grasp import GraSP, GraSPOptions
-    from kgqa.graph import Graph
-    from kgqa.kg import KG
+    from kgqa.core.config import Settings
+    from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions
+    from kgqa.core.graph import Graph
+    from kgqa.core.kg import KG
     from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
-    from kgqa.method import Context
+    from kgqa.core.method import Context
     from kgqa.models.encoder import get_encoder
 
     settings = Settings()

@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def build(settings, triples: int, workdir: Path) -> dict:
     from load import generate  # bench/load.py, the loader engineer's generator
 
-    from kgqa.graph import Graph
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.graph import Graph
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     data = workdir / "wd5m"
     t0 = time.perf_counter()
@@ -116,7 +116,7 @@ def pct(xs, q):
 
 def neo4j_cpu_s(settings) -> float:
     """utime + stime of the local Neo4j server process, in seconds."""
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     pid = LocalNeo4j(settings).status().pid
     with open(f"/proc/{pid}/stat") as fh:
@@ -171,9 +171,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
 
-    from kgqa.config import Settings
-    from kgqa.engine.vispath import VisPath, VisPathOptions
-    from kgqa.graph import Graph
+    from kgqa.core.config import Settings
+    from kgqa.methods.vispath.algorithm import VisPath, VisPathOptions
+    from kgqa.core.graph import Graph
     from kgqa.models.encoder import get_encoder
 
     settings = Settings()
@@ -280,7 +280,7 @@ def main() -> None:
         print(f"{cap:>10}{np.mean(rec):>12.3f}{pct(ts, 50) * 1e3:>12.1f} / {pct(ts, 95) * 1e3:7.1f}", flush=True)
 
     # ---- whole questions, models scripted to answer instantly
-    from kgqa.engine import vispath_prompts as P
+    from kgqa.methods.vispath import prompts as P
 
     class Instant:
         """Model stand-in that answers at once: sketch of depth 3, intents from relation names, never answerable."""
@@ -298,7 +298,7 @@ def main() -> None:
                  "EvidenceStatement": {"statement": "evidence"},
                  "Answerability": {"answerable": False, "answer": ""}}.get(schema.__name__)
             if v is None:
-                from kgqa.errors import ModelUnavailable
+                from kgqa.core.errors import ModelUnavailable
 
                 raise ModelUnavailable("instant stand-in")
             return schema.model_validate(v)

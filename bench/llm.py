@@ -47,7 +47,7 @@ def table(title: str, header: list[str], rows: list[list]) -> None:
 def vispath_prompts():
     """VisPath's prompt module (its place moved with the method seam)."""
     try:
-        from kgqa.engine import vispath_prompts as P
+        from kgqa.methods.vispath import prompts as P
     except ImportError:
         from kgqa import prompts as P
     return P
@@ -206,7 +206,7 @@ def main() -> None:
 
     import torch
 
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.models.llamacpp_chat import LlamaCppChat
     from kgqa.models.local_chat import LocalChat
 

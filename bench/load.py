@@ -129,8 +129,8 @@ def generate(dst: Path, n_triples: int, seed: int = 5) -> dict:
 # --------------------------------------------------------------------------- database reset
 def fresh_db(settings) -> None:
     """Stop the local server, delete its `neo4j` database, start it again, apply the schema."""
-    from kgqa.graph import Graph
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.graph import Graph
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     server = LocalNeo4j(settings)
     server.stop()
@@ -187,7 +187,7 @@ def naive_load(graph, folder: Path, chunk: int = 10_000) -> dict[str, tuple[int,
 
 # --------------------------------------------------------------------------- neo4j-admin import
 def admin_import(settings, folder: Path, scratch: Path) -> dict:
-    from kgqa.kg import label_keys
+    from kgqa.core.kg import label_keys
     from kgqa.loaders.wikidata5m import find_files
 
     files = find_files(folder)
@@ -252,8 +252,8 @@ def main() -> None:
         sys.exit("bench/load.py wipes the local Neo4j database (KGQA_DATA_DIR); pass --wipe-local-db")
     skip = set(filter(None, args.skip.split(",")))
 
-    from kgqa.config import Settings
-    from kgqa.graph import Graph
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
     from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
 
     settings = Settings()

@@ -63,14 +63,14 @@ def _pct(vals: list[float], q: float) -> float:
 
 
 def _settings():
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
 
     return Settings()
 
 
 # --------------------------------------------------------------------------- ingest
 def bench_ingest(args) -> None:
-    from kgqa.graph import Graph
+    from kgqa.core.graph import Graph
     from kgqa.loaders.documents import DocOptions, DocumentLoader, remove_document
     from kgqa.models import build_models
 
@@ -125,9 +125,9 @@ def _synthetic(n: int, dim: int, seed: int) -> list[dict]:
 
 
 def bench_retrieval(args) -> None:
-    from kgqa.engine.mkgrag import MKGRAG, MKGRAGOptions
-    from kgqa.graph import Graph
-    from kgqa.kg import KG
+    from kgqa.methods.mkgrag.algorithm import MKGRAG, MKGRAGOptions
+    from kgqa.core.graph import Graph
+    from kgqa.core.kg import KG
     from kgqa.models.encoder import get_encoder
 
     s = _settings()
@@ -180,8 +180,8 @@ def bench_retrieval(args) -> None:
 def _evaluate_mkgrag(s, enc, qs, opts: dict, replay_cache=None) -> tuple[dict, list[float], list[float]]:
     """``kgqa eval``'s evaluation of mkgrag with ``opts`` on ``qs``: (overall metrics, stage 1 ms, stage 2 ms
     per question)."""
-    from kgqa.evaluate import evaluate
-    from kgqa.pipeline import Pipeline
+    from kgqa.app.evaluate import evaluate
+    from kgqa.app.pipeline import Pipeline
 
     pipe = Pipeline(s, method="mkgrag", options=opts, replay_cache=replay_cache, write_trace=False)
     st1, st2 = [], []
@@ -208,7 +208,7 @@ def _cell(m: dict, key: str, fmt: str = ".1f", suffix: str = "") -> str:
 
 
 def bench_accuracy(args) -> None:
-    from kgqa.evaluate import load_questions
+    from kgqa.app.evaluate import load_questions
     from kgqa.models.encoder import get_encoder
 
     s = _settings()
@@ -288,8 +288,8 @@ def _distractor_docs(n: int, seed: int, encoder, cache_dir: Path) -> list[dict]:
 
 
 def bench_scale(args) -> None:
-    from kgqa.evaluate import load_questions
-    from kgqa.graph import Graph
+    from kgqa.app.evaluate import load_questions
+    from kgqa.core.graph import Graph
     from kgqa.models.encoder import get_encoder
 
     os.environ["KGQA_CHAT_BACKEND"] = "none"                 # graph-only: every answer step on its fallback

@@ -92,7 +92,7 @@ def bench_chat(chat, threads: int) -> None:
 # --------------------------------------------------------------------------- structured output
 def json_cases(n: int):
     """VisPath's structured-output calls for ``n`` sample questions: (prompt, schema) pairs (also bench/llm.py's)."""
-    from kgqa.engine import vispath_prompts as P
+    from kgqa.methods.vispath import prompts as P
 
     questions = [
         ("Who designed the building shown in the image?", "Eiffel Tower"),
@@ -120,11 +120,11 @@ def json_cases(n: int):
 
 
 def bench_json(chat, n: int, threads: int) -> None:
-    from kgqa.engine import vispath_prompts as P
+    from kgqa.methods.vispath import prompts as P
     from kgqa.models.accounting import CallRecord
     from kgqa.models.structured import parse
 
-    from kgqa.errors import ModelUnavailable
+    from kgqa.core.errors import ModelUnavailable
 
     cases = json_cases(n)
     results = {"free generation + pydantic": [], "outlines constrained + pydantic": []}
@@ -174,7 +174,7 @@ def bench_json(chat, n: int, threads: int) -> None:
 def bench_grounder(settings) -> None:
     import hashlib
 
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
     from kgqa.models.grounder import ReferenceImageGrounder, Reference, global_similarity
     from kgqa.models.grounder_eval import PERTURBATIONS, perturbed, sample_images, write_jpeg
 
@@ -222,7 +222,7 @@ def bench_grounder_demo(settings) -> None:
     """The demo KG's own entity images (data/demo) against its perturbed query copies."""
     import hashlib
 
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
     from kgqa.models.grounder import Reference, ReferenceImageGrounder
 
     demo = REPO / "data" / "demo"
@@ -296,7 +296,7 @@ def main() -> None:
 
     import torch
 
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
 
     settings = Settings()
     threads = args.threads or settings.torch_threads

@@ -95,7 +95,7 @@ METHOD_ROWS: dict[str, tuple[str, dict[str, str]]] = {
 
 
 def settings_for(kg: str, args):
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
 
     return Settings(data_dir=args.root / kg, neo4j_bolt_port=args.bolt, neo4j_http_port=args.http,
                     neo4j_uri=f"bolt://127.0.0.1:{args.bolt}", neo4j_heap=args.heap,
@@ -117,7 +117,7 @@ def graph_only_env() -> dict:
     """Every chat call fails on purpose, so every LLM step takes its documented fallback."""
     import typing
 
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
 
     if "none" in typing.get_args(Settings.model_fields["chat_backend"].annotation):
         return {"KGQA_CHAT_BACKEND": "none"}
@@ -149,7 +149,7 @@ def manifest_key(kg: str, args) -> dict:
 
 def reset_db(settings) -> None:
     """A fresh, password-initialised server with an empty ``neo4j`` database, stopped."""
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     server = LocalNeo4j(settings)
     server.stop()
@@ -162,7 +162,7 @@ def reset_db(settings) -> None:
 
 
 def build_demo(args) -> dict:
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     s = settings_for("demo", args)
     reset_db(s)
@@ -175,10 +175,10 @@ def build_demo(args) -> dict:
 def build_buried(args) -> dict:
     import numpy as np
 
-    from kgqa.graph import Graph
+    from kgqa.core.graph import Graph
     from kgqa.models.encoder import get_encoder
-    from kgqa.neo4j_local import LocalNeo4j
-    from kgqa.kg import label_keys
+    from kgqa.core.neo4j_local import LocalNeo4j
+    from kgqa.core.kg import label_keys
     from scale_distractors import check_honest, generate, gold_chains_unique
 
     s = settings_for("buried", args)
@@ -272,7 +272,7 @@ def build_buried(args) -> dict:
 
 
 def ensure(kg: str, args) -> None:
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     s = settings_for(kg, args)
     man = s.data_dir / "manifest.json"
@@ -358,7 +358,7 @@ def main() -> None:
         if v not in VARIANTS:
             raise SystemExit(f"--variants: unknown variant {v!r} (known: {', '.join(VARIANTS)})")
 
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     for k in kgs:
         ensure(k, args)

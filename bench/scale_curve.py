@@ -112,11 +112,11 @@ def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed:
 def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool = True, bare: bool = True) -> dict:
     from load import admin_import, fresh_db, generate
 
-    from kgqa.graph import Graph
+    from kgqa.core.graph import Graph
     from kgqa.loaders.bulk import bulk_load_wikidata5m
     from kgqa.loaders.wikidata5m import LoadOptions
     from kgqa.models.encoder import encoder_for
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     data = work / f"wd5m-{n_entities}"
     t0 = time.perf_counter()
@@ -260,7 +260,7 @@ def main() -> None:
         sys.exit("bench/scale_curve.py wipes the local Neo4j database (KGQA_DATA_DIR); pass --wipe-local-db")
     sizes = [int(x) for x in args.entities.split(",") if x.strip()]
 
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
 
     settings = Settings()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kgqa-bench-curve-"))

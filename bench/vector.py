@@ -106,10 +106,10 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from load import _entity_name, fresh_db  # the same name generator and database reset
 
-    from kgqa.config import Settings
-    from kgqa.graph import Graph
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
     from kgqa.models.encoder import get_encoder
-    from kgqa.neo4j_local import LocalNeo4j
+    from kgqa.core.neo4j_local import LocalNeo4j
 
     settings = Settings()
     rng = np.random.default_rng(11)
@@ -219,8 +219,8 @@ def sweep(args) -> None:
     from embed import demo_names
     from load import fresh_db
 
-    from kgqa.config import Settings
-    from kgqa.graph import Graph
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
     from kgqa.models.encoder import get_encoder
 
     settings = Settings()

@@ -109,7 +109,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=120)
     a = ap.parse_args()
 
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
 
     s = Settings()
     chromium = find_chromium(a.chromium)

@@ -19,14 +19,14 @@ KGQA = str(Path(sys.executable).with_name("kgqa"))
 
 @pytest.fixture(scope="session")
 def settings():
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
 
     return Settings()
 
 
 @pytest.fixture(scope="session")
 def graph(settings):
-    from kgqa.graph import Graph
+    from kgqa.core.graph import Graph
 
     g = Graph(settings)
     g.verify()  # GraphUnavailable with one clear line when `make test` did not start Neo4j
@@ -78,9 +78,9 @@ def make_vispath(graph, encoder, chat, vision, options=None):
     """A VisPath over the given graph and (real or scripted) models, as the pipeline builds it."""
     from types import SimpleNamespace
 
-    from kgqa.engine.vispath import VisPath
-    from kgqa.kg import KG
-    from kgqa.method import Context
+    from kgqa.methods.vispath.algorithm import VisPath
+    from kgqa.core.kg import KG
+    from kgqa.core.method import Context
 
     models = SimpleNamespace(encoder=encoder, chat=chat, vision=vision)
     return VisPath(Context(settings=None, graph=graph, models=models, kg=KG(graph, encoder)), options)

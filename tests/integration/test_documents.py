@@ -238,7 +238,7 @@ def test_html_with_script_and_injection_is_data(graph, tmp_path):
 # --------------------------------------------------------------------------- linking to Wikidata (beyond the paper)
 def test_same_as_linking_threshold_precision_recall_on_a_hand_labelled_sample(demo_kg):
     """30 hand-labelled (name, description) → Wikidata id or none pairs; precision and recall per threshold."""
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.loaders.documents import DocOptions, DocumentLoader
     from kgqa.models import build_models
 

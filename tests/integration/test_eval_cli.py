@@ -156,7 +156,7 @@ def test_compare_answers_one_question_with_every_method_side_by_side(demo_kg):
     proc = run_kgqa("compare", img, q, "--json", "-o", ckpt, env=GRAPH_ONLY)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = json.loads(proc.stdout)
-    from kgqa.registry import method_classes
+    from kgqa.methods.registry import method_classes
 
     assert [r["method"] for r in rows] == list(method_classes())
     for r in rows:

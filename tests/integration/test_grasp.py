@@ -68,9 +68,9 @@ def models(settings, kg):
 
 
 def make(settings, graph, models, chat=None, softprompt=None, for_training=False, **opts):
-    from kgqa.engine.grasp import GraSP, GraSPOptions
-    from kgqa.kg import KG
-    from kgqa.method import Context
+    from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions
+    from kgqa.core.kg import KG
+    from kgqa.core.method import Context
 
     m = SimpleNamespace(encoder=models.encoder, chat=chat or models.chat, vision=models.vision,
                         softprompt=softprompt or models.softprompt, meter=models.meter)
@@ -129,7 +129,7 @@ def test_hidden_facts_are_invisible_and_the_stored_graph_is_untouched(settings, 
 # ------------------------------------------------------------------------------------------ 4.2 → local LLM
 def test_soft_prompts_reach_the_local_llm_and_the_loss_falls(settings, kg, models, tmp_path):
     torch = pytest.importorskip("torch")
-    from kgqa.engine.grasp import TrainingExample, prepare_examples, soft_prompt_loss
+    from kgqa.methods.grasp.algorithm import TrainingExample, prepare_examples, soft_prompt_loss
     from kgqa.gnn.encoder import GraphSoftPromptEncoder
     from kgqa.gnn.train import TrainConfig, train
 
@@ -153,7 +153,7 @@ def test_vllm_prompt_embeds_request_carries_the_gat_soft_prompt(settings, kg, mo
     torch = pytest.importorskip("torch")
     from kgqa.gnn import checkpoint as ckpt
     from kgqa.gnn.encoder import GraphSoftPromptEncoder
-    from kgqa.method import Query
+    from kgqa.core.method import Query
     from kgqa.models.openai_backend import OpenAISoftPrompt
     from tests.unit.test_models_http import ContractServer
 

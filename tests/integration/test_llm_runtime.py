@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from kgqa.errors import ModelUnavailable
+from kgqa.core.errors import ModelUnavailable
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +45,7 @@ def tchat(llm_settings):
 
 def vispath_prompts():
     try:
-        from kgqa.engine import vispath_prompts as P
+        from kgqa.methods.vispath import prompts as P
     except ImportError:
         from kgqa import prompts as P
     return P

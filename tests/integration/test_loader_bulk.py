@@ -45,8 +45,8 @@ def own_server(tmp_path_factory):
 
 
 def _read(env, query: str, **params):
-    from kgqa.config import Settings
-    from kgqa.graph import Graph
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
 
     s = Settings(neo4j_uri=env["NEO4J_URI"], data_dir=Path(env["KGQA_DATA_DIR"]),
                  neo4j_bolt_port=int(env["KGQA_NEO4J_BOLT_PORT"]))

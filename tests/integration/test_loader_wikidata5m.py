@@ -146,7 +146,7 @@ def test_label_lookup_finds_aliases_and_backfill_restores_label_keys(graph, load
     """Entity linking's label lookup: a mention equal to a name or an alias (case and punctuation aside)
     finds the entity through the entity_label_keys index; a database loaded before label_keys existed
     gets them back from backfill_label_keys, which a second time finds nothing to do."""
-    from kgqa.kg import KG
+    from kgqa.core.kg import KG
     from kgqa.loaders.wikidata5m import backfill_label_keys
 
     kg = KG(graph, encoder)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from kgqa.errors import BadModelReply, ModelUnavailable
+from kgqa.core.errors import BadModelReply, ModelUnavailable
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +74,8 @@ def test_generate_json_returns_a_valid_instance_and_is_metered(chat):
 
 
 def test_gguf_converted_once_to_a_cached_hf_folder(settings, chat):
-    from kgqa.models.local_chat import LocalChat, hf_folder, load_local_llm
+    from kgqa.models.gguf import hf_folder
+    from kgqa.models.local_chat import LocalChat, load_local_llm
 
     folder = hf_folder(settings)
     assert (folder / "config.json").exists() and (folder / "model.safetensors").exists()
@@ -137,7 +138,7 @@ def reference_images(graph, tmp_path_factory):
 @pytest.mark.integration
 @pytest.mark.parametrize("kind", ["crop", "rotate", "rotate90", "scale", "colour", "jpeg", "all"])
 def test_grounder_recognises_perturbed_entity_images(settings, graph, chat, reference_images, kind, tmp_path):
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
     from kgqa.models import build_models
     from kgqa.models.grounder_eval import perturbed, sample_images, write_jpeg
 
@@ -156,7 +157,7 @@ def test_grounder_recognises_perturbed_entity_images(settings, graph, chat, refe
 
 @pytest.mark.integration
 def test_grounder_does_not_recognise_an_unknown_picture(settings, graph, reference_images, tmp_path):
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
     from kgqa.models import build_models
     from kgqa.models.grounder_eval import sample_images
 
@@ -168,7 +169,7 @@ def test_grounder_does_not_recognise_an_unknown_picture(settings, graph, referen
 
 @pytest.mark.integration
 def test_grounder_generate_json_mentions_the_recognised_entity(settings, graph, chat, reference_images, tmp_path):
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
     from kgqa.models import build_models
     from kgqa.models.grounder_eval import perturbed, sample_images
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.errors import ModelUnavailable
+from kgqa.core.errors import ModelUnavailable
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +30,9 @@ pytestmark = pytest.mark.slow
 def served(settings, tmp_path_factory):
     import httpx
 
-    from kgqa.models.local_chat import hf_folder, load_local_llm
+    from kgqa.models.gguf import hf_folder
+
+    from kgqa.models.local_chat import load_local_llm
 
     load_local_llm(settings)  # converts the GGUF once if needed
     folder = str(hf_folder(settings))

@@ -73,7 +73,7 @@ def _photo() -> Path:
 
 
 def test_ask_with_an_image_upload_returns_the_cli_answer_json_with_a_stored_trace(server, graph):
-    from kgqa.result import Answer
+    from kgqa.core.result import Answer
 
     base, _ = server
     photo = _photo()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.errors import BadModelReply
+from kgqa.core.errors import BadModelReply
 from tests.conftest import assert_one_line_error, make_vispath, run_kgqa
 
 pytestmark = pytest.mark.integration
@@ -111,13 +111,13 @@ def _oracle(prompt: str):
 
 
 def _engine(kg, models, script, **opts):
-    from kgqa.engine.vispath import VisPathOptions
+    from kgqa.methods.vispath.algorithm import VisPathOptions
 
     return make_vispath(kg, models.encoder, script, script, VisPathOptions(**opts))
 
 
 def _image(path):
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
 
     return load_image(path)
 
@@ -128,7 +128,7 @@ def _rels(path) -> list[str]:
 
 # --------------------------------------------------------------------------- IV-A grounding
 def test_grounder_recognises_the_rocket_photo_and_retrieval_finds_both_look_alikes(kg, models):
-    from kgqa.engine.vispath import VisPathRun
+    from kgqa.methods.vispath.algorithm import VisPathRun
 
     o = models.vision.recognize(_image(ROCKET), "rocket")
     assert o in ("Falcon 9", "Falcon 9 Full Thrust")          # one photograph depicts both
@@ -143,7 +143,7 @@ def test_grounder_recognises_the_rocket_photo_and_retrieval_finds_both_look_alik
 
 
 def test_graph_aware_validation_replaces_the_look_alike_by_falcon_9(kg, models):
-    from kgqa.engine.vispath import StartCandidate, VisPathRun
+    from kgqa.methods.vispath.algorithm import StartCandidate, VisPathRun
 
     vp = _engine(kg, models, Script())
     look_alike_first = [StartCandidate("Q23800604", "Falcon 9 Full Thrust"), StartCandidate("Q741925", "Falcon 9")]
@@ -282,7 +282,7 @@ def test_first_cut_expansion_matches_exact_scoring_on_the_fixture(kg, models, w)
 def test_first_cut_keeps_at_most_per_relation_edges_of_one_relation_in_neo4j(kg, models):
     """The Cypher first cut caps one relation's edges per entity (Elon Musk has three citizenships), so at a
     hub other relations reach exact Eq. 5; 0 keeps them all."""
-    from kgqa.engine.vispath import first_cut_relation_scores
+    from kgqa.methods.vispath.algorithm import first_cut_relation_scores
 
     vp = _engine(kg, models, Script(), edge_relation_weight=1.0)
     q = vp.embed(["country of citizenship"])[0]
@@ -304,8 +304,8 @@ def test_first_cut_keeps_at_most_per_relation_edges_of_one_relation_in_neo4j(kg,
 # --------------------------------------------------------------------------- traces
 def test_pipeline_writes_a_trace_that_reads_back_and_leaves_facts_alone(kg, models, settings):
     from kgqa.models import Models
-    from kgqa.pipeline import Pipeline
-    from kgqa.trace import remove_trace, show_trace
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.core.trace import remove_trace, show_trace
 
     script = _terminal_script(models, ["manufacturer", "founded by"], 2)
     m = Models(encoder=models.encoder, chat=script, vision=script, softprompt=None, meter=models.meter)
@@ -341,8 +341,8 @@ def test_pipeline_writes_a_trace_that_reads_back_and_leaves_facts_alone(kg, mode
 
 def test_trace_rm_older_than_keeps_recent_traces(kg, models, settings):
     from kgqa.models import Models
-    from kgqa.pipeline import Pipeline
-    from kgqa.trace import show_trace
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.core.trace import show_trace
 
     script = _terminal_script(models, ["manufacturer", "founded by"], 2)
     m = Models(encoder=models.encoder, chat=script, vision=script, softprompt=None, meter=models.meter)
@@ -395,8 +395,8 @@ def test_ask_end_to_end_with_the_real_small_models(kg):
 
 
 def test_a_trace_pointing_at_a_missing_node_fails_loudly_and_writes_nothing(kg):
-    from kgqa.result import Answer, PathEvidence, Step
-    from kgqa.trace import TraceError, new_trace_id, show_trace, write_trace
+    from kgqa.core.result import Answer, PathEvidence, Step
+    from kgqa.core.trace import TraceError, new_trace_id, show_trace, write_trace
 
     steps = [Step("Q219913", "Falcon 9", "P176", "manufacturer", "Q193701", "SpaceX", 1),
              Step("Q193701", "SpaceX", "P112", "founded by", "Q999999999", "Nobody", 2)]

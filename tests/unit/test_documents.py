@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.engine import mkgrag_prompts as P
-from kgqa.errors import BadModelReply, InvalidInput
+from kgqa.loaders import extraction_prompts as P
+from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.loaders import documents as D
 
 REPO = Path(__file__).resolve().parents[2]

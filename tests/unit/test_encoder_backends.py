@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgqa.errors import InvalidInput, ModelUnavailable
+from kgqa.core.errors import InvalidInput, ModelUnavailable
 from kgqa.models import encoder as enc_mod
 
 DEMO = Path(__file__).resolve().parent.parent.parent / "data" / "demo" / "wikidata5m_entity.txt"

@@ -73,7 +73,7 @@ def test_descriptions_cover_every_entity(kg):
 
 
 def test_entity_images_exist_and_are_readable(kg):
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
 
     entities, _, _ = kg
     rows = _lines("entity_images.tsv")

@@ -1,4 +1,4 @@
-"""kgqa.evaluate metrics on hand-checked cases.
+"""kgqa.app.evaluate metrics on hand-checked cases.
 
 SBERT@0.3 uses the real all-MiniLM-L6-v2 (from the PyPI package, loaded once per session);
 the cosines quoted in comments were measured with it and are far enough from 0.3 that the
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgqa.evaluate import (
+from kgqa.app.evaluate import (
     SBERT_THRESHOLD,
     QuestionResult,
     exact_match,
@@ -21,7 +21,7 @@ from kgqa.evaluate import (
     sbert_cosines,
     summarize,
 )
-from kgqa.result import Path, Step
+from kgqa.core.result import Path, Step
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""kgqa.evaluate input handling and runner, with a scripted stand-in pipeline (no services).
+"""kgqa.app.evaluate input handling and runner, with a scripted stand-in pipeline (no services).
 
 The stand-in answers from a dict; it exists to test the runner's logic (independence of
 questions, scoring of what a method returns), not any method.
@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgqa.errors import InvalidInput
-from kgqa.evaluate import evaluate, load_questions, render_tables
-from kgqa.result import Answer, Path as RPath, RoleCost, Step
+from kgqa.core.errors import InvalidInput
+from kgqa.app.evaluate import evaluate, load_questions, render_tables
+from kgqa.core.result import Answer, Path as RPath, RoleCost, Step
 from tests.conftest import assert_one_line_error, run_kgqa
 
 GOOD = [
@@ -112,7 +112,7 @@ def test_cli_lenient_with_nothing_valid_is_one_line_exit_2(tmp_path):
 
 # --------------------------------------------------------------------------- runner
 class ScriptedPipeline:
-    """Stand-in for kgqa.pipeline.Pipeline: returns scripted Answers, raises where told."""
+    """Stand-in for kgqa.app.pipeline.Pipeline: returns scripted Answers, raises where told."""
 
     def __init__(self, script):
         self.script = script

@@ -17,15 +17,16 @@ def _py(code: str, cwd) -> subprocess.CompletedProcess:
 
 
 def test_components_live_under_one_namespace(tmp_path):
-    ok = _py("import kgqa.engine, kgqa.cypher, kgqa.loaders, kgqa.gnn; print('ok')", tmp_path)
+    ok = _py("import kgqa.core, kgqa.models, kgqa.gnn, kgqa.loaders, kgqa.methods, kgqa.app, kgqa.cypher; "
+             "print('ok')", tmp_path)
     assert ok.returncode == 0 and "ok" in ok.stdout, ok.stderr
-    for top in ("engine", "gnn", "loaders", "cypher"):
+    for top in ("engine", "gnn", "loaders", "cypher", "core", "methods", "app"):
         bad = _py(f"import {top}", tmp_path)
         assert bad.returncode != 0 and "ModuleNotFoundError" in bad.stderr, f"`import {top}` must fail"
 
 
 def test_cli_import_loads_nothing_heavy(tmp_path):
-    code = ("import sys; import kgqa.cli; "
+    code = ("import sys; import kgqa.app.cli; "
             "heavy = [m for m in ('torch', 'neo4j', 'transformers', 'sentence_transformers', 'numpy') "
             "if m in sys.modules]; print(heavy)")
     out = _py(code, tmp_path)
@@ -74,15 +75,15 @@ def test_unknown_query_name_is_refused():
 
 @pytest.mark.parametrize("pid", ["P19", "P1376"])
 def test_relation_type_accepts_property_ids(pid):
-    from kgqa.graph import relation_type
+    from kgqa.core.graph import relation_type
 
     assert relation_type(pid) == pid
 
 
 @pytest.mark.parametrize("bad", ["p19", "P19]->() DETACH DELETE n //", "Q5", "", "P", "P1 ", None])
 def test_relation_type_rejects_anything_else(bad):
-    from kgqa.errors import InvalidInput
-    from kgqa.graph import relation_type
+    from kgqa.core.errors import InvalidInput
+    from kgqa.core.graph import relation_type
 
     with pytest.raises(InvalidInput):
         relation_type(bad)

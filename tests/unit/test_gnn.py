@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kgqa.errors import InvalidInput  # noqa: E402
+from kgqa.core.errors import InvalidInput  # noqa: E402
 from kgqa.gnn import checkpoint as ckpt  # noqa: E402
 from kgqa.gnn.encoder import GraphSoftPromptEncoder, TextSoftPromptEncoder  # noqa: E402
 from kgqa.gnn.train import TrainConfig, epoch_order, plot_losses, train  # noqa: E402

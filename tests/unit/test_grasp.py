@@ -12,11 +12,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from kgqa.engine import grasp_prompts as P
-from kgqa.engine.grasp import GraSP, GraSPOptions, Subgraph, Fact, read_examples
-from kgqa.errors import BadModelReply, InvalidInput
-from kgqa.kg import KG
-from kgqa.method import Context, Query
+from kgqa.methods.grasp import prompts as P
+from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions, Subgraph, Fact, read_examples
+from kgqa.core.errors import BadModelReply, InvalidInput
+from kgqa.core.kg import KG
+from kgqa.core.method import Context, Query
 
 NAMES = {"Q1": "Alpha Land", "Q2": "Beta City", "Q3": "Gamma River", "Q4": "Delta Town", "Q5": "Epsilon Sea",
          "Q6": "Zeta Hill", "Q7": "Eta Lake"}
@@ -166,7 +166,7 @@ def test_path_to_follows_facts_in_either_direction():
     chain = sub.path_to("Q6")
     assert [f.key for f in chain] == ["Q4|P4|Q1", "Q4|P2|Q6"]
     assert sub.path_to("Q1") == [] and sub.path_to("Q99") == []
-    from kgqa.engine.grasp import to_path_evidence
+    from kgqa.methods.grasp.algorithm import to_path_evidence
 
     ev = to_path_evidence(chain, sub.names, {"P4": "located in", "P2": "river"}, 1, 1, start="Q1")
     assert ev.one_line() == "A -[inverse of located in]-> D -[river]-> F"     # steps chain in walking order

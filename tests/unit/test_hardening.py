@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from kgqa.errors import GraphUnavailable, InvalidInput, cap, cap_repr
+from kgqa.core.errors import GraphUnavailable, InvalidInput, cap, cap_repr
 from tests.conftest import assert_one_line_error, run_kgqa
 from tests.unit.test_loader_wikidata5m import SAMPLE, RecordingGraph
 
@@ -43,7 +43,7 @@ def _append(path: Path, data: bytes) -> None:
 
 # ------------------------------------------------------------------ 1. question length
 def test_a_100kb_question_is_one_line_exit_2_before_anything_connects():
-    from kgqa.pipeline import MAX_QUESTION_CHARS, check_question
+    from kgqa.app.pipeline import MAX_QUESTION_CHARS, check_question
 
     assert check_question("  Where was Elon Musk born?  ") == "Where was Elon Musk born?"
     with pytest.raises(InvalidInput, match=r"question is 100,000 characters, over the 2,000-character limit"):
@@ -55,7 +55,7 @@ def test_a_100kb_question_is_one_line_exit_2_before_anything_connects():
 
 
 def test_eval_file_with_an_over_long_question_names_its_line(tmp_path):
-    from kgqa.evaluate import load_questions
+    from kgqa.app.evaluate import load_questions
 
     f = tmp_path / "q.jsonl"
     f.write_text(json.dumps({"id": "a", "question": "Q?", "answer": "A"}) + "\n"
@@ -105,7 +105,7 @@ def test_an_id_of_megabytes_is_rejected_with_a_short_message(sample, tmp_path):
     ("bolt://127.0.0.1:7687/db", "unexpected path"),
 ])
 def test_malformed_neo4j_uri_is_one_line_naming_it(uri, fragment):
-    from kgqa.config import check_neo4j_uri
+    from kgqa.core.config import check_neo4j_uri
 
     with pytest.raises(GraphUnavailable) as e:
         check_neo4j_uri(uri)
@@ -115,7 +115,7 @@ def test_malformed_neo4j_uri_is_one_line_naming_it(uri, fragment):
 @pytest.mark.parametrize("uri", ["bolt://127.0.0.1:7687", "neo4j+s://x.databases.neo4j.io",
                                  "neo4j://a:7687?policy=eu", "bolt+ssc://[::1]:7687"])
 def test_good_neo4j_uris_pass(uri):
-    from kgqa.config import check_neo4j_uri
+    from kgqa.core.config import check_neo4j_uri
 
     assert check_neo4j_uri(uri) == uri
 
@@ -234,8 +234,8 @@ def test_given_entity_never_abstains():
 def test_driver_gives_up_retrying_after_the_timeout_and_its_warnings_are_quiet(monkeypatch):
     import neo4j
 
-    from kgqa.config import Settings
-    from kgqa.graph import Graph
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
 
     seen = {}
 
@@ -261,8 +261,8 @@ def test_driver_gives_up_retrying_after_the_timeout_and_its_warnings_are_quiet(m
 def test_an_index_refusal_from_neo4j_is_one_line_not_a_traceback():
     from neo4j.exceptions import DatabaseError
 
-    from kgqa.config import Settings
-    from kgqa.graph import Graph
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
 
     g = Graph(Settings(neo4j_uri="bolt://127.0.0.1:7687"))
     err = DatabaseError._hydrate_neo4j(code="Neo.DatabaseError.General.UnknownError",
@@ -291,7 +291,7 @@ def test_entity_images_tsv_may_not_point_outside_its_folder(sample, tmp_path):
 
 
 def test_eval_image_paths_may_not_leave_the_question_files_folder(tmp_path):
-    from kgqa.evaluate import load_questions
+    from kgqa.app.evaluate import load_questions
 
     (tmp_path / "sub").mkdir()
     Image.new("RGB", (32, 32)).save(tmp_path / "secret.png")

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from kgqa.errors import ModelUnavailable
+from kgqa.core.errors import ModelUnavailable
 
 
 def test_gbnf_compatible_spells_out_whitespace_classes_everywhere():
@@ -40,10 +40,10 @@ def test_vispath_decoding_schemas_convert_to_a_grammar():
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     from kgqa.models.llamacpp_chat import gbnf_compatible
-    from kgqa.models.local_chat import decoding_schema
+    from kgqa.models.structured import decoding_schema
 
     try:
-        from kgqa.engine import vispath_prompts as P
+        from kgqa.methods.vispath import prompts as P
     except ImportError:
         from kgqa import prompts as P
     import json
@@ -68,7 +68,7 @@ def test_deadline_raises_model_unavailable_naming_the_setting():
 def test_vispath_llm_steps_name_the_model_asked_steps():
     from pydantic import ValidationError
 
-    from kgqa.engine.vispath import LLM_STEPS, VisPathOptions, parse_llm_steps
+    from kgqa.methods.vispath.algorithm import LLM_STEPS, VisPathOptions, parse_llm_steps
 
     assert parse_llm_steps("all") == frozenset(LLM_STEPS) and parse_llm_steps("none") == frozenset()
     assert parse_llm_steps(" Sketch, chain ") == {"sketch", "chain"}

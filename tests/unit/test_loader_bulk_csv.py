@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.errors import InvalidInput
+from kgqa.core.errors import InvalidInput
 from kgqa.loaders import wikidata5m
 from kgqa.loaders.bulk import ARRAY_DELIMITER, _BulkLoader, bulk_load_wikidata5m
 from kgqa.loaders.wikidata5m import LoadOptions, _Bars, _lines, load_wikidata5m

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.errors import InvalidInput
+from kgqa.core.errors import InvalidInput
 from kgqa.loaders.wikidata5m import (LoadOptions, find_files, load_wikidata5m, parse_catalogue_line,
                                      parse_text_line, parse_triple_line)
 
@@ -22,10 +22,10 @@ QID = re.compile(r"^Q[1-9][0-9]*$")
 
 
 class RecordingGraph:
-    """Stand-in for kgqa.graph.Graph that records writes and answers reads with nothing."""
+    """Stand-in for kgqa.core.graph.Graph that records writes and answers reads with nothing."""
 
     def __init__(self, data_dir: Path, checkpoint: dict | None = None, fact_exists: bool = False):
-        from kgqa.config import Settings
+        from kgqa.core.config import Settings
 
         self.settings = Settings(data_dir=data_dir)
         self.writes: list[tuple[str, str | None, dict]] = []

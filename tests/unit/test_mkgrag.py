@@ -1,4 +1,4 @@
-"""mKG-RAG online logic without services (kgqa.engine.mkgrag, Section 3.2): Kg over entities and
+"""mKG-RAG online logic without services (kgqa.methods.mkgrag.algorithm, Section 3.2): Kg over entities and
 relations together, the thresholded l-hop expansion (Eq. 3), the token budget, the chunks-only
 ablation, the answer fallback. The graph and models are fakes that return canned rows; the real
 Neo4j and models are exercised in tests/integration/test_mkgrag.py."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from kgqa.engine.mkgrag import MKGRAG, MKGRAGOptions
-from kgqa.errors import BadModelReply
+from kgqa.methods.mkgrag.algorithm import MKGRAG, MKGRAGOptions
+from kgqa.core.errors import BadModelReply
 
 
 def n4j(cos: float) -> float:
@@ -169,8 +169,8 @@ def test_options_are_validated_and_ablations_are_boolean_options():
 
 
 def test_document_and_evidence_recall_metrics():
-    from kgqa.evaluate import EvalQuestion, document_recall, evidence_recall
-    from kgqa.result import Answer
+    from kgqa.app.evaluate import EvalQuestion, document_recall, evidence_recall
+    from kgqa.core.result import Answer
 
     q = EvalQuestion(id="d1", question="q?", answer="a", support={"document": "falcon_9", "section": "History"})
     ans = Answer(question="q?", answer="a", method="mkgrag", details={

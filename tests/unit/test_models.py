@@ -14,7 +14,7 @@ import threading
 import pytest
 from pydantic import BaseModel, Field
 
-from kgqa.errors import BadModelReply, InvalidInput, ModelUnavailable
+from kgqa.core.errors import BadModelReply, InvalidInput, ModelUnavailable
 from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.structured import parse, with_retries
 
@@ -169,7 +169,7 @@ def test_replay_cache_round_trip_and_damaged_entry_is_a_miss(tmp_path):
 
 # -- grounder's textual part ---------------------------------------------------
 def test_grounder_generate_json_replaces_the_image_by_what_it_recognised(tmp_path):
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.models.grounder import ReferenceImageGrounder
 
     chat = QueueChat(['{"sketch": ["located in"], "depth": 1}', '{"sketch": ["x"], "depth": 1}'])
@@ -186,7 +186,7 @@ def test_grounder_generate_json_replaces_the_image_by_what_it_recognised(tmp_pat
 
 
 def test_grounder_without_reference_images_declines(tmp_path, png_image):
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.models.grounder import ReferenceImageGrounder
 
     g = ReferenceImageGrounder(Settings(data_dir=tmp_path), references=[])
@@ -200,7 +200,7 @@ def test_grounder_without_reference_images_declines(tmp_path, png_image):
 def png_image(tmp_path):
     from PIL import Image
 
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
 
     p = tmp_path / "q.png"
     Image.new("RGB", (40, 30), (0, 128, 255)).save(p)
@@ -209,7 +209,7 @@ def png_image(tmp_path):
 
 # -- bad input -----------------------------------------------------------------
 def test_bad_image_file_is_one_line_invalid_input(tmp_path):
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
 
     bad = tmp_path / "photo.jpg"
     bad.write_bytes(b"\xff\xd8\xff\xe0 this is not really a jpeg")
@@ -221,7 +221,7 @@ def test_bad_image_file_is_one_line_invalid_input(tmp_path):
 def test_grounder_rejects_undecodable_image_bytes_with_invalid_input(tmp_path, png_image):
     from dataclasses import replace
 
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.models.grounder import Reference, ReferenceImageGrounder
 
     ref = Reference("Q1", "one", "0" * 64, png_image.path)
@@ -234,7 +234,7 @@ def test_grounder_rejects_undecodable_image_bytes_with_invalid_input(tmp_path, p
 
 # -- laziness ------------------------------------------------------------------
 def test_build_models_loads_nothing(tmp_path):
-    code = ("import sys; from kgqa.config import Settings; from kgqa.models import build_models; "
+    code = ("import sys; from kgqa.core.config import Settings; from kgqa.models import build_models; "
             f"m = build_models(Settings(data_dir={str(tmp_path)!r})); "
             "heavy = [x for x in ('torch', 'transformers', 'sentence_transformers', 'outlines', 'openai') "
             "if x in sys.modules]; "
@@ -246,7 +246,7 @@ def test_build_models_loads_nothing(tmp_path):
 
 
 def test_build_models_picks_the_openai_backends_from_settings(tmp_path):
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.models import build_models
 
     m = build_models(Settings(data_dir=tmp_path, chat_backend="vllm", vision_backend="openai",
@@ -262,7 +262,7 @@ def test_build_models_picks_the_openai_backends_from_settings(tmp_path):
 
 
 def test_grounder_leaves_out_an_unreadable_reference_image(tmp_path, png_image):
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.models.grounder import Reference, ReferenceImageGrounder
 
     refs = [Reference("Q1", "gone", "1" * 64, tmp_path / "missing.jpg"),
@@ -275,7 +275,7 @@ def test_grounder_leaves_out_an_unreadable_reference_image(tmp_path, png_image):
 def test_decoding_schema_keeps_placeholders_out_of_free_text():
     import re
 
-    from kgqa.models.local_chat import MAX_BOUNDED_LENGTH, decoding_schema
+    from kgqa.models.structured import MAX_BOUNDED_LENGTH, decoding_schema
 
     class Reply(BaseModel):
         head: str = Field(..., min_length=1, max_length=20)
@@ -296,7 +296,7 @@ def test_decoding_schema_keeps_placeholders_out_of_free_text():
 
 
 def test_grounder_ranks_an_image_once(tmp_path, png_image):
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
     from kgqa.models.grounder import Reference, ReferenceImageGrounder
 
     g = ReferenceImageGrounder(Settings(data_dir=tmp_path), references=[

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pydantic import BaseModel, Field
 
-from kgqa.errors import BadModelReply, ModelUnavailable
+from kgqa.core.errors import BadModelReply, ModelUnavailable
 
 
 class Verdict(BaseModel):
@@ -171,7 +171,7 @@ def server():
 
 @pytest.fixture()
 def settings_for(tmp_path):
-    from kgqa.config import Settings
+    from kgqa.core.config import Settings
 
     def make(url: str, **kw):
         return Settings(data_dir=tmp_path, openai_base_url=url, openai_api_key="EMPTY", chat_model="served-model",
@@ -183,7 +183,7 @@ def settings_for(tmp_path):
 def png(tmp_path):
     from PIL import Image
 
-    from kgqa.images import load_image
+    from kgqa.core.images import load_image
 
     p = tmp_path / "red.png"
     Image.new("RGB", (32, 24), (200, 10, 10)).save(p)
@@ -323,7 +323,7 @@ def test_replay_cache_answers_without_the_server(server, settings_for, tmp_path)
 
 
 def test_doctor_rows_for_remote_roles(server, settings_for):
-    from kgqa.models.health import _chat_check, _softprompt_check, _vision_check
+    from kgqa.app.doctor_models import _chat_check, _softprompt_check, _vision_check
 
     s = settings_for(server.url, chat_backend="vllm", vision_backend="vllm", softprompt_backend="vllm")
     server.replies.append("Paris")

@@ -14,9 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
 
-from kgqa import serve
-from kgqa.config import Settings
-from kgqa.errors import GraphUnavailable, InvalidInput, ModelUnavailable
+from kgqa.app import serve
+from kgqa.core.config import Settings
+from kgqa.core.errors import GraphUnavailable, InvalidInput, ModelUnavailable
 
 
 def _png(w=64, h=48) -> bytes:
@@ -91,7 +91,7 @@ def test_not_json_and_wrong_media_type(app_with):
 
 def test_oversized_body_is_413_before_it_is_decoded(app_with, monkeypatch):
     decoded = []
-    monkeypatch.setattr("kgqa.images.load_image", lambda *a, **k: decoded.append(a))
+    monkeypatch.setattr("kgqa.core.images.load_image", lambda *a, **k: decoded.append(a))
     with app_with(_ok, max_upload_mb=0.5) as c:
         big = b"\x89PNG" + b"\0" * (700 * 1024)
         r = c.post("/ask", data={"question": "What is shown?"}, files={"image": ("big.png", big, "image/png")})

@@ -14,9 +14,9 @@ import re
 import numpy as np
 import pytest
 
-from kgqa.engine import vispath_prompts as P
-from kgqa.engine.vispath import cap_per_key
-from kgqa.errors import BadModelReply, InvalidInput
+from kgqa.methods.vispath import prompts as P
+from kgqa.methods.vispath.algorithm import cap_per_key
+from kgqa.core.errors import BadModelReply, InvalidInput
 from tests.conftest import make_vispath
 
 # --------------------------------------------------------------------------- fakes
@@ -71,7 +71,7 @@ class FakeGraph:
                     for i, n in self.entities.items()]
             return sorted(rows, key=lambda r: -r["score"])[: p["k"]]
         if name == "entity_label_search":          # the keyword index: one exact label key
-            from kgqa.kg import label_keys
+            from kgqa.core.kg import label_keys
 
             term = p["query"].strip('"')
             return [{"id": i, "name": n, "description": None} for i, n in self.entities.items()
@@ -208,7 +208,7 @@ def base_scripts(**over):
 
 
 def make(scripts=None, facts=FACTS, images=None, **opts):
-    from kgqa.engine.vispath import VisPathOptions
+    from kgqa.methods.vispath.algorithm import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph(ENTITIES, RELATIONS, facts, images=images, encoder=enc)
@@ -235,7 +235,7 @@ def test_two_hop_question_follows_architect_then_birthplace_and_stops_at_hop_two
 
 
 def _validation(compat, order=("Q9", "Q1", "Q2", "Q3", "Q4"), **opts):
-    from kgqa.engine.vispath import StartCandidate, VisPathRun
+    from kgqa.methods.vispath.algorithm import StartCandidate, VisPathRun
 
     vp, g, _ = make(**opts)
     g.compat_override = compat
@@ -262,7 +262,7 @@ def test_graph_aware_validation_threshold_grows_by_rank():
 
 
 def test_a_question_naming_its_entity_keeps_the_label_match_unless_another_label_match_fits_better():
-    from kgqa.engine.vispath import StartCandidate, VisPathRun
+    from kgqa.methods.vispath.algorithm import StartCandidate, VisPathRun
 
     def validate(labels, has_image=False, **opts):
         vp, g, _ = make(**opts)
@@ -316,7 +316,7 @@ def test_text_only_question_takes_the_topic_from_the_question_and_never_calls_vi
 
 
 def test_topic_mention_heuristic():
-    from kgqa.engine.vispath import topic_mention_heuristic
+    from kgqa.methods.vispath.algorithm import topic_mention_heuristic
 
     assert topic_mention_heuristic("Where was Le Corbusier born?") == "Le Corbusier"
     assert topic_mention_heuristic("Which city is twinned with La Chaux-de-Fonds?") == "La Chaux-de-Fonds"
@@ -326,7 +326,7 @@ def test_topic_mention_heuristic():
 
 
 def test_label_keys_ignore_case_punctuation_and_mark_a_dropped_qualifier():
-    from kgqa.kg import QUALIFIED, label_key, label_keys
+    from kgqa.core.kg import QUALIFIED, label_key, label_keys
 
     assert label_key("Notre-Dame de Paris") == label_key("notre dame  de PARIS!") == "notre dame de paris"
     assert label_key("Maria Skłodowska-Curie") == "maria skłodowska curie"
@@ -350,7 +350,7 @@ def test_given_entity_skips_grounding_and_unknown_entity_is_one_clear_error():
 def test_edges_per_frontier_entity_are_capped_at_M1():
     facts = FACTS + [("Q1", "P31", f"X{i}") for i in range(40)]
     ents = {**ENTITIES, **{f"X{i}": f"thing {i}" for i in range(40)}}
-    from kgqa.engine.vispath import VisPathOptions
+    from kgqa.methods.vispath.algorithm import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph(ents, RELATIONS, facts, encoder=enc)
@@ -372,7 +372,7 @@ def test_first_cut_and_exact_expansion_agree_on_a_small_graph():
 def test_paths_do_not_revisit_entities():
     facts = FACTS + [("Q2", "P84", "Q1")]                       # a cycle back to the start
     vp, _, _ = make(facts=facts)
-    from kgqa.engine.vispath import ReasoningPath
+    from kgqa.methods.vispath.algorithm import ReasoningPath
 
     p0 = ReasoningPath("Q1", ENTITIES["Q1"])
     p1 = vp.expand_frontier([p0], "architect", vp.embed(["architect"])[0], 1)
@@ -397,7 +397,7 @@ def test_intent_fallback_uses_question_and_sketch_step():
 # --------------------------------------------------------------------------- IV-C
 def test_chain_scores_follow_eq8_and_llm_selection_is_capped_at_M3_in_sigma_order():
     vp, _, _ = make(base_scripts(ChainSelection={"selected": [3, 1, 2, 99]}), M3=2)
-    from kgqa.engine.vispath import HopRecord, ReasoningPath, VisPathRun
+    from kgqa.methods.vispath.algorithm import HopRecord, ReasoningPath, VisPathRun
 
     p0 = ReasoningPath("Q1", ENTITIES["Q1"])
     cand = vp.expand_frontier([p0], "architect", vp.embed(["architect"])[0], 1)
@@ -483,7 +483,7 @@ def test_terminal_selection_prefers_predicted_depth_and_demotes_inconsistent_can
 
 
 def test_no_start_entity_answers_from_the_image_as_last_resort():
-    from kgqa.engine.vispath import VisPathOptions
+    from kgqa.methods.vispath.algorithm import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph({}, RELATIONS, [], encoder=enc)
@@ -514,8 +514,8 @@ def test_incomplete_kg_answer_reachable_another_way():
 @pytest.mark.parametrize("bad", [{"M1": 0}, {"M3": -1}, {"Dmax": 0}, {"Dmax": 9}, {"delta": -0.1},
                                  {"expansion": "fast"}, {"M1": "many"}])
 def test_bad_options_are_refused_with_the_option_named(bad):
-    from kgqa.engine.vispath import VisPath
-    from kgqa.method import parse_options
+    from kgqa.methods.vispath.algorithm import VisPath
+    from kgqa.core.method import parse_options
 
     with pytest.raises(InvalidInput, match=f"vispath option {list(bad)[0]}=") as e:
         parse_options(VisPath, bad)
@@ -523,8 +523,8 @@ def test_bad_options_are_refused_with_the_option_named(bad):
 
 
 def test_options_from_the_command_line_are_converted_and_unknown_keys_listed():
-    from kgqa.engine.vispath import VisPath
-    from kgqa.method import parse_kv, parse_options
+    from kgqa.methods.vispath.algorithm import VisPath
+    from kgqa.core.method import parse_kv, parse_options
 
     opts = parse_options(VisPath, parse_kv(["M1=12", "no_visual_intent=true", "expansion=exact"]))
     assert (opts.M1, opts.no_visual_intent, opts.expansion) == (12, True, "exact")
@@ -555,8 +555,8 @@ def test_every_prompt_asks_for_json_of_its_schema():
 
 
 def test_pipeline_refuses_unknown_method_and_options():
-    from kgqa.config import Settings
-    from kgqa.pipeline import Pipeline
+    from kgqa.core.config import Settings
+    from kgqa.app.pipeline import Pipeline
 
     with pytest.raises(InvalidInput, match="unknown"):
         Pipeline(Settings(), method="nope")
@@ -567,7 +567,7 @@ def test_pipeline_refuses_unknown_method_and_options():
 
 
 def test_browser_cypher_is_one_line_with_the_id_written_in():
-    from kgqa.trace import browser_cypher
+    from kgqa.core.trace import browser_cypher
 
     line = browser_cypher("0123456789abcdef")
     assert "\n" not in line and "'0123456789abcdef'" in line and "$id" not in line
@@ -601,7 +601,7 @@ class ChoosingModel(ScriptedModel):
 
 
 def test_free_text_final_answer_off_the_paths_falls_back_to_a_retained_endpoint():
-    from kgqa.engine.vispath import VisPathOptions
+    from kgqa.methods.vispath.algorithm import VisPathOptions
 
     s = base_scripts(FinalAnswer={"answer": "Sounds like a reasonable answer!"},
                      Answerability=[{"answerable": False, "answer": ""}, {"answerable": True, "answer": "his home town"}],
@@ -637,7 +637,7 @@ def test_copied_sketch_example_is_refused_and_depth_preference_dropped():
 
 def test_terminal_selection_ranks_each_endpoint_by_its_best_path():
     """An endpoint first met on a 1-hop path still wins when a D̂-long path reaches it with a higher σ."""
-    from kgqa.engine.vispath import Edge, HopRecord, ReasoningPath, StartCandidate, VisPathRun
+    from kgqa.methods.vispath.algorithm import Edge, HopRecord, ReasoningPath, StartCandidate, VisPathRun
 
     vp, _, _ = make()
     start = ReasoningPath("Q1", ENTITIES["Q1"])
@@ -679,7 +679,7 @@ class LikelihoodModel(ScriptedModel):
 
 
 def test_likelihood_selection_ranks_candidates_and_examines_chains_by_option_scores():
-    from kgqa.engine.vispath import VisPathOptions
+    from kgqa.methods.vispath.algorithm import VisPathOptions
 
     # the JSON selections would pick the look-alike and chain 1 only; likelihood must not use them
     s = base_scripts(CandidateRanking={"ranked": ["Government Museum"]}, ChainSelection={"selected": [1]})
@@ -700,11 +700,11 @@ def test_likelihood_selection_ranks_candidates_and_examines_chains_by_option_sco
 
 
 def test_selection_option_is_validated():
-    from kgqa.engine.vispath import VisPathOptions
-    from kgqa.errors import InvalidInput
+    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.core.errors import InvalidInput
 
-    from kgqa.engine.vispath import VisPath
-    from kgqa.method import parse_options
+    from kgqa.methods.vispath.algorithm import VisPath
+    from kgqa.core.method import parse_options
 
     with pytest.raises(InvalidInput, match="selection"):
         parse_options(VisPath, {"selection": "vote"})

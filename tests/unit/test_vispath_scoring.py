@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgqa.engine.vispath import (ReasoningPath, VisPathOptions, cap_per_key, edge_scores, first_cut_relation_scores,
+from kgqa.methods.vispath.algorithm import (ReasoningPath, VisPathOptions, cap_per_key, edge_scores, first_cut_relation_scores,
                                  greedy_relation_matches, question_phrases)
-from kgqa.errors import InvalidInput
+from kgqa.core.errors import InvalidInput
 from tests.conftest import make_vispath
 from tests.unit.test_vispath import BagOfWordsEncoder, FakeGraph, ScriptedModel
 
@@ -164,8 +164,8 @@ def test_chain_relation_weight_scores_the_relation_chain_not_the_entity_names():
                                  {"intent_fallback": "sketch"}, {"sketch_min_cos": 2},
                                  {"M1_per_relation": -1}])
 def test_bad_scoring_options_are_refused_with_the_option_named(bad):
-    from kgqa.engine.vispath import VisPath
-    from kgqa.method import parse_options
+    from kgqa.methods.vispath.algorithm import VisPath
+    from kgqa.core.method import parse_options
 
     with pytest.raises(InvalidInput) as e:
         parse_options(VisPath, {k: str(v) for k, v in bad.items()})
@@ -202,14 +202,14 @@ def test_edge_cap_per_relation_lets_another_relation_past_a_hubs_many_edges_of_o
 
 # --------------------------------------------------------------------------- the non-LLM sketch: D̂ and σ
 def words(question, idx):
-    from kgqa.engine.vispath import question_tokens
+    from kgqa.methods.vispath.algorithm import question_tokens
 
     toks = question_tokens(question)
     return {toks[i].lower() for i in idx}
 
 
 def test_mentions_of_entities_and_of_the_image_are_not_relation_phrases():
-    from kgqa.engine.vispath import mention_tokens
+    from kgqa.methods.vispath.algorithm import mention_tokens
 
     q = "In which city was the astronaut in this photo born?"
     ex, typ = mention_tokens(q, has_image=True)
@@ -267,7 +267,7 @@ def test_depth_fallback_sketch_takes_the_depth_from_the_named_relations():
 
 
 def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
-    from kgqa.engine.vispath import Edge
+    from kgqa.methods.vispath.algorithm import Edge
 
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, chain_score="sketch")
     g.aliases = {"P19": ["born"]}
@@ -282,7 +282,7 @@ def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
 
 
 def test_reverse_reading_breaks_alignment_ties_toward_the_last_hop_named_first():
-    from kgqa.engine.vispath import Edge
+    from kgqa.methods.vispath.algorithm import Edge
 
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, chain_score="sketch")
     g.aliases = {"P19": ["born"]}
@@ -304,7 +304,7 @@ def test_reverse_reading_breaks_alignment_ties_toward_the_last_hop_named_first()
 
 
 def test_a_noun_that_types_a_named_entity_is_an_optional_hop():
-    from kgqa.engine.vispath import mention_tokens
+    from kgqa.methods.vispath.algorithm import mention_tokens
 
     q = "Who wrote the novel Notre-Dame de Paris?"
     ex, typ = mention_tokens(q, has_image=False)
@@ -321,7 +321,7 @@ def test_a_noun_that_types_a_named_entity_is_an_optional_hop():
     ("What is the capital of the country of Berlin?", set()),            # "of": a relation, not a type
 ])
 def test_a_noun_heading_a_reduced_relative_clause_types_an_entity_on_the_way(question, typed):
-    from kgqa.engine.vispath import type_nouns
+    from kgqa.methods.vispath.algorithm import type_nouns
 
     answer, along = type_nouns(question, has_image=False)
     assert set(along) == typed
@@ -330,8 +330,8 @@ def test_a_noun_heading_a_reduced_relative_clause_types_an_entity_on_the_way(que
 def test_llm_steps_auto_asks_every_step_of_a_served_llm_and_the_measured_set_of_the_bundled_one():
     from types import SimpleNamespace
 
-    from kgqa.config import Settings
-    from kgqa.engine.vispath import CPU_LLM_STEPS, resolve_llm_steps
+    from kgqa.core.config import Settings
+    from kgqa.methods.vispath.algorithm import CPU_LLM_STEPS, resolve_llm_steps
     from kgqa.models.local_chat import LocalChat
     from kgqa.models.openai_backend import OpenAIChat
 
@@ -347,7 +347,7 @@ def test_llm_steps_auto_asks_every_step_of_a_served_llm_and_the_measured_set_of_
 
 
 def test_type_nouns_split_the_answer_type_from_types_on_the_way():
-    from kgqa.engine.vispath import type_nouns
+    from kgqa.methods.vispath.algorithm import type_nouns
 
     assert type_nouns("In which city was the astronaut in this photo born?", True) == (["city"], [])
     assert type_nouns("What is the capital of the state where the astronaut in this photo was born?", True) == (
@@ -374,7 +374,7 @@ def test_answer_typing_prefers_paths_whose_entities_have_the_named_types(questio
 
 
 def test_description_words_imply_a_few_types_and_do_not_stem():
-    from kgqa.engine.vispath import description_words
+    from kgqa.methods.vispath.algorithm import description_words
 
     assert "city" in description_words("Rome, capital of Italy.")           # a capital is a city
     assert "town" in description_words("Colmar, commune in Alsace, France.")

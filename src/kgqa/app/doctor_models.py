@@ -1,0 +1,184 @@
+"""``kgqa doctor``'s model rows: per role its backend, model, whether it loads or
+answers, and a one-call smoke test with its latency.
+
+Called by ``kgqa.app.doctor.model_checks``. With ``smoke=False`` nothing is loaded
+or contacted; the rows only say what is configured.
+"""
+
+from __future__ import annotations
+
+import time
+
+from kgqa.core.config import Settings
+from kgqa.app.checks import Check
+from kgqa.core.errors import KgqaError
+
+SMOKE_PROMPT = "What is the capital of France? Answer with one word."
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def _short(s: str, n: int = 40) -> str:
+    s = " ".join(str(s).split())
+    return repr(s if len(s) <= n else s[: n - 1] + "…")
+
+
+def _encoder_check(settings: Settings, smoke: bool) -> Check:
+    from kgqa.models.encoder import encoder_for
+
+    try:
+        enc = encoder_for(settings)
+        head = f"local · {enc.name} · {enc.backend} · {settings.device} · threads {settings.torch_threads}"
+        if not smoke:
+            return Check("model: encoder", True, head + " · not loaded (--no-models smoke)")
+        _, load_s = _timed(lambda: enc.model)
+        vec, s = _timed(lambda: enc.encode(["Eiffel Tower"]))
+        return Check("model: encoder", vec.shape == (1, enc.dim),
+                     f"{head} · loaded in {load_s:.1f} s · smoke: 1 string → {vec.shape[1]}-d in {1000 * s:.0f} ms")
+    except KgqaError as e:
+        return Check("model: encoder", False, str(e))
+
+
+def _chat_check(settings: Settings, smoke: bool, meter) -> Check:
+    name = "model: chat"
+    try:
+        if settings.chat_backend == "none":
+            from kgqa.models.null_chat import GRAPH_ONLY
+
+            return Check(name, True, GRAPH_ONLY)
+        if settings.chat_backend == "local":
+            from kgqa.models.gguf import hf_folder, locate_gguf
+            from kgqa.models.local_chat import LocalChat
+
+            chat = LocalChat(settings, meter=meter)
+            head = f"local · {chat.name} ({locate_gguf(settings).name}) · torch threads {settings.torch_threads}"
+            if not smoke:
+                return Check(name, True, head)
+            converted = (hf_folder(settings) / "config.json").exists()
+            _, load_s = _timed(lambda: chat.model)
+            how = "loaded" if converted else "converted from GGUF and loaded"
+            reply, s = _timed(lambda: chat.generate(SMOKE_PROMPT, max_tokens=8))
+            return Check(name, bool(reply.strip()),
+                         f"{head} · {how} in {load_s:.1f} s · smoke: {_short(reply)} in {s:.2f} s")
+        from kgqa.models.openai_backend import OpenAIChat
+
+        chat = OpenAIChat(settings, meter=meter)
+        head = f"{settings.chat_backend} · {chat.name} @ {chat.base_url}"
+        if not smoke:
+            return Check(name, True, head)
+        served, ping_s = _timed(chat.ping)
+        if chat.name not in served:
+            return Check(name, False, f"{head} · reachable, but serves {', '.join(served) or 'nothing'}")
+        reply, s = _timed(lambda: chat.generate(SMOKE_PROMPT, max_tokens=8))
+        return Check(name, bool(reply.strip()),
+                     f"{head} · reachable in {1000 * ping_s:.0f} ms · smoke: {_short(reply)} in {s:.2f} s")
+    except KgqaError as e:
+        return Check(name, False, str(e))
+
+
+def _vision_check(settings: Settings, smoke: bool, meter) -> Check:
+    name = "model: vision"
+    try:
+        if settings.vision_backend == "local":
+            return _grounder_check(settings, smoke, meter)
+        from kgqa.models.openai_backend import OpenAIVision
+
+        vis = OpenAIVision(settings, meter=meter)
+        head = f"{settings.vision_backend} · {vis.name} @ {vis.base_url}"
+        if not smoke:
+            return Check(name, True, head)
+        served, ping_s = _timed(vis.ping)
+        if vis.name not in served:
+            return Check(name, False, f"{head} · reachable, but serves {', '.join(served) or 'nothing'}")
+        reply, s = _timed(lambda: vis.recognize(_red_square(settings), "shape"))
+        return Check(name, bool(reply.strip()), f"{head} · reachable in {1000 * ping_s:.0f} ms · smoke "
+                                                f"(red square): {_short(reply)} in {s:.2f} s")
+    except KgqaError as e:
+        return Check(name, False, str(e))
+
+
+def _red_square(settings: Settings):
+    from PIL import Image
+
+    from kgqa.core.images import load_image
+
+    p = settings.models_dir / "doctor-red-square.png"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if not p.exists():
+        Image.new("RGB", (64, 64), (220, 20, 20)).save(p)
+    return load_image(p)
+
+
+def _grounder_check(settings: Settings, smoke: bool, meter) -> Check:
+    """The grounder needs entity images in the graph; smoke: one reference image finds itself."""
+    from kgqa.core.graph import Graph
+    from kgqa.core.images import load_image
+    from kgqa.models.grounder import ReferenceImageGrounder
+
+    name = "model: vision"
+    head = "local · reference-image grounder (stand-in, not a VLM)"
+    if not smoke:
+        return Check(name, True, head, required=False)
+    with Graph(settings) as g:
+        try:
+            refs = ReferenceImageGrounder(settings, graph=g, meter=meter).references
+        except KgqaError as e:
+            return Check(name, False, f"{head} · {e}", required=False)
+    if not refs:
+        return Check(name, False, f"{head} · the graph has no entity images: questions with an image "
+                                  "fall back to the referring expression", required=False)
+    readable = [r for r in refs[:50] if r.path.is_file()]
+    if not readable:
+        return Check(name, False, f"{head} · {len(refs):,} entity images, none of the first 50 files "
+                                  f"readable (e.g. {refs[0].path})", required=False)
+    sample = readable[:8]
+    grounder = ReferenceImageGrounder(settings, meter=meter, references=sample)
+    probe = sample[0]
+    ranked, s = _timed(lambda: grounder.rank(load_image(probe.path), 1))
+    ok = bool(ranked) and ranked[0][0] == probe.entity_id
+    return Check(name, ok, f"{head} · {len(refs):,} entity images · smoke: {probe.name} image → "
+                           f"{ranked[0][0] if ranked else 'nothing'} (score {ranked[0][1]:.2f}) among "
+                           f"{len(sample)} in {s:.2f} s", required=False)
+
+
+def _softprompt_check(settings: Settings, smoke: bool, meter) -> Check:
+    name = "model: softprompt"
+    try:
+        if settings.softprompt_backend == "local":
+            import torch
+
+            from kgqa.models.softprompt_local import LocalSoftPrompt
+
+            sp = LocalSoftPrompt(settings, meter=meter)
+            head = f"local · {sp.name} with inputs_embeds"
+            if not smoke:
+                return Check(name, True, head, required=False)
+            soft = torch.randn(1, sp.hidden_size) * 0.02
+            reply, s = _timed(lambda: sp.generate(soft, SMOKE_PROMPT, max_tokens=4))
+            return Check(name, True, f"{head} · hidden size {sp.hidden_size} · smoke (1 soft vector): "
+                                     f"{_short(reply)} in {s:.2f} s", required=False)
+        from kgqa.models.openai_backend import OpenAISoftPrompt
+
+        probe = OpenAISoftPrompt(settings, meter=meter)
+        head = f"{settings.softprompt_backend} · {probe.name} @ {probe.base_url} (needs --enable-prompt-embeds)"
+        if not smoke:
+            return Check(name, True, head, required=False)
+        served, ping_s = _timed(probe.ping)
+        ok = probe.name in served
+        return Check(name, ok, f"{head} · reachable in {1000 * ping_s:.0f} ms"
+                               + ("" if ok else f", but serves {', '.join(served) or 'nothing'}"), required=False)
+    except KgqaError as e:
+        return Check(name, False, str(e), required=False)
+
+
+def role_checks(settings: Settings, smoke: bool = True) -> list[Check]:
+    """One row per model role for ``kgqa doctor``."""
+    from kgqa.models.accounting import Meter
+
+    meter = Meter()
+    return [_encoder_check(settings, smoke), _chat_check(settings, smoke, meter),
+            _vision_check(settings, smoke, meter), _softprompt_check(settings, smoke, meter)]

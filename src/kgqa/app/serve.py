@@ -1,0 +1,457 @@
+"""``kgqa serve``: the HTTP API over the same pipeline as ``kgqa ask`` (FastAPI + uvicorn).
+
+    kgqa serve [--host 127.0.0.1] [--port 8765] [--workers N] [--queue 32] [--timeout 600]
+               [--max-upload-mb 10] [--replay-cache DIR]
+
+    POST /ask          JSON {question, method?, options?, ablations?, entity_id?}, or multipart/form-data
+                       with the same fields (options as a JSON object) and an ``image`` file;
+                       returns the Answer JSON of ``kgqa ask --json`` (trace_id, browser_cypher)
+    GET  /traces/{id}  a stored trace, as ``kgqa trace show ID --json``
+    GET  /health       Neo4j (as ``kgqa doctor``), the model roles, the queue
+    GET  /methods      as ``kgqa methods --json``
+    GET  /openapi.json the OpenAPI document (``/docs`` renders it)
+
+Each worker process builds the graph driver, the models and the shared KG access once, at
+startup, and answers one question at a time in one inference thread (the local models are
+CPU-bound and not all thread-safe; more throughput = more ``--workers``, each with its own
+models). Requests wait in a bounded queue; when ``--queue`` questions are already queued or
+running, a new one gets 503 with ``Retry-After`` at once, never a hung socket. A question
+that has not finished after ``--timeout`` seconds gets 504 (its computation still holds its
+queue slot until it ends: a Python thread cannot be killed, and the queue must not lie).
+
+Limits are checked before anything is decoded: the body's size (``Content-Length``, then
+counted while reading: 413), the question's length (the pipeline's limit: 400), the method's
+options (400), the image's size and pixel count from its header (``kgqa.core.images.load_image``:
+400). Reasoning reads run in read transactions (``Graph.read``); the trace is the only write.
+
+With ``KGQA_API_TOKEN`` set every request must carry ``Authorization: Bearer <token>``
+(else 401). Errors are the CLI's one-line messages in a JSON body with a stable code:
+``{"code": "bad_input", "message": "..."}`` — 400 bad_input, 401 unauthorized, 404 not_found,
+413 too_large, 415 unsupported_media_type, 503 graph_unavailable / model_unavailable /
+queue_full, 504 timeout, 500 trace / internal. Never a stack trace (the server log has it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import os
+import secrets
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from kgqa.core.errors import (MESSAGE_LIMIT, BadModelReply, GraphUnavailable, InvalidInput, KgqaError,
+                         ModelUnavailable, cap)
+
+log = logging.getLogger("kgqa.app.serve")
+
+#: Room for the form fields of a multipart request beside the image itself.
+FORM_OVERHEAD_BYTES = 64 * 1024
+
+
+class AskRequest(BaseModel):
+    """The body of ``POST /ask`` (JSON), or the fields of its multipart form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(..., description="the question (at most 2,000 characters)")
+    method: str = Field("vispath", description="the method (GET /methods lists them)")
+    options: dict[str, Any] = Field(default_factory=dict, description="the method's options, as `-o KEY=VALUE`")
+    ablations: list[str] = Field(default_factory=list, description="the method's ablations to switch on")
+    entity_id: str | None = Field(None, description="start entity id (skips grounding), e.g. Q90")
+
+
+class ServeError(Exception):
+    """An HTTP error with a stable code and one line (``KgqaError``s are mapped by ``error_status``)."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.code, self.headers = status, code, headers or {}
+
+
+def error_status(e: KgqaError) -> tuple[int, str]:
+    """HTTP status and stable code of a kgqa error (the CLI's exit codes, as HTTP)."""
+    from kgqa.core.trace import TraceError
+
+    if isinstance(e, InvalidInput):
+        return 400, "bad_input"
+    if isinstance(e, GraphUnavailable):
+        return 503, "graph_unavailable"
+    if isinstance(e, (ModelUnavailable, BadModelReply)):
+        return 503, "model_unavailable"
+    if isinstance(e, TraceError):
+        return 500, "trace"
+    return 500, "error"
+
+
+def _error(status: int, code: str, message: str, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse({"code": code, "message": cap(" ".join(str(message).split()), MESSAGE_LIMIT)},
+                        status_code=status, headers=headers)
+
+
+def methods_json() -> list[dict]:
+    """What ``kgqa methods --json`` prints."""
+    from kgqa.core.method import describe_options
+    from kgqa.methods.registry import method_classes
+
+    return [{"name": c.name, "title": c.title, "arxiv": c.arxiv, "ablations": list(c.ablations),
+             "options": [{"name": n, "default": d, "description": t} for n, d, t in describe_options(c)]}
+            for c in method_classes().values()]
+
+
+# --------------------------------------------------------------------------- the service
+class Service:
+    """One worker's graph, models, KG cache, inference thread and bounded queue."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.queue_size = int(settings.serve_queue)
+        self.timeout_s = float(settings.serve_timeout_s)
+        self.max_upload = int(settings.serve_max_upload_mb * 1024 * 1024)
+        self.graph = self.models = self.kg = None
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgqa-ask")
+        self._lock = threading.Lock()
+        self.inflight = 0          # queued + running
+        self.answered = 0
+        self.seconds = 0.0         # total inference seconds of the answered questions
+        self.rejected = 0          # 503 queue_full
+        self.uploads = Path(settings.data_dir) / "serve" / "uploads"
+
+    def start(self) -> None:
+        from kgqa.core.graph import Graph
+        from kgqa.core.kg import KG
+        from kgqa.models import build_models
+
+        self.graph = Graph(self.settings)
+        self.graph.verify()
+        self.models = build_models(self.settings, self.graph)
+        self.kg = KG(self.graph, self.models.encoder)
+        self.kg.embed(["warm-up"])  # the encoder loads now, not in the first request
+        self.uploads.mkdir(parents=True, exist_ok=True)
+
+    def stop(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        if self.graph is not None:
+            self.graph.close()
+
+    # -- admission ------------------------------------------------------------
+    def admit(self) -> None:
+        with self._lock:
+            if self.inflight >= self.queue_size:
+                self.rejected += 1
+                avg = self.seconds / self.answered if self.answered else 10.0
+                retry = max(1, min(600, math.ceil(avg * self.inflight)))
+                raise ServeError(503, "queue_full", f"{self.inflight} questions are queued or running "
+                                 f"(queue {self.queue_size}); retry in about {retry} s",
+                                 headers={"Retry-After": str(retry)})
+            self.inflight += 1
+
+    def release(self, seconds: float | None) -> None:
+        with self._lock:
+            self.inflight -= 1
+            if seconds is not None:
+                self.answered += 1
+                self.seconds += seconds
+
+    # -- one question (in the inference thread) -------------------------------
+    def answer(self, req: AskRequest, image: Path | None) -> dict:
+        from kgqa.app.pipeline import Pipeline
+
+        pipe = Pipeline(self.settings, req.method, graph=self.graph, models=self.models, kg=self.kg,
+                        options=req.options, ablations=req.ablations)
+        ans = pipe.answer(req.question, image=image, entity_id=req.entity_id)
+        return json.loads(json.dumps(ans.as_dict(), ensure_ascii=False, default=str))
+
+    def stats(self) -> dict:
+        with self._lock:
+            return {"queued_or_running": self.inflight, "queue": self.queue_size, "answered": self.answered,
+                    "rejected_queue_full": self.rejected, "timeout_s": self.timeout_s,
+                    "mean_s": round(self.seconds / self.answered, 3) if self.answered else None}
+
+
+# --------------------------------------------------------------------------- request parsing
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 as soon as it is known to exceed ``limit`` bytes (before decoding)."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            n = int(declared)
+        except ValueError:
+            raise ServeError(400, "bad_input", f"Content-Length {cap(declared, 40)!r} is not a number") from None
+        if n > limit:
+            raise ServeError(413, "too_large", f"request body is {n:,} bytes, over the {limit:,}-byte limit "
+                             "(KGQA_SERVE_MAX_UPLOAD_MB / --max-upload-mb)")
+    chunks, total = [], 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limit:
+            raise ServeError(413, "too_large", f"request body is over the {limit:,}-byte limit "
+                             "(KGQA_SERVE_MAX_UPLOAD_MB / --max-upload-mb)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _validation_line(e: ValidationError, where: str) -> str:
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ())) or where
+    return f"{where} field {loc}: {err.get('msg', 'invalid')}"
+
+
+async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, bytes | None]:
+    ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+    if ctype not in ("application/json", "multipart/form-data", ""):
+        raise ServeError(415, "unsupported_media_type",
+                         f"Content-Type {cap(ctype, 60)!r}: send application/json or multipart/form-data")
+    body = await read_body(request, service.max_upload + FORM_OVERHEAD_BYTES)
+    image: bytes | None = None
+    if ctype == "multipart/form-data":
+        from starlette.datastructures import UploadFile
+
+        request._body = body  # Starlette parses the form from the body already read (and capped)
+        try:
+            form = await request.form(max_files=1, max_fields=16)
+        except Exception as e:  # malformed multipart: python-multipart's errors vary
+            raise ServeError(400, "bad_input", f"multipart body cannot be parsed: {cap(e, 200)}") from None
+        fields: dict[str, Any] = {}
+        for key, value in form.multi_items():
+            if isinstance(value, UploadFile):
+                if key != "image":
+                    raise ServeError(400, "bad_input", f"form file field {cap(key, 40)!r}: only 'image' is a file")
+                image = await value.read()
+                if len(image) > service.max_upload:
+                    raise ServeError(413, "too_large", f"image is {len(image):,} bytes, over the "
+                                     f"{service.max_upload:,}-byte limit")
+            elif key == "options":
+                try:
+                    fields["options"] = json.loads(value) if value.strip() else {}
+                except json.JSONDecodeError as e:
+                    raise ServeError(400, "bad_input", f"form field options: not a JSON object ({e.msg})") from None
+            elif key == "ablations":
+                fields["ablations"] = [a.strip() for a in value.split(",") if a.strip()]
+            else:
+                fields[key] = value
+        data: Any = fields
+        where = "form"
+    else:
+        try:
+            data = json.loads(body) if body.strip() else None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ServeError(400, "bad_input", f"request body is not valid JSON ({getattr(e, 'msg', e)})") from None
+        if not isinstance(data, dict):
+            raise ServeError(400, "bad_input", "request body must be a JSON object {question, method?, options?, "
+                                               "ablations?, entity_id?}")
+        where = "body"
+    try:
+        req = AskRequest.model_validate(data)
+    except ValidationError as e:
+        raise ServeError(400, "bad_input", _validation_line(e, where)) from None
+    return req, image
+
+
+def check_request(req: AskRequest) -> None:
+    """Everything checkable without the graph, before the question is queued (400 on the first problem)."""
+    from kgqa.app.pipeline import check_question, method_options
+    from kgqa.methods.registry import get_method
+
+    check_question(req.question)
+    method_options(get_method(req.method), req.options, req.ablations)
+
+
+def save_upload(service: Service, data: bytes) -> Path:
+    """The uploaded image as a file the pipeline can read, validated (size, pixels, format) from its header."""
+    from kgqa.core.images import load_image
+
+    fd, name = tempfile.mkstemp(prefix="upload-", suffix=".img", dir=service.uploads)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    path = Path(name)
+    try:
+        load_image(path, max_bytes=service.max_upload)
+    except InvalidInput as e:
+        path.unlink(missing_ok=True)
+        raise InvalidInput("image upload: " + str(e).removeprefix(f"{path}: ")) from None
+    return path
+
+
+# --------------------------------------------------------------------------- the app
+def create_app(settings=None) -> FastAPI:
+    """The FastAPI app (uvicorn calls this in each worker: ``kgqa.app.serve:create_app``, factory)."""
+    import kgqa
+    from kgqa.core.config import Settings
+
+    settings = settings or Settings()
+    service = Service(settings)
+    token = settings.api_token or None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        await asyncio.to_thread(service.start)
+        try:
+            yield
+        finally:
+            service.stop()
+
+    app = FastAPI(title="kgqa", version=getattr(kgqa, "__version__", "0"), lifespan=lifespan,
+                  description="Multimodal knowledge-graph question answering over Neo4j: the API of `kgqa serve`. "
+                              "Answers carry a trace id and the Cypher line that draws their evidence in "
+                              "Neo4j Browser.")
+    app.state.service = service
+
+    @app.middleware("http")
+    async def bearer_token(request: Request, call_next):
+        if token is not None:
+            scheme, _, given = (request.headers.get("authorization") or "").partition(" ")
+            if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), token.encode()):
+                return _error(401, "unauthorized", "missing or wrong bearer token "
+                              "(send Authorization: Bearer <KGQA_API_TOKEN>)", {"WWW-Authenticate": "Bearer"})
+        try:
+            return await call_next(request)
+        except ServeError as e:
+            return _error(e.status, e.code, str(e), e.headers)
+
+    @app.exception_handler(ServeError)
+    async def on_serve_error(request: Request, e: ServeError):
+        return _error(e.status, e.code, str(e), e.headers)
+
+    @app.exception_handler(KgqaError)
+    async def on_kgqa_error(request: Request, e: KgqaError):
+        status, code = error_status(e)
+        return _error(status, code, str(e))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(request: Request, e: StarletteHTTPException):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(e.status_code, "http_error")
+        return _error(e.status_code, code, f"{request.method} {request.url.path}: {e.detail}")
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation_error(request: Request, e: RequestValidationError):
+        err = e.errors()[0] if e.errors() else {}
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        return _error(400, "bad_input", f"{loc or 'request'}: {err.get('msg', 'invalid')}")
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(request: Request, e: Exception):
+        log.exception("kgqa serve: unexpected error on %s %s", request.method, request.url.path)
+        return _error(500, "internal", f"internal error ({type(e).__name__}); the server log has the details")
+
+    ask_body = AskRequest.model_json_schema()
+    form_body = {"type": "object", "required": ["question"], "properties": {
+        **{k: {"type": "string", "description": v.get("description", "")}
+           for k, v in ask_body["properties"].items()},
+        "options": {"type": "string", "description": "the method's options as a JSON object"},
+        "ablations": {"type": "string", "description": "comma-separated ablations"},
+        "image": {"type": "string", "format": "binary", "description": "JPEG, PNG or WebP (size and pixel limits)"}}}
+    error_schema = {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}
+
+    def err(desc):
+        return {"description": desc, "content": {"application/json": {"schema": error_schema}}}
+
+    @app.post("/ask", summary="Answer a question (optionally about an image) and store its trace",
+              openapi_extra={"requestBody": {"required": True, "content": {
+                  "application/json": {"schema": ask_body},
+                  "multipart/form-data": {"schema": form_body}}}},
+              responses={200: {"description": "the Answer, as `kgqa ask --json` (trace_id, browser_cypher)"},
+                         400: err("bad input (question, options, entity id, image)"), 401: err("no or wrong token"),
+                         413: err("body or image over the size limit"),
+                         503: err("queue full (Retry-After), or Neo4j / a model unavailable"),
+                         504: err("not answered within the timeout")})
+    async def ask(request: Request):
+        req, image_bytes = await parse_ask(request, service)
+        check_request(req)
+        image = save_upload(service, image_bytes) if image_bytes is not None else None
+        try:
+            service.admit()
+        except ServeError:
+            if image is not None:
+                image.unlink(missing_ok=True)
+            raise
+        t0 = time.perf_counter()
+        fut = service.executor.submit(service.answer, req, image)
+
+        def done(f):
+            ok = not f.cancelled() and f.exception() is None
+            service.release(time.perf_counter() - t0 if ok else None)
+            if image is not None:
+                image.unlink(missing_ok=True)
+
+        fut.add_done_callback(done)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=service.timeout_s)
+        except asyncio.TimeoutError:
+            raise ServeError(504, "timeout", f"not answered within {service.timeout_s:g} s "
+                             "(KGQA_SERVE_TIMEOUT_S / --timeout)") from None
+
+    @app.get("/traces/{trace_id}", summary="A stored reasoning trace (kgqa trace show ID --json)",
+             responses={400: err("not a trace id"), 404: err("no such trace")})
+    async def trace(trace_id: str):
+        from kgqa.core.trace import check_trace_id, show_trace
+
+        check_trace_id(trace_id)
+        tr = await asyncio.to_thread(show_trace, service.graph, trace_id)
+        if tr is None:
+            raise ServeError(404, "not_found", f"trace {trace_id}: no such trace")
+        return json.loads(json.dumps(tr, ensure_ascii=False, default=str))
+
+    @app.get("/health", summary="Neo4j, the model roles and the queue (503 when Neo4j does not answer)")
+    async def health():
+        from kgqa.app.doctor import graph_checks
+        from kgqa.models import chat_setting
+
+        checks = [c.as_dict() for c in await asyncio.to_thread(graph_checks, settings)]
+        s = settings
+        roles = {"encoder": {"backend": "local", "model": s.encoder_model or "all-MiniLM-L6-v2", "device": s.device},
+                 "chat": {"backend": s.chat_backend, "setting": chat_setting(s)},
+                 "vision": {"backend": s.vision_backend,
+                            "model": "reference-image grounder (a stand-in, not a VLM)"
+                            if s.vision_backend == "local" else s.vision_model},
+                 "softprompt": {"backend": s.softprompt_backend}}
+        ok = all(c["ok"] for c in checks if c["required"])
+        body = {"ok": ok, "checks": checks, "models": roles, "queue": service.stats(),
+                "replay_cache": str(s.model_cache_dir) if s.model_cache_dir else None,
+                "auth": token is not None}
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.get("/methods", summary="The methods: paper, options (defaults), ablations (kgqa methods --json)")
+    async def methods():
+        return methods_json()
+
+    return app
+
+
+# --------------------------------------------------------------------------- runner
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def run(settings, host: str = "127.0.0.1", port: int = 8765, workers: int = 1, log_level: str = "info") -> None:
+    """Check Neo4j once (one line, exit 3, when it is not there), then serve with uvicorn.
+
+    The workers build their own Settings from the environment: the CLI's flags reach them as
+    the ``KGQA_SERVE_*`` / ``KGQA_MODEL_CACHE_DIR`` variables it sets before starting uvicorn."""
+    import uvicorn
+
+    from kgqa.core.graph import Graph
+
+    if not 1 <= int(port) <= 65535:
+        raise InvalidInput(f"--port {port}: must be 1-65535")
+    if int(workers) < 1:
+        raise InvalidInput(f"--workers {workers}: must be at least 1")
+    with Graph(settings) as g:
+        g.verify()
+    if host not in LOOPBACK and not settings.api_token:
+        log.warning("kgqa serve: binding to %s without KGQA_API_TOKEN: anyone who can reach it can ask "
+                    "and write traces", host)
+    uvicorn.run("kgqa.app.serve:create_app", factory=True, host=host, port=int(port), workers=int(workers),
+                log_level=log_level, timeout_graceful_shutdown=5)

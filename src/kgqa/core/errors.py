@@ -1,0 +1,84 @@
+"""Errors kgqa raises on purpose.
+
+Every error a user can cause or meet (bad input, a service down, a model missing)
+is a KgqaError subclass carrying one clear line. The CLI prints that line to
+stderr and exits with the class's exit code; it never shows a traceback for them.
+Raise them ``from`` the underlying exception so that ``--debug`` still has it.
+"""
+
+from __future__ import annotations
+
+#: The most characters of one user-supplied value an error message or a rejects file echoes.
+ECHO_LIMIT = 200
+#: The most characters of one whole error line (the CLI and ``kgqa serve`` cap what they print).
+MESSAGE_LIMIT = 2000
+
+
+def cap(value, limit: int = ECHO_LIMIT) -> str:
+    """``value`` as text, cut to ``limit`` characters with its full size said: a 10 MB id in
+    an input file must not become a 10 MB error line (``'Q111…' (10,485,760 chars)``)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} chars)"
+
+
+def cap_repr(value, limit: int = ECHO_LIMIT) -> str:
+    """``repr(value)`` for a message, capped like ``cap`` (the cut is made before quoting)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text):,} chars)"
+
+
+class KgqaError(Exception):
+    """Base class: ``str(err)`` is the one line shown to the user."""
+
+    exit_code = 1
+
+
+class InvalidInput(KgqaError):
+    """The user's input is wrong: a file, a line, a field, an id. Name which."""
+
+    exit_code = 2
+
+
+class GraphUnavailable(KgqaError):
+    """Neo4j cannot be reached, refuses the credentials, or lacks the schema."""
+
+    exit_code = 3
+
+
+class ModelUnavailable(KgqaError):
+    """A model backend cannot be loaded or reached, or timed out.
+
+    Never caught by a method: a server that cannot be reached is an error (exit 4),
+    not a reason to answer from a fallback.
+    """
+
+    exit_code = 4
+
+
+class BadModelReply(KgqaError):
+    """A model answered, but not usably: no valid JSON after the retries, a declined
+    recognition, or the graph-only setting (no chat model on purpose).
+
+    This is the one model error a method catches: it then takes the paper's documented
+    fallback and records a ``kgqa.core.result.Fallback`` with this ``code``:
+
+    * ``schema``      no reply fitting the schema after ``KGQA_JSON_RETRIES`` retries
+    * ``declined``    the model (e.g. the reference-image grounder) recognised nothing
+    * ``graph_only``  ``KGQA_CHAT_BACKEND=none``: every LLM step takes its fallback
+    """
+
+    exit_code = 4
+
+    def __init__(self, message: str, code: str = "schema"):
+        super().__init__(message)
+        self.code = code
+
+
+class LocalServerError(KgqaError):
+    """The local Neo4j server (``kgqa neo4j``) cannot be started or stopped."""
+
+    exit_code = 5

@@ -1,0 +1,179 @@
+"""Neo4j access: run a named query from ``cypher/`` in a read or write transaction.
+
+Nothing else in kgqa builds Cypher strings. Values travel as parameters. Writes
+pass relationship types as values too (Neo4j 5.26's dynamic types in CREATE/MERGE,
+``-[:$(row.type)]->``, see cypher/load_facts.cypher) after ``relation_type`` and the
+relation catalogue have validated them. MATCH patterns in 5.26 cannot take a dynamic
+type, so ``write_typed`` splices one (used by the naive baseline in bench/load.py), and only an id that
+``relation_type`` has validated against ``^P[0-9]+$``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kgqa import cypher
+from kgqa.core.config import Settings, check_neo4j_uri
+from kgqa.core.errors import GraphUnavailable, InvalidInput, cap, cap_repr
+
+_RELATION_ID = re.compile(r"^P[0-9]+$")
+
+
+def relation_type(pid: str) -> str:
+    """A Wikidata property id, validated for use as a relationship type."""
+    if not isinstance(pid, str) or not _RELATION_ID.match(pid):
+        raise InvalidInput(f"relation id {pid!r} is not a Wikidata property id (P followed by digits)")
+    return pid
+
+
+class Graph:
+    """One driver per process; queries by name.
+
+    >>> g = Graph(Settings()); g.read("server_info")
+    """
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._driver = None
+
+    # -- connection ---------------------------------------------------------
+    @property
+    def driver(self):
+        if self._driver is None:
+            import logging
+
+            import neo4j
+
+            uri = check_neo4j_uri(self.settings.neo4j_uri)  # one line, exit 3, for a malformed URI
+            # The driver logs a WARNING per retry (~30 s of them when Neo4j dies mid-load) and an
+            # ERROR per defunct connection before the one line kgqa prints for the same failure;
+            # quiet it unless the application configured neo4j's logger itself.
+            log = logging.getLogger("neo4j")
+            if log.level == logging.NOTSET:
+                log.setLevel(logging.CRITICAL)
+            try:
+                self._driver = neo4j.GraphDatabase.driver(
+                    uri,
+                    auth=(self.settings.neo4j_username, self.settings.neo4j_password),
+                    connection_timeout=self.settings.neo4j_timeout_s,
+                    # a transaction that keeps failing (a dead server) gives up after this long
+                    max_transaction_retry_time=self.settings.neo4j_timeout_s,
+                    notifications_min_severity="OFF",
+                )
+            except (ValueError, neo4j.exceptions.ConfigurationError) as e:  # malformed URI
+                raise GraphUnavailable(f"NEO4J_URI {cap_repr(self.settings.neo4j_uri, 100)} is not a Neo4j URI: "
+                                       f"{cap(e, 200)}") from e
+            # Fail fast with one line: otherwise the driver retries an unreachable
+            # server for 30 s, logging a warning each time.
+            try:
+                self._guard(self._driver.verify_connectivity)
+            except GraphUnavailable:
+                self._driver.close()
+                self._driver = None
+                raise
+        return self._driver
+
+    def close(self) -> None:
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None
+
+    def __enter__(self) -> "Graph":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def verify(self) -> None:
+        """Raise GraphUnavailable with one clear line unless Neo4j answers."""
+        self.driver  # connecting verifies
+
+    # -- queries ------------------------------------------------------------
+    def read(self, name: str, params: dict[str, Any] | None = None, **kw: Any) -> list[dict]:
+        """Run ``cypher/<name>.cypher`` in a read transaction; rows as dicts."""
+        return self._execute(name, {**(params or {}), **kw}, write=False)
+
+    def write(self, name: str, params: dict[str, Any] | None = None, **kw: Any) -> list[dict]:
+        """Run ``cypher/<name>.cypher`` in a write transaction; rows as dicts."""
+        return self._execute(name, {**(params or {}), **kw}, write=True)
+
+    def write_typed(self, name: str, rel_type: str, params: dict[str, Any]) -> list[dict]:
+        """Run a query whose text holds the placeholder ``$$TYPE$$`` for a relationship type.
+
+        Only a validated Wikidata property id is ever substituted (``relation_type``).
+        """
+        query = cypher.load(name).replace("$$TYPE$$", relation_type(rel_type))
+        return self._run(query, params, write=True)
+
+    def apply_schema(self) -> int:
+        """Apply ``cypher/schema.cypher`` (idempotent); returns statements run."""
+        stmts = cypher.statements("schema")
+        for stmt in stmts:
+            self._run(stmt, {}, write=True)
+        return len(stmts)
+
+    def await_indexes(self, timeout_s: float = 300) -> None:
+        """Block until every index is ONLINE (raise GraphUnavailable on FAILED/timeout)."""
+        self._guard(lambda: self.driver.execute_query(
+            "CALL db.awaitIndexes($t)", {"t": int(timeout_s)}, database_=self.settings.neo4j_database))
+        failed = [r["name"] for r in self.read("schema_indexes") if r["state"] == "FAILED"]
+        if failed:
+            raise GraphUnavailable(f"Neo4j index(es) FAILED: {', '.join(failed)}")
+
+    def session(self, write: bool = True):
+        """A raw session for batched loaders that manage their own transactions."""
+        import neo4j
+
+        return self.driver.session(
+            database=self.settings.neo4j_database,
+            default_access_mode=neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS,
+        )
+
+    # -- internals ------------------------------------------------------------
+    def _execute(self, name: str, params: dict[str, Any], write: bool) -> list[dict]:
+        return self._run(cypher.load(name), params, write=write)
+
+    def _run(self, query: str, params: dict[str, Any], write: bool) -> list[dict]:
+        import neo4j
+
+        def go():
+            records, _, _ = self.driver.execute_query(
+                query,
+                params,
+                database_=self.settings.neo4j_database,
+                routing_=neo4j.RoutingControl.WRITE if write else neo4j.RoutingControl.READ,
+            )
+            return [r.data() for r in records]
+
+        return self._guard(go)
+
+    def _guard(self, fn):
+        """Turn driver failures into GraphUnavailable with one clear line."""
+        from neo4j import exceptions as nx
+
+        uri = self.settings.neo4j_uri
+        try:
+            return fn()
+        except nx.AuthError as e:
+            raise GraphUnavailable(
+                f"Neo4j at {uri} refused user {self.settings.neo4j_username!r}: wrong password? "
+                "(set NEO4J_PASSWORD; the local server's is documented in the README)"
+            ) from e
+        except (nx.ServiceUnavailable, nx.SessionExpired, OSError) as e:
+            raise GraphUnavailable(
+                f"Neo4j is not reachable at {uri} (start it with `kgqa neo4j start`, or set NEO4J_URI)"
+            ) from e
+        except ValueError as e:  # the driver resolves host:port only when it connects
+            raise GraphUnavailable(f"NEO4J_URI {cap_repr(uri, 100)}: cannot resolve the address ({cap(e, 200)})") from e
+        except nx.ConstraintError as e:
+            raise GraphUnavailable(f"Neo4j at {uri} refused a write: {cap(e.message, 300)} "
+                                   "(another load writing the same ids at the same time?)") from e
+        except nx.DatabaseError as e:  # e.g. "Property value is too large to index"
+            raise GraphUnavailable(f"Neo4j at {uri} failed the query: {cap(e.message, 300)}") from e
+        except nx.ClientError as e:
+            if e.code and "DatabaseNotFound" in e.code:
+                raise GraphUnavailable(
+                    f"Neo4j at {uri} has no database {self.settings.neo4j_database!r} (set NEO4J_DATABASE)"
+                ) from e
+            raise

