@@ -15,16 +15,15 @@ list of the method's ablation names; ``replay_cache`` a folder for the model rep
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
 
 from kgqa.core.errors import InvalidInput
+from kgqa.core.ids import QID as _QID
 from kgqa.core.method import MAX_QUESTION_CHARS, check_question  # noqa: F401 - re-used by cli/serve
 from kgqa.core.result import Answer
 
-_QID = re.compile(r"^Q[1-9][0-9]*$")
 
 def method_options(method_cls, options: dict | None = None, ablations: list[str] | None = None):
     """The method's validated Options from option values and ablation names (one clear line when bad)."""

@@ -82,3 +82,13 @@ class LocalServerError(KgqaError):
     """The local Neo4j server (``kgqa neo4j``) cannot be started or stopped."""
 
     exit_code = 5
+
+
+def first_error(e, default_loc: str = "") -> tuple[str, str]:
+    """(field, message) of a pydantic ``ValidationError``'s first error, for a one-line message.
+
+    The field is the dotted location (``""`` → ``default_loc``); the message loses pydantic's
+    ``Value error, `` prefix. Every place that turns a ValidationError into one line uses this."""
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ()) if x != "__root__") or default_loc
+    return loc, str(err.get("msg", "invalid")).removeprefix("Value error, ")

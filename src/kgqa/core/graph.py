@@ -14,10 +14,11 @@ import re
 from typing import Any
 
 from kgqa import cypher
+from kgqa.core.ids import PID
 from kgqa.core.config import Settings, check_neo4j_uri
 from kgqa.core.errors import GraphUnavailable, InvalidInput, cap, cap_repr
 
-_RELATION_ID = re.compile(r"^P[0-9]+$")
+_RELATION_ID = PID
 
 
 def relation_type(pid: str) -> str:
