@@ -111,7 +111,7 @@ def _oracle(prompt: str):
 
 
 def _engine(kg, models, script, **opts):
-    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.methods.vispath.options import VisPathOptions
 
     return make_vispath(kg, models.encoder, script, script, VisPathOptions(**opts))
 
@@ -128,7 +128,7 @@ def _rels(path) -> list[str]:
 
 # --------------------------------------------------------------------------- IV-A grounding
 def test_grounder_recognises_the_rocket_photo_and_retrieval_finds_both_look_alikes(kg, models):
-    from kgqa.methods.vispath.algorithm import VisPathRun
+    from kgqa.methods.vispath.records import VisPathRun
 
     o = models.vision.recognize(_image(ROCKET), "rocket")
     assert o in ("Falcon 9", "Falcon 9 Full Thrust")          # one photograph depicts both
@@ -143,7 +143,7 @@ def test_grounder_recognises_the_rocket_photo_and_retrieval_finds_both_look_alik
 
 
 def test_graph_aware_validation_replaces_the_look_alike_by_falcon_9(kg, models):
-    from kgqa.methods.vispath.algorithm import StartCandidate, VisPathRun
+    from kgqa.methods.vispath.records import StartCandidate, VisPathRun
 
     vp = _engine(kg, models, Script())
     look_alike_first = [StartCandidate("Q23800604", "Falcon 9 Full Thrust"), StartCandidate("Q741925", "Falcon 9")]
@@ -268,10 +268,10 @@ def test_first_cut_expansion_matches_exact_scoring_on_the_fixture(kg, models, w)
     within one relation differently (the stored tail-name cosine vs SBERT(r ‖ e_t)): the relations agree."""
     vp = _engine(kg, models, Script(), edge_relation_weight=w)
     for intent in ("manufacturer", "founded by", "place of birth", "country"):
-        q = vp.embed([intent])[0]
+        q = vp.scorer.embed([intent])[0]
         for head in ("Q741925", "Q193701", "Q317521"):
-            a = vp.score_edges([head], q, expansion="exact")
-            b = vp.score_edges([head], q, expansion="firstcut")
+            a = vp.scorer.score_edges([head], q, expansion="exact")
+            b = vp.scorer.score_edges([head], q, expansion="firstcut")
             if w < 1.0:
                 assert [(e.relation_id, e.tail_id) for e in a[head]] == [(e.relation_id, e.tail_id) for e in b[head]]
             else:
@@ -282,11 +282,11 @@ def test_first_cut_expansion_matches_exact_scoring_on_the_fixture(kg, models, w)
 def test_first_cut_keeps_at_most_per_relation_edges_of_one_relation_in_neo4j(kg, models):
     """The Cypher first cut caps one relation's edges per entity (Elon Musk has three citizenships), so at a
     hub other relations reach exact Eq. 5; 0 keeps them all."""
-    from kgqa.methods.vispath.algorithm import first_cut_relation_scores
+    from kgqa.methods.vispath.scoring import first_cut_relation_scores
 
     vp = _engine(kg, models, Script(), edge_relation_weight=1.0)
-    q = vp.embed(["country of citizenship"])[0]
-    scores = first_cut_relation_scores({rid: float(v @ q) for rid, (_, v) in vp.relations().items()
+    q = vp.scorer.embed(["country of citizenship"])[0]
+    scores = first_cut_relation_scores({rid: float(v @ q) for rid, (_, v) in vp.scorer.relations().items()
                                         if v is not None}, 1.0)
 
     def cut(per_relation):
@@ -297,7 +297,7 @@ def test_first_cut_keeps_at_most_per_relation_edges_of_one_relation_in_neo4j(kg,
     assert cut(0) == ["P27", "P27", "P27"]
     assert cut(1)[0] == "P27" and cut(1).count("P27") == 1 and len(cut(1)) == 3
     vp = _engine(kg, models, Script(), edge_relation_weight=1.0, M1=3, M1_per_relation=2)
-    kept = [e.relation_id for e in vp.score_edges(["Q317521"], q, intent="country of citizenship")["Q317521"]]
+    kept = [e.relation_id for e in vp.scorer.score_edges(["Q317521"], q, intent="country of citizenship")["Q317521"]]
     assert kept[:2] == ["P27", "P27"] and len(kept) == 3 and kept[2] != "P27"
 
 
