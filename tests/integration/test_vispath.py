@@ -262,6 +262,42 @@ def test_text_only_question_and_given_entity(kg, models):
     assert run.answer_id == "Q3926" and "ReferringExpression" not in script.seen
 
 
+def test_one_engine_answers_full_and_incomplete_kg_queries_at_once_as_it_does_alone(kg, models):
+    """All state of a question lives in its run: one VisPath answering a full-KG and an incomplete-KG
+    (--drop-edges) query from several threads at once gives each the answer, evidence and fallbacks it
+    gives alone. Hiding 3 of Falcon 9's 4 facts with seed 2 takes both edges to SpaceX, so the answers
+    differ and a leak of one query's hidden facts into the other shows."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import asdict
+
+    from kgqa.core.method import Query
+
+    vp = _engine(kg, models, Script())                              # every model step falls back: graph only
+    queries = [Query(Q_2HOP, entity_id="Q741925"), Query(Q_2HOP, entity_id="Q741925", drop_edges=0.75, seed=2)]
+
+    def result(query):
+        d = asdict(vp.answer(query))
+        d["details"].pop("timings")
+        return d
+
+    alone = [result(q) for q in queries]
+    assert alone[0]["answer_id"] == "Q317521"                       # Elon Musk, via manufacturer SpaceX
+    assert alone[1]["answer_id"] != "Q317521" and alone[1]["evidence"] != alone[0]["evidence"]
+    assert len(kg.read("vispath_frontier_edges_all", frontier=["Q741925"], hidden=[])) == 3   # nothing deleted
+    n = 8
+    start = threading.Barrier(n)
+
+    def at_once(k):
+        start.wait(timeout=60)
+        return result(queries[k % 2])
+
+    with ThreadPoolExecutor(n) as pool:
+        together = list(pool.map(at_once, range(n)))
+    for k, got in enumerate(together):
+        assert got == alone[k % 2], f"thread {k} (drop_edges={queries[k % 2].drop_edges})"
+
+
 @pytest.mark.parametrize("w", [0.0, 0.5, 1.0])
 def test_first_cut_expansion_matches_exact_scoring_on_the_fixture(kg, models, w):
     """The Cypher first cut keeps what exact Eq. 5 keeps. At w = 1 (relation first) the two break ties
