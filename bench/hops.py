@@ -172,7 +172,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from kgqa.core.config import Settings
-    from kgqa.methods.vispath.algorithm import VisPath, VisPathOptions
+    from kgqa.methods.vispath.algorithm import VisPath
+    from kgqa.methods.vispath.options import VisPathOptions
     from kgqa.core.graph import Graph
     from kgqa.models.encoder import get_encoder
 

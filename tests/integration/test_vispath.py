@@ -111,7 +111,7 @@ def _oracle(prompt: str):
 
 
 def _engine(kg, models, script, **opts):
-    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.methods.vispath.options import VisPathOptions
 
     return make_vispath(kg, models.encoder, script, script, VisPathOptions(**opts))
 
@@ -128,7 +128,7 @@ def _rels(path) -> list[str]:
 
 # --------------------------------------------------------------------------- IV-A grounding
 def test_grounder_recognises_the_rocket_photo_and_retrieval_finds_both_look_alikes(kg, models):
-    from kgqa.methods.vispath.algorithm import VisPathRun
+    from kgqa.methods.vispath.records import VisPathRun
 
     o = models.vision.recognize(_image(ROCKET), "rocket")
     assert o in ("Falcon 9", "Falcon 9 Full Thrust")          # one photograph depicts both
@@ -143,7 +143,7 @@ def test_grounder_recognises_the_rocket_photo_and_retrieval_finds_both_look_alik
 
 
 def test_graph_aware_validation_replaces_the_look_alike_by_falcon_9(kg, models):
-    from kgqa.methods.vispath.algorithm import StartCandidate, VisPathRun
+    from kgqa.methods.vispath.records import StartCandidate, VisPathRun
 
     vp = _engine(kg, models, Script())
     look_alike_first = [StartCandidate("Q23800604", "Falcon 9 Full Thrust"), StartCandidate("Q741925", "Falcon 9")]
@@ -262,16 +262,52 @@ def test_text_only_question_and_given_entity(kg, models):
     assert run.answer_id == "Q3926" and "ReferringExpression" not in script.seen
 
 
+def test_one_engine_answers_full_and_incomplete_kg_queries_at_once_as_it_does_alone(kg, models):
+    """All state of a question lives in its run: one VisPath answering a full-KG and an incomplete-KG
+    (--drop-edges) query from several threads at once gives each the answer, evidence and fallbacks it
+    gives alone. Hiding 3 of Falcon 9's 4 facts with seed 2 takes both edges to SpaceX, so the answers
+    differ and a leak of one query's hidden facts into the other shows."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import asdict
+
+    from kgqa.core.method import Query
+
+    vp = _engine(kg, models, Script())                              # every model step falls back: graph only
+    queries = [Query(Q_2HOP, entity_id="Q741925"), Query(Q_2HOP, entity_id="Q741925", drop_edges=0.75, seed=2)]
+
+    def result(query):
+        d = asdict(vp.answer(query))
+        d["details"].pop("timings")
+        return d
+
+    alone = [result(q) for q in queries]
+    assert alone[0]["answer_id"] == "Q317521"                       # Elon Musk, via manufacturer SpaceX
+    assert alone[1]["answer_id"] != "Q317521" and alone[1]["evidence"] != alone[0]["evidence"]
+    assert len(kg.read("vispath_frontier_edges_all", frontier=["Q741925"], hidden=[])) == 3   # nothing deleted
+    n = 8
+    start = threading.Barrier(n)
+
+    def at_once(k):
+        start.wait(timeout=60)
+        return result(queries[k % 2])
+
+    with ThreadPoolExecutor(n) as pool:
+        together = list(pool.map(at_once, range(n)))
+    for k, got in enumerate(together):
+        assert got == alone[k % 2], f"thread {k} (drop_edges={queries[k % 2].drop_edges})"
+
+
 @pytest.mark.parametrize("w", [0.0, 0.5, 1.0])
 def test_first_cut_expansion_matches_exact_scoring_on_the_fixture(kg, models, w):
     """The Cypher first cut keeps what exact Eq. 5 keeps. At w = 1 (relation first) the two break ties
     within one relation differently (the stored tail-name cosine vs SBERT(r ‖ e_t)): the relations agree."""
     vp = _engine(kg, models, Script(), edge_relation_weight=w)
     for intent in ("manufacturer", "founded by", "place of birth", "country"):
-        q = vp.embed([intent])[0]
+        q = vp.scorer.embed([intent])[0]
         for head in ("Q741925", "Q193701", "Q317521"):
-            a = vp.score_edges([head], q, expansion="exact")
-            b = vp.score_edges([head], q, expansion="firstcut")
+            a = vp.scorer.score_edges([head], q, expansion="exact")
+            b = vp.scorer.score_edges([head], q, expansion="firstcut")
             if w < 1.0:
                 assert [(e.relation_id, e.tail_id) for e in a[head]] == [(e.relation_id, e.tail_id) for e in b[head]]
             else:
@@ -282,11 +318,11 @@ def test_first_cut_expansion_matches_exact_scoring_on_the_fixture(kg, models, w)
 def test_first_cut_keeps_at_most_per_relation_edges_of_one_relation_in_neo4j(kg, models):
     """The Cypher first cut caps one relation's edges per entity (Elon Musk has three citizenships), so at a
     hub other relations reach exact Eq. 5; 0 keeps them all."""
-    from kgqa.methods.vispath.algorithm import first_cut_relation_scores
+    from kgqa.methods.vispath.scoring import first_cut_relation_scores
 
     vp = _engine(kg, models, Script(), edge_relation_weight=1.0)
-    q = vp.embed(["country of citizenship"])[0]
-    scores = first_cut_relation_scores({rid: float(v @ q) for rid, (_, v) in vp.relations().items()
+    q = vp.scorer.embed(["country of citizenship"])[0]
+    scores = first_cut_relation_scores({rid: float(v @ q) for rid, (_, v) in vp.scorer.relations().items()
                                         if v is not None}, 1.0)
 
     def cut(per_relation):
@@ -297,7 +333,7 @@ def test_first_cut_keeps_at_most_per_relation_edges_of_one_relation_in_neo4j(kg,
     assert cut(0) == ["P27", "P27", "P27"]
     assert cut(1)[0] == "P27" and cut(1).count("P27") == 1 and len(cut(1)) == 3
     vp = _engine(kg, models, Script(), edge_relation_weight=1.0, M1=3, M1_per_relation=2)
-    kept = [e.relation_id for e in vp.score_edges(["Q317521"], q, intent="country of citizenship")["Q317521"]]
+    kept = [e.relation_id for e in vp.scorer.score_edges(["Q317521"], q, intent="country of citizenship")["Q317521"]]
     assert kept[:2] == ["P27", "P27"] and len(kept) == 3 and kept[2] != "P27"
 
 

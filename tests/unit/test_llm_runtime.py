@@ -68,7 +68,7 @@ def test_deadline_raises_model_unavailable_naming_the_setting():
 def test_vispath_llm_steps_name_the_model_asked_steps():
     from pydantic import ValidationError
 
-    from kgqa.methods.vispath.algorithm import LLM_STEPS, VisPathOptions, parse_llm_steps
+    from kgqa.methods.vispath.options import LLM_STEPS, VisPathOptions, parse_llm_steps
 
     assert parse_llm_steps("all") == frozenset(LLM_STEPS) and parse_llm_steps("none") == frozenset()
     assert parse_llm_steps(" Sketch, chain ") == {"sketch", "chain"}

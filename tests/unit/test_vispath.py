@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from kgqa.methods.vispath import prompts as P
-from kgqa.methods.vispath.algorithm import cap_per_key
+from kgqa.methods.vispath.scoring import cap_per_key
 from kgqa.core.errors import BadModelReply, InvalidInput
 from tests.conftest import make_vispath
 
@@ -208,7 +208,7 @@ def base_scripts(**over):
 
 
 def make(scripts=None, facts=FACTS, images=None, **opts):
-    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.methods.vispath.options import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph(ENTITIES, RELATIONS, facts, images=images, encoder=enc)
@@ -235,7 +235,7 @@ def test_two_hop_question_follows_architect_then_birthplace_and_stops_at_hop_two
 
 
 def _validation(compat, order=("Q9", "Q1", "Q2", "Q3", "Q4"), **opts):
-    from kgqa.methods.vispath.algorithm import StartCandidate, VisPathRun
+    from kgqa.methods.vispath.records import StartCandidate, VisPathRun
 
     vp, g, _ = make(**opts)
     g.compat_override = compat
@@ -262,7 +262,7 @@ def test_graph_aware_validation_threshold_grows_by_rank():
 
 
 def test_a_question_naming_its_entity_keeps_the_label_match_unless_another_label_match_fits_better():
-    from kgqa.methods.vispath.algorithm import StartCandidate, VisPathRun
+    from kgqa.methods.vispath.records import StartCandidate, VisPathRun
 
     def validate(labels, has_image=False, **opts):
         vp, g, _ = make(**opts)
@@ -316,7 +316,7 @@ def test_text_only_question_takes_the_topic_from_the_question_and_never_calls_vi
 
 
 def test_topic_mention_heuristic():
-    from kgqa.methods.vispath.algorithm import topic_mention_heuristic
+    from kgqa.methods.vispath.question import topic_mention_heuristic
 
     assert topic_mention_heuristic("Where was Le Corbusier born?") == "Le Corbusier"
     assert topic_mention_heuristic("Which city is twinned with La Chaux-de-Fonds?") == "La Chaux-de-Fonds"
@@ -350,12 +350,12 @@ def test_given_entity_skips_grounding_and_unknown_entity_is_one_clear_error():
 def test_edges_per_frontier_entity_are_capped_at_M1():
     facts = FACTS + [("Q1", "P31", f"X{i}") for i in range(40)]
     ents = {**ENTITIES, **{f"X{i}": f"thing {i}" for i in range(40)}}
-    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.methods.vispath.options import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph(ents, RELATIONS, facts, encoder=enc)
     vp = make_vispath(g, enc, ScriptedModel(base_scripts()), ScriptedModel(base_scripts()), VisPathOptions(M1=5))
-    kept = vp.score_edges(["Q1"], enc.encode(["architect"])[0])
+    kept = vp.scorer.score_edges(["Q1"], enc.encode(["architect"])[0])
     assert len(kept["Q1"]) == 5
     assert kept["Q1"][0].relation_id == "P84"                   # Eq. 5 ranks the matching edge first
     assert all(a.score >= b.score for a, b in zip(kept["Q1"], kept["Q1"][1:]))
@@ -363,20 +363,20 @@ def test_edges_per_frontier_entity_are_capped_at_M1():
 
 def test_first_cut_and_exact_expansion_agree_on_a_small_graph():
     vp, _, _ = make()
-    q = vp.embed(["place of birth"])[0]
-    a = vp.score_edges(["Q2"], q, expansion="exact")
-    b = vp.score_edges(["Q2"], q, expansion="firstcut")
+    q = vp.scorer.embed(["place of birth"])[0]
+    a = vp.scorer.score_edges(["Q2"], q, expansion="exact")
+    b = vp.scorer.score_edges(["Q2"], q, expansion="firstcut")
     assert [e.tail_id for e in a["Q2"]] == [e.tail_id for e in b["Q2"]]
 
 
 def test_paths_do_not_revisit_entities():
     facts = FACTS + [("Q2", "P84", "Q1")]                       # a cycle back to the start
     vp, _, _ = make(facts=facts)
-    from kgqa.methods.vispath.algorithm import ReasoningPath
+    from kgqa.methods.vispath.records import ReasoningPath
 
     p0 = ReasoningPath("Q1", ENTITIES["Q1"])
-    p1 = vp.expand_frontier([p0], "architect", vp.embed(["architect"])[0], 1)
-    p2 = vp.expand_frontier([p for p in p1 if p.end_id == "Q2"], "architect", vp.embed(["architect"])[0], 2)
+    p1 = vp.scorer.expand_frontier([p0], "architect", vp.scorer.embed(["architect"])[0], 1)
+    p2 = vp.scorer.expand_frontier([p for p in p1 if p.end_id == "Q2"], "architect", vp.scorer.embed(["architect"])[0], 2)
     assert all(p.end_id != "Q1" for p in p2)
 
 
@@ -397,11 +397,11 @@ def test_intent_fallback_uses_question_and_sketch_step():
 # --------------------------------------------------------------------------- IV-C
 def test_chain_scores_follow_eq8_and_llm_selection_is_capped_at_M3_in_sigma_order():
     vp, _, _ = make(base_scripts(ChainSelection={"selected": [3, 1, 2, 99]}), M3=2)
-    from kgqa.methods.vispath.algorithm import HopRecord, ReasoningPath, VisPathRun
+    from kgqa.methods.vispath.records import HopRecord, ReasoningPath, VisPathRun
 
     p0 = ReasoningPath("Q1", ENTITIES["Q1"])
-    cand = vp.expand_frontier([p0], "architect", vp.embed(["architect"])[0], 1)
-    chain = vp.chain_scores(cand, Q2HOP, ["architect", "place of birth"], "architect")
+    cand = vp.scorer.expand_frontier([p0], "architect", vp.scorer.embed(["architect"])[0], 1)
+    chain = vp.scorer.chain_scores(cand, Q2HOP, ["architect", "place of birth"], "architect")
     assert chain[0].edges[-1].relation_id == "P84"
     assert all(a.sigma >= b.sigma for a, b in zip(chain, chain[1:]))
     kept = vp.examine_chains(Q2HOP, ["architect"], chain, HopRecord(1, "architect"), VisPathRun(Q2HOP))
@@ -483,7 +483,7 @@ def test_terminal_selection_prefers_predicted_depth_and_demotes_inconsistent_can
 
 
 def test_no_start_entity_answers_from_the_image_as_last_resort():
-    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.methods.vispath.options import VisPathOptions
 
     enc = BagOfWordsEncoder()
     g = FakeGraph({}, RELATIONS, [], encoder=enc)
@@ -601,7 +601,7 @@ class ChoosingModel(ScriptedModel):
 
 
 def test_free_text_final_answer_off_the_paths_falls_back_to_a_retained_endpoint():
-    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.methods.vispath.options import VisPathOptions
 
     s = base_scripts(FinalAnswer={"answer": "Sounds like a reasonable answer!"},
                      Answerability=[{"answerable": False, "answer": ""}, {"answerable": True, "answer": "his home town"}],
@@ -637,7 +637,8 @@ def test_copied_sketch_example_is_refused_and_depth_preference_dropped():
 
 def test_terminal_selection_ranks_each_endpoint_by_its_best_path():
     """An endpoint first met on a 1-hop path still wins when a D̂-long path reaches it with a higher σ."""
-    from kgqa.methods.vispath.algorithm import Edge, HopRecord, ReasoningPath, StartCandidate, VisPathRun
+    from kgqa.core.result import Step
+    from kgqa.methods.vispath.records import HopRecord, ReasoningPath, StartCandidate, VisPathRun
 
     vp, _, _ = make()
     start = ReasoningPath("Q1", ENTITIES["Q1"])
@@ -645,7 +646,7 @@ def test_terminal_selection_ranks_each_endpoint_by_its_best_path():
     def path(*hops, sigma):
         p = start
         for h, r, t in hops:
-            p = p.extend(Edge(h, ENTITIES[h], r, RELATIONS.get(r, r), t, ENTITIES[t]))
+            p = p.extend(Step(h, ENTITIES[h], r, RELATIONS.get(r, r), t, ENTITIES[t], len(p.edges) + 1))
         p.sigma = sigma
         return p
 
@@ -679,7 +680,7 @@ class LikelihoodModel(ScriptedModel):
 
 
 def test_likelihood_selection_ranks_candidates_and_examines_chains_by_option_scores():
-    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.methods.vispath.options import VisPathOptions
 
     # the JSON selections would pick the look-alike and chain 1 only; likelihood must not use them
     s = base_scripts(CandidateRanking={"ranked": ["Government Museum"]}, ChainSelection={"selected": [1]})
@@ -700,7 +701,7 @@ def test_likelihood_selection_ranks_candidates_and_examines_chains_by_option_sco
 
 
 def test_selection_option_is_validated():
-    from kgqa.methods.vispath.algorithm import VisPathOptions
+    from kgqa.methods.vispath.options import VisPathOptions
     from kgqa.core.errors import InvalidInput
 
     from kgqa.methods.vispath.algorithm import VisPath

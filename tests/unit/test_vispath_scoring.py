@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgqa.methods.vispath.algorithm import (ReasoningPath, VisPathOptions, cap_per_key, edge_scores, first_cut_relation_scores,
-                                 greedy_relation_matches, question_phrases)
+from kgqa.methods.vispath.options import VisPathOptions
+from kgqa.methods.vispath.question import greedy_relation_matches, question_phrases
+from kgqa.methods.vispath.records import ReasoningPath
+from kgqa.methods.vispath.scoring import Scorer, cap_per_key, edge_scores, first_cut_relation_scores
 from kgqa.core.errors import InvalidInput
 from tests.conftest import make_vispath
 from tests.unit.test_vispath import BagOfWordsEncoder, FakeGraph, ScriptedModel
@@ -90,29 +92,29 @@ def test_first_cut_with_relation_weight_one_keeps_the_relation_order_tail_breaks
 # --------------------------------------------------------------------------- in the engine
 def test_papers_eq5_lets_tails_named_like_the_question_crowd_out_the_relation():
     vp, _, _ = make(M1=2)
-    q = vp.embed([QUESTION])[0]
-    kept = vp.score_edges(["T"], q, intent=QUESTION)["T"]
+    q = vp.scorer.embed([QUESTION])[0]
+    kept = vp.scorer.score_edges(["T"], q, intent=QUESTION)["T"]
     assert "P84" not in [e.relation_id for e in kept]        # "… Paris Tower Museum" outranks "architect"
 
 
 def test_relation_weight_one_ranks_by_relation_and_breaks_ties_by_the_tail():
     vp, _, _ = make(M1=2, edge_relation_weight=1.0)
     intent = "architect Paris Tower"
-    q = vp.embed([intent])[0]
-    kept = vp.score_edges(["T"], q, intent=intent)["T"]
+    q = vp.scorer.embed([intent])[0]
+    kept = vp.scorer.score_edges(["T"], q, intent=intent)["T"]
     assert kept[0].relation_id == "P84"                      # the relation decides, whatever the tails say
-    assert kept[0].score == pytest.approx(float(vp.relations()["P84"][1] @ q))
+    assert kept[0].score == pytest.approx(float(vp.scorer.relations()["P84"][1] @ q))
     # the three heritage-designation edges tie on the relation: the tail closest to q_i wins
     assert kept[1].relation_id == "P1435" and kept[1].tail_id == "X2"   # "Paris Tower Museum"
 
 
 def test_relation_first_at_a_hub_encodes_no_edge_texts():
     vp, _, _ = make(M1=2, edge_relation_weight=1.0)
-    q = vp.embed(["architect"])[0]
-    vp.score_edges(["T"], q, intent="architect")
+    q = vp.scorer.embed(["architect"])[0]
+    vp.scorer.score_edges(["T"], q, intent="architect")
     assert not [t for t in vp.kg._emb_cache if t.startswith("heritage designation ")]
-    vp.opt = VisPathOptions(**{**PAPER, "M1": 2, "edge_relation_weight": 0.5})
-    vp.score_edges(["T"], q, intent="architect")
+    weighed = Scorer(vp.kg, vp.graph, VisPathOptions(**{**PAPER, "M1": 2, "edge_relation_weight": 0.5}))
+    weighed.score_edges(["T"], q, intent="architect")
     assert "heritage designation Old Tower" in vp.kg._emb_cache       # Eq. 5's r ‖ e_t, when it is weighed
 
 
@@ -125,7 +127,7 @@ def test_question_fallback_uses_the_question():
 
 def test_relations_fallback_names_the_relations_the_question_mentions():
     vp, _, _ = make(intent_fallback="relations", sketch_min_cos=0.9)
-    sketch = vp.relation_sketch(QUESTION)
+    sketch = vp.scorer.relation_sketch(QUESTION)
     text, scores = sketch.intent, sketch.scores
     assert text == "architect"                               # "born" ≠ "place of birth" for a bag of words
     assert scores["P84"] == pytest.approx(1.0) and scores["P551"] < 0.5
@@ -149,14 +151,14 @@ def test_relations_fallback_without_any_match_falls_back_to_the_question():
 def test_chain_relation_weight_scores_the_relation_chain_not_the_entity_names():
     vp, _, _ = make()
     start = ReasoningPath("T", "Kamar Tower")
-    e = {k: vp.score_edges(["T"], vp.embed(["x"])[0], M1=10)["T"] for k in ("all",)}["all"]
+    e = {k: vp.scorer.score_edges(["T"], vp.scorer.embed(["x"])[0], M1=10)["T"] for k in ("all",)}["all"]
     by_rel = {x.relation_id + x.tail_id: x for x in e}
     gold, distractor = start.extend(by_rel["P84A"]), start.extend(by_rel["P1435X2"])
     assert gold.relation_chain() == "architect"
-    paper = vp.chain_scores([gold, distractor], QUESTION, [QUESTION], QUESTION)
+    paper = vp.scorer.chain_scores([gold, distractor], QUESTION, [QUESTION], QUESTION)
     assert paper[0] is distractor                             # tail words "Paris Tower" dominate Eq. 8
-    vp.opt = VisPathOptions(**{**PAPER, "chain_relation_weight": 1.0})
-    ours = vp.chain_scores([gold, distractor], QUESTION, [QUESTION], QUESTION)
+    ours = Scorer(vp.kg, vp.graph, VisPathOptions(**{**PAPER, "chain_relation_weight": 1.0})).chain_scores(
+        [gold, distractor], QUESTION, [QUESTION], QUESTION)
     assert ours[0] is gold
 
 
@@ -193,23 +195,23 @@ def test_edge_cap_per_relation_lets_another_relation_past_a_hubs_many_edges_of_o
     # three heritage-designation edges tie on the relation and outrank "architect" for this intent
     intent = "heritage designation architect"
     vp, _, _ = make(M1=3, edge_relation_weight=1.0)
-    q = vp.embed([intent])[0]
-    assert [e.relation_id for e in vp.score_edges(["T"], q, intent=intent)["T"]] == ["P1435"] * 3
+    q = vp.scorer.embed([intent])[0]
+    assert [e.relation_id for e in vp.scorer.score_edges(["T"], q, intent=intent)["T"]] == ["P1435"] * 3
     vp, _, _ = make(M1=3, edge_relation_weight=1.0, M1_per_relation=2)
-    kept = vp.score_edges(["T"], q, intent=intent)["T"]
+    kept = vp.scorer.score_edges(["T"], q, intent=intent)["T"]
     assert [e.relation_id for e in kept] == ["P1435", "P1435", "P84"]
 
 
 # --------------------------------------------------------------------------- the non-LLM sketch: D̂ and σ
 def words(question, idx):
-    from kgqa.methods.vispath.algorithm import question_tokens
+    from kgqa.methods.vispath.question import question_tokens
 
     toks = question_tokens(question)
     return {toks[i].lower() for i in idx}
 
 
 def test_mentions_of_entities_and_of_the_image_are_not_relation_phrases():
-    from kgqa.methods.vispath.algorithm import mention_tokens
+    from kgqa.methods.vispath.question import mention_tokens
 
     q = "In which city was the astronaut in this photo born?"
     ex, typ = mention_tokens(q, has_image=True)
@@ -240,10 +242,10 @@ def test_question_phrases_skip_excluded_tokens():
 def test_relation_aliases_name_relations_in_the_sketch():
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9)
     g.aliases = {"P19": ["birthplace", "born in", "born"]}
-    assert vp.relation_sketch(QUESTION).intent == "architect; place of birth"   # "born" is an alias of P19
+    assert vp.scorer.relation_sketch(QUESTION).intent == "architect; place of birth"   # "born" is an alias of P19
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, sketch_aliases=False)
     g.aliases = {"P19": ["born"]}
-    assert vp.relation_sketch(QUESTION).intent == "architect"
+    assert vp.scorer.relation_sketch(QUESTION).intent == "architect"
 
 
 def test_depth_fallback_sketch_takes_the_depth_from_the_named_relations():
@@ -267,14 +269,14 @@ def test_depth_fallback_sketch_takes_the_depth_from_the_named_relations():
 
 
 def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
-    from kgqa.methods.vispath.algorithm import Edge
+    from kgqa.core.result import Step
 
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, chain_score="sketch")
     g.aliases = {"P19": ["born"]}
-    sketch = vp.relation_sketch(QUESTION)
+    sketch = vp.scorer.relation_sketch(QUESTION)
 
     def path(*rels):
-        return ReasoningPath("T", "Kamar Tower", tuple(Edge("h", "h", r, g.relations[r], "t", "t") for r in rels))
+        return ReasoningPath("T", "Kamar Tower", tuple(Step("h", "h", r, g.relations[r], "t", "t", k) for k, r in enumerate(rels, 1)))
 
     assert sketch.alignment(path("P84", "P19")) == pytest.approx(1.0)
     assert sketch.alignment(path("P84", "P551")) == pytest.approx(0.5)   # residence matches no phrase
@@ -282,29 +284,28 @@ def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
 
 
 def test_reverse_reading_breaks_alignment_ties_toward_the_last_hop_named_first():
-    from kgqa.methods.vispath.algorithm import Edge
+    from kgqa.core.result import Step
 
     vp, g, _ = make(intent_fallback="relations", sketch_min_cos=0.9, chain_score="sketch")
     g.aliases = {"P19": ["born"]}
     q = "Where was the architect of the Paris Tower born?"        # architect (3) … born (8)
-    sketch = vp.relation_sketch(q)
+    sketch = vp.scorer.relation_sketch(q)
 
     def path(*rels):
-        return ReasoningPath("T", "Kamar Tower", tuple(Edge("h", "h", r, g.relations[r], "t", "t") for r in rels))
+        return ReasoningPath("T", "Kamar Tower", tuple(Step("h", "h", r, g.relations[r], "t", "t", k) for k, r in enumerate(rels, 1)))
 
     fwd, rev = path("P84", "P19"), path("P19", "P84")
     assert sketch.alignment(fwd) == pytest.approx(sketch.alignment(rev))   # unordered: a tie
     assert sketch.reverse_reading(rev) == 1.0 and sketch.reverse_reading(fwd) == 0.0
     assert sketch.reverse_reading(path("P84")) == 0.5                     # one edge: no order
     # in σ the order only breaks the tie; a better alignment still wins whatever its order
-    vp._sketch = sketch
-    ranked = vp.chain_scores([fwd, rev, path("P84", "P551")], q, [], sketch.intent)
+    ranked = vp.scorer.chain_scores([fwd, rev, path("P84", "P551")], q, [], sketch.intent, relation_sketch=sketch)
     assert [[e.relation_id for e in p.edges] for p in ranked] == [["P19", "P84"], ["P84", "P19"], ["P84", "P551"]]
 
 
 
 def test_a_noun_that_types_a_named_entity_is_an_optional_hop():
-    from kgqa.methods.vispath.algorithm import mention_tokens
+    from kgqa.methods.vispath.question import mention_tokens
 
     q = "Who wrote the novel Notre-Dame de Paris?"
     ex, typ = mention_tokens(q, has_image=False)
@@ -321,7 +322,7 @@ def test_a_noun_that_types_a_named_entity_is_an_optional_hop():
     ("What is the capital of the country of Berlin?", set()),            # "of": a relation, not a type
 ])
 def test_a_noun_heading_a_reduced_relative_clause_types_an_entity_on_the_way(question, typed):
-    from kgqa.methods.vispath.algorithm import type_nouns
+    from kgqa.methods.vispath.question import type_nouns
 
     answer, along = type_nouns(question, has_image=False)
     assert set(along) == typed
@@ -331,7 +332,7 @@ def test_llm_steps_auto_asks_every_step_of_a_served_llm_and_the_measured_set_of_
     from types import SimpleNamespace
 
     from kgqa.core.config import Settings
-    from kgqa.methods.vispath.algorithm import CPU_LLM_STEPS, resolve_llm_steps
+    from kgqa.methods.vispath.options import CPU_LLM_STEPS, resolve_llm_steps
     from kgqa.models.local_chat import LocalChat
     from kgqa.models.openai_backend import OpenAIChat
 
@@ -347,7 +348,7 @@ def test_llm_steps_auto_asks_every_step_of_a_served_llm_and_the_measured_set_of_
 
 
 def test_type_nouns_split_the_answer_type_from_types_on_the_way():
-    from kgqa.methods.vispath.algorithm import type_nouns
+    from kgqa.methods.vispath.question import type_nouns
 
     assert type_nouns("In which city was the astronaut in this photo born?", True) == (["city"], [])
     assert type_nouns("What is the capital of the state where the astronaut in this photo was born?", True) == (
@@ -374,7 +375,7 @@ def test_answer_typing_prefers_paths_whose_entities_have_the_named_types(questio
 
 
 def test_description_words_imply_a_few_types_and_do_not_stem():
-    from kgqa.methods.vispath.algorithm import description_words
+    from kgqa.methods.vispath.question import description_words
 
     assert "city" in description_words("Rome, capital of Italy.")           # a capital is a city
     assert "town" in description_words("Colmar, commune in Alsace, France.")

@@ -1,0 +1,148 @@
+"""The records of one VisPath question: paths, start candidates, hops, the non-LLM relation sketch, the run.
+
+"VisPath: Visual-Intent-Guided Path Reasoning for Multimodal Knowledge Graph Question Answering"
+(arXiv 2609.20843). Everything one question needs lives in its ``VisPathRun`` (including the facts
+``--drop-edges`` hides and the relation sketch once computed), so one ``VisPath`` may answer several
+questions at once. A path's edges are ``kgqa.core.result.Step``: ``score`` is c_r,q_i of Eq. 5, ``hop``
+the hop that took the edge, ``note`` the intent q_i that selected it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kgqa.core.result import Fallback, Step
+
+
+@dataclass
+class ReasoningPath:
+    start_id: str
+    start_name: str
+    edges: tuple[Step, ...] = ()   # each: score c_r,q_i (Eq. 5), hop, note q_i
+    sigma: float | None = None   # σ_p,i (Eq. 8) at the hop it was retained
+
+    @property
+    def end_id(self) -> str:
+        return self.edges[-1].tail_id if self.edges else self.start_id
+
+    @property
+    def end_name(self) -> str:
+        return self.edges[-1].tail_name if self.edges else self.start_name
+
+    @property
+    def entity_ids(self) -> set[str]:
+        return {self.start_id, *(e.tail_id for e in self.edges)}
+
+    def extend(self, edge: Step) -> "ReasoningPath":  # p ⊕ (end(p), r, e_t)
+        return ReasoningPath(self.start_id, self.start_name, self.edges + (edge,))
+
+    def relation_chain(self) -> str:  # the relations of p only
+        return " → ".join(e.relation_name for e in self.edges)
+
+    def verbalize(self) -> str:  # Verbalize(p)
+        parts = [self.start_name]
+        for e in self.edges:
+            parts += [e.relation_name, e.tail_name]
+        return " → ".join(parts)
+
+
+@dataclass
+class StartCandidate:
+    id: str
+    name: str
+    retrieval: float = 0.0               # entity-name vector similarity to SBERT(o) (1.0 for a label match)
+    label: bool = False                  # its name or an alias equals o (KG.label_matches)
+    s_Q: float | None = None             # Eq. 2
+    best_relation: str | None = None     # argmax r of Eq. 2
+
+
+@dataclass
+class HopRecord:
+    hop: int
+    intent: str
+    candidates: int = 0                  # |P_cand(i)|
+    chain_kept: int = 0                  # |P_chain(i)|
+    retained: list[ReasoningPath] = field(default_factory=list)  # P(i)
+    llm_selected: list[int] = field(default_factory=list)
+    evidence: str = ""                   # z_i
+    answerable: bool | None = None       # η_i (None: not checked)
+    candidate_answer: str = ""           # A_i
+
+
+@dataclass
+class RelationSketch:
+    """The non-LLM sketch of one question (``Scorer.relation_sketch``): what the question's phrases name."""
+
+    intent: str = ""                      # the relations matched greedily, joined ("" when none matched)
+    scores: dict[str, float] = field(default_factory=dict)   # relation id → best cos over the phrases
+    depth: tuple[int, int] | None = None  # (lo, hi) hops: one per matched relation, type nouns optional
+    phrases: list[tuple[int, int, str]] = field(default_factory=list)
+    columns: dict[str, int] = field(default_factory=dict)    # relation id → column of ``sims``
+    sims: np.ndarray | None = None        # phrases × relations cosines, a type noun's row halved
+
+    def pairs(self, path: "ReasoningPath") -> list[tuple[int, int, float]]:
+        """(edge index, phrase index, cos) pairs, edges and question phrases paired one to one (best pair
+        first, a phrase's tokens used once; a type noun's match counts half, see ``mention_tokens``)."""
+        order = sorted(((float(self.sims[a, self.columns[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
+                        if e.relation_id in self.columns for a in range(len(self.phrases))),
+                       key=lambda x: (-x[0], x[1], x[2]))
+        used_edges: set[int] = set()
+        used_tokens: set[int] = set()
+        out = []
+        for sim, k, a in order:
+            span = set(range(self.phrases[a][0], self.phrases[a][1]))
+            if k in used_edges or span & used_tokens:
+                continue
+            used_edges.add(k)
+            used_tokens |= span
+            out.append((k, a, sim))
+        return out
+
+    def alignment(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None) -> float:
+        """Mean over the path's edges of cos(relation, phrase) under ``pairs`` (computed when not given);
+        an edge left without a phrase counts 0."""
+        pairs = self.pairs(path) if pairs is None else pairs
+        return sum(max(sim, 0.0) for _, _, sim in pairs) / max(1, len(path.edges))
+
+    def reverse_reading(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None) -> float:
+        """The share of consecutive paired edges whose phrase comes earlier in the question than the previous
+        edge's: English names the last hop first ("the *capital* of the *state* where … was *born*",
+        "which city is *twinned* with the *capital* of …"). 0.5 with fewer than two paired edges. Used only
+        to break ties of ``alignment`` (an unordered pairing cannot tell capital → twinned from
+        twinned → capital). ``pairs`` as for ``alignment``."""
+        pos = [self.phrases[a][0] for _, a, _ in sorted(self.pairs(path) if pairs is None else pairs)]
+        if len(pos) < 2:
+            return 0.5
+        return sum(b < a for a, b in zip(pos, pos[1:])) / (len(pos) - 1)
+
+
+@dataclass
+class VisPathRun:
+    question: str
+    answer: str | None = None
+    answer_id: str | None = None
+    start: StartCandidate | None = None
+    start_candidates: list[StartCandidate] = field(default_factory=list)
+    start_replaced: bool = False         # Eq. 3 fired
+    expression: str = ""
+    head: str = ""
+    object_name: str = ""                # o (Eq. 1)
+    sketch: list[str] = field(default_factory=list)   # S_Q
+    depth_hat: int = 0                   # D̂ after min(D̂, Dmax)
+    depth_predicted: bool = False        # D̂ came from the LLM (not the Dmax fallback)
+    depth_range: tuple[int, int] | None = None   # depth_fallback="sketch": (lo, hi) from the relation sketch
+    hops: list[HopRecord] = field(default_factory=list)
+    selected_paths: list[ReasoningPath] = field(default_factory=list)
+    sufficient: bool | None = None      # η at the hop whose evidence produced the answer
+    stop_reason: str = ""
+    fallbacks: list[Fallback] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    hidden: list[str] = field(default_factory=list)   # --drop-edges: the start's facts hidden from every expansion
+    # the non-LLM sketch of the question (VisPath.sketch_of), computed when a fallback first needs it
+    relation_sketch: RelationSketch | None = None
+
+    def fell_back(self, message: str, code: str = "empty") -> None:
+        """Record a documented fallback (``code``: why; see kgqa.core.result.Fallback)."""
+        self.fallbacks.append(Fallback(code, message))

@@ -1,0 +1,299 @@
+"""The graph-side scores of VisPath's Algorithm 1: what needs the graph and SBERT but no model.
+
+"VisPath: Visual-Intent-Guided Path Reasoning for Multimodal Knowledge Graph Question Answering"
+(arXiv 2609.20843):
+
+    s_Q,k = max_r cos(SBERT(r), SBERT(Q))                          (Eq. 2)   Scorer.compatibility
+    c_r,q_i = cos(SBERT(r ‖ e_t), SBERT(q_i)), top M1               (Eq. 5)   Scorer.score_edges
+    P_cand(i) = ∪ p ⊕ (end(p), r, e_t)                              (Eq. 6–7) Scorer.expand_frontier
+    σ_p,i = cos(SBERT(Verbalize(p)), SBERT(Q ‖ S_Q ‖ q_i))          (Eq. 8)   Scorer.chain_scores
+
+and our additions where the paper is silent: the non-LLM relation sketch (the relations the question's
+phrases name, ``Scorer.relation_sketch``) and answer typing (``Scorer.path_typing``).
+
+A ``Scorer`` holds no state of a question: what one question needs (the relation sketch, the facts
+``--drop-edges`` hides) is passed in, from that question's ``VisPathRun``. Graph access goes through
+``kgqa.core.kg`` (relation catalogue, embeddings) and ``cypher/vispath_*.cypher``.
+
+Interpretations where the paper is silent (each also noted where it happens):
+* Neo4j's ``vector.similarity.cosine`` returns (1 + cos)/2; we convert back to cos.
+* A path does not revisit an entity it already passed through.
+* Path search at scale (options with the paper's reading one ``-o`` away; bench/scale.py measures them
+  on the demo KG and on the same KG buried in 200,000 distractors): ``edge_relation_weight`` (how
+  relation and tail are weighed inside Eq. 5's r ‖ e_t, and in the Cypher first cut),
+  ``chain_relation_weight`` (σ of Eq. 8 on the relation chain vs. the path with entity names; with the
+  relations fallback q_i is the same at every hop, so σ of paths of different lengths compare under one
+  target in terminal selection), ``M1_per_relation`` (at most this many of one relation's edges among an
+  entity's M1, in the first cut and in exact Eq. 5).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from kgqa.core.kg import KG, cos_from_neo4j
+from kgqa.core.result import Step
+from kgqa.methods.vispath.options import VisPathOptions
+from kgqa.methods.vispath.question import (PHRASE_STOP, description_words, greedy_relation_matches, mention_tokens,
+                                           question_phrases, type_nouns)
+from kgqa.methods.vispath.records import ReasoningPath, RelationSketch, VisPathRun
+
+
+def cap_per_key(ranked: list, key, per_key: int, limit: int) -> list:
+    """The first ``limit`` items of ``ranked`` (best first) with at most ``per_key`` of each ``key(item)``;
+    per_key = 0: no cap (the plain top ``limit``)."""
+    if per_key <= 0:
+        return ranked[:limit]
+    seen: dict = {}
+    out = []
+    for x in ranked:
+        k = key(x)
+        if seen.get(k, 0) < per_key:
+            seen[k] = seen.get(k, 0) + 1
+            out.append(x)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def edge_scores(relation: np.ndarray, concat: np.ndarray, weight: float) -> np.ndarray:
+    """Eq. 5 with the relation weighed in: w·cos(SBERT(r), q_i) + (1−w)·cos(SBERT(r ‖ e_t), q_i)."""
+    return weight * relation + (1.0 - weight) * concat
+
+
+def first_cut_relation_scores(rel_scores: dict[str, float], weight: float) -> dict[str, float]:
+    """The ``$relation_scores`` for cypher/vispath_frontier_edges, whose cut ranks (rs + es) / 2 (rs: relation,
+    es: stored tail-name cosine). Scaling rs by (1 + w)/(1 − w) makes that order the one of
+    w·rs + (1 − w)·(rs + es)/2, so the cut weighs the relation as Eq. 5 does; w = 1 → the tail only breaks ties."""
+    k = (1.0 + weight) / (1.0 - weight) if weight < 1.0 else 1000.0
+    return {rid: k * s for rid, s in rel_scores.items()}
+
+
+class Scorer:
+    """Eq. 2, 5–8, the relation sketch and answer typing over one graph (``kgqa.core.kg.KG``)."""
+
+    def __init__(self, kg: KG, graph, opt: VisPathOptions):
+        self.kg = kg
+        self.graph = graph
+        self.opt = opt
+        # (relation column, alias vectors), filled on first use. Idempotent, so safe to share between
+        # questions answered at once: the catalogue is read once per process and its aliases embed the same
+        # way every time, so two threads filling it compute the same value and either assignment is right.
+        self._alias_forms: tuple[list[int], np.ndarray] | None = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """SBERT through the shared, cached encoder (kgqa.core.kg.KG.embed)."""
+        return self.kg.embed(texts)
+
+    def relations(self):
+        """The relation catalogue: id → (name, stored SBERT embedding), read once (kgqa.core.kg.KG)."""
+        return self.kg.relations()
+
+    # ========================================================================= Eq. 2
+    def compatibility(self, question: str, ids: list[str],
+                      relation_sketch: RelationSketch | None = None) -> dict[str, tuple[float, str]]:
+        """s_Q of Eq. 2 per candidate id, with its argmax relation's name; a candidate without outgoing
+        relations is absent. With a relation sketch that names relations (compat_score="sketch"), the best
+        cosine between one of the candidate's relations and a relation phrase of Q instead."""
+        if relation_sketch is not None and relation_sketch.intent:
+            # our reading: a relation the question names (by phrase) is what makes a candidate fit
+            rows = self.graph.read("vispath_relation_compatibility_scored", ids=ids,
+                                   relation_scores=relation_sketch.scores)
+            return {r["id"]: (float(r["score"]), r["relation_name"]) for r in rows}
+        q_vec = self.embed([question])[0]
+        rows = self.graph.read("vispath_relation_compatibility", ids=ids, question_vector=q_vec.tolist())
+        return {r["id"]: (cos_from_neo4j(r["similarity"]), r["relation_name"]) for r in rows}
+
+    # ========================================================================= the non-LLM sketch
+    def relation_sketch(self, question: str, has_image: bool = False) -> RelationSketch:
+        """Non-LLM sketch: the relations the question's phrases name. ``intent`` joins the relations matched
+        greedily (best pair first, each phrase span and each relation used once, cos ≥ sketch_min_cos, at
+        most Dmax + 1); ``scores``: relation id → best cos(SBERT(r), SBERT(phrase)) over the phrases; ``depth``:
+        (lo, hi) hops, one per matched relation, a type noun ("which N") an optional one. Empty when nothing
+        matches.
+
+        With sketch_skip_mentions, entity names and the words that point at the image are not phrases
+        (``mention_tokens``); with sketch_aliases, a relation's aliases name it as well as its label."""
+        rel = self.relations()
+        ids = [rid for rid, (_, vec) in rel.items() if vec is not None]
+        excluded, answer_type = mention_tokens(question, has_image)
+        if not self.opt.sketch_skip_mentions:
+            excluded = set()
+        phrases = question_phrases(question, exclude=excluded)
+        if not ids or not phrases:
+            return RelationSketch()
+        pv = self.embed([p[2] for p in phrases])
+        sims = pv @ np.stack([rel[r][1] for r in ids]).T
+        if self.opt.sketch_aliases:       # a relation is named by its label or any of its aliases
+            cols, avecs = self.alias_forms(ids)
+            if cols:
+                asims = pv @ avecs.T
+                for j, k in enumerate(cols):
+                    sims[:, k] = np.maximum(sims[:, k], asims[:, j])
+        is_type = [set(range(a, b)) <= answer_type for a, b, _ in phrases]
+        weight = np.array([0.5 if t else 1.0 for t in is_type], dtype=np.float32)
+        sketch = RelationSketch(phrases=phrases, columns={r: k for k, r in enumerate(ids)},
+                                sims=sims * weight[:, None])
+        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, self.opt.Dmax + 1)
+        if not picked:
+            return sketch
+        core = len(picked) - sum(1 for a, _, _ in picked if is_type[a])
+        sketch.depth = (max(1, core), max(1, core, len(picked)))
+        sketch.intent = "; ".join(rel[ids[b]][0] for _, b, _ in picked)
+        sketch.scores = {r: float(v) for r, v in zip(ids, sims.max(axis=0))}
+        return sketch
+
+    def alias_forms(self, ids: list[str]) -> tuple[list[int], np.ndarray]:
+        """The relations' aliases as (column in ``ids`` per alias, alias SBERT vectors), built once: the
+        catalogue is read once per process (kgqa.core.kg.KG), so its aliases are embedded once too."""
+        if self._alias_forms is None:
+            aliases = self.kg.relation_aliases()
+            forms = [(k, a) for k, r in enumerate(ids) for a in aliases.get(r, [])
+                     if len(a) > 2 and a.lower() not in PHRASE_STOP]
+            vecs = self.embed([a for _, a in forms]) if forms else np.zeros((0, 0), dtype=np.float32)
+            self._alias_forms = ([k for k, _ in forms], vecs)
+        return self._alias_forms
+
+    # ========================================================================= Eq. 5–7
+    def expand_frontier(self, paths: list[ReasoningPath], q_i: str, q_vec: np.ndarray, hop: int, *,
+                        relation_sketch: RelationSketch | None = None,
+                        hidden: Sequence[str] = ()) -> list[ReasoningPath]:
+        """Eq. 5–7: top-M1 outgoing edges per frontier entity by c_r,q_i, then P_cand(i) (``relation_sketch``,
+        ``hidden``: as for ``score_edges``)."""
+        frontier = list(dict.fromkeys(p.end_id for p in paths))
+        kept = self.score_edges(frontier, q_vec, hop=hop, intent=q_i, relation_sketch=relation_sketch,
+                                hidden=hidden)
+        cand: list[ReasoningPath] = []
+        for p in paths:
+            for e in kept.get(p.end_id, []):
+                if e.tail_id not in p.entity_ids:                  # no revisits within one path
+                    cand.append(p.extend(e))
+        return cand                                                # |P_cand(i)| ≤ M1·|P(i−1)| (Eq. 7)
+
+    def score_edges(self, frontier: Sequence[str], q_vec: np.ndarray, *, hop: int = 0, intent: str = "",
+                    relation_sketch: RelationSketch | None = None, hidden: Sequence[str] = (),
+                    expansion: str | None = None, M1: int | None = None) -> dict[str, list[Step]]:
+        """Eq. 5 exact scores of (first-cut) outgoing edges; top M1 per frontier entity.
+
+        ``relation_sketch``: the question's non-LLM sketch when computed; when ``intent`` is its intent (the
+        relations fallback) a relation scores its best phrase match. ``hidden``: the fact keys --drop-edges
+        hides (``VisPathRun.hidden``)."""
+        m1 = M1 or self.opt.M1
+        mode = expansion or self.opt.expansion
+        w = self.opt.edge_relation_weight
+        rel = self.relations()
+        if relation_sketch is not None and relation_sketch.intent and intent == relation_sketch.intent:
+            rel_scores = relation_sketch.scores          # relations fallback: best phrase match per relation
+        else:
+            rel_scores = {rid: float(vec @ q_vec) for rid, (_, vec) in rel.items() if vec is not None}
+        if mode == "exact":
+            rows = self.graph.read("vispath_frontier_edges_all", frontier=list(frontier), hidden=list(hidden))
+        else:
+            rows = self.graph.read("vispath_frontier_edges", frontier=list(frontier),
+                                   relation_scores=first_cut_relation_scores(rel_scores, w),
+                                   intent=q_vec.tolist(), pre_cap=self.opt.pre_cut,
+                                   cap=max(self.opt.first_cut, m1), hidden=list(hidden),
+                                   per_relation=4 * self.opt.M1_per_relation)   # exact Eq. 5 picks among 4×
+        if not rows:
+            return {}
+        rnames = [rel.get(r["relation_id"], (r["relation_id"], None))[0] for r in rows]
+        rs = np.array([rel_scores.get(r["relation_id"], -1.0) for r in rows], dtype=np.float32)
+        if w == 1.0 and mode != "exact":
+            # relation first: the tail only breaks ties, by the first cut's stored tail-name cosine
+            # (approx orders one relation's edges by it), so no "r ‖ e_t" needs encoding at a hub
+            concat = np.array([r["approx"] for r in rows], dtype=np.float32)
+        else:
+            texts = [f"{rn} {r['tail_name'] or r['tail_id']}" for rn, r in zip(rnames, rows)]   # r ‖ e_t
+            concat = self.embed(texts) @ q_vec                                                    # Eq. 5
+        scores = edge_scores(rs, concat, w)
+        by_head: dict[str, list[tuple[Step, float]]] = {}
+        for r, rn, s, c in zip(rows, rnames, scores, concat):
+            by_head.setdefault(r["head_id"], []).append((
+                Step(r["head_id"], r["head_name"] or r["head_id"], r["relation_id"], rn, r["tail_id"],
+                     r["tail_name"] or r["tail_id"], hop=hop, score=float(s), note=intent), float(c)))
+        # best c first; equal c (w = 1: one relation's edges) → the tail's r ‖ e_t score decides
+        return {h: cap_per_key([e for e, _ in sorted(es, key=lambda x: (-x[0].score, -x[1], x[0].relation_id,
+                                                                        x[0].tail_id))],
+                               lambda e: e.relation_id, self.opt.M1_per_relation, m1)
+                for h, es in by_head.items()}
+
+    # ========================================================================= Eq. 8
+    def chain_scores(self, cand: list[ReasoningPath], question: str, sketch: list[str], q_i: str, *,
+                     relation_sketch: RelationSketch | None = None) -> list[ReasoningPath]:
+        """Eq. 8: σ_p,i = cos(SBERT(Verbalize(p)), SBERT(Q ‖ S_Q ‖ q_i)); sorted, best first.
+
+        With chain_relation_weight w > 0, σ = w·cos(SBERT(relation chain), ·) + (1−w)·(the above): the
+        paper calls Verbalize(p) "a textual relation chain"; entity names in it let distractor tails that
+        share words with Q outrank the right relations (our reading, measured in bench/scale.py).
+        ``relation_sketch``: the question's non-LLM sketch when computed (chain_score="sketch" reads it
+        when q_i is its intent)."""
+        target = self.embed([" ".join([question, " → ".join(sketch), q_i])])[0]
+        w = self.opt.chain_relation_weight
+        sig = np.zeros(len(cand), dtype=np.float32)
+        if w < 1.0:      # at w = 1 the verbalised paths (every distractor tail's name at a hub) need no encoding
+            sig += (1.0 - w) * (self.embed([p.verbalize() for p in cand]) @ target)
+        if w > 0:
+            sig += w * (self.embed([p.relation_chain() for p in cand]) @ target)
+        rs = relation_sketch
+        if self.opt.chain_score == "sketch" and rs is not None and rs.intent and q_i == rs.intent:
+            # our reading for the graph-only case: the relation phrases of Q, aligned one to one with the
+            # path's relations; ties broken first by the reverse reading order, then by Eq. 8's σ
+            paired = [rs.pairs(p) for p in cand]              # one pairing per path serves both scores
+            sig = np.array([rs.alignment(p, pr) + 1e-3 * rs.reverse_reading(p, pr)
+                            for p, pr in zip(cand, paired)], dtype=np.float64) + 1e-4 * sig
+        for p, s in zip(cand, sig):
+            p.sigma = float(s)
+        return sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))
+
+    # ========================================================================= terminal selection
+    def rank_endpoints(self, question: str, has_image: bool, run: VisPathRun) -> list[ReasoningPath]:
+        """Terminal selection's ranking (no hop judged answerable): the endpoint entities of the retained
+        paths, each by its best-ranked path, best first; empty when no path left the start."""
+        paths = [p for h in run.hops for p in h.retained if p.edges and p.end_id != run.start.id]
+        if not paths:
+            return []
+        # Rank: path length closest to D̂ first, then the chain score σ it was retained with (Eq. 8; with
+        # chain pruning ablated, its edge score). Paths of one length come from one hop, scored under one
+        # intent; without a predicted D̂, σ of different hops are compared (a known weakness: σ values of
+        # different hops were scored under different intents q_i).
+        # (The depth preference applies only when D̂ was predicted, not when it fell back to Dmax.)
+        # With depth_fallback="sketch", the distance to the sketch's depth range (lo, hi) plays that part.
+        def depth_gap(n: int) -> int:
+            if run.depth_predicted:
+                return abs(n - run.depth_hat)
+            if run.depth_range is not None:
+                lo, hi = run.depth_range
+                return max(lo - n, n - hi, 0)
+            return 0
+
+        typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
+        ranked_paths = sorted(paths, key=lambda p: (-typing.get(id(p), 0.0), depth_gap(len(p.edges)),
+                                                    -(p.sigma if p.sigma is not None else -1.0)))
+        # One candidate per endpoint entity, reached by its best-ranked path (an endpoint first seen
+        # on a short path must still compete with the D̂-long path that reaches it).
+        best: dict[str, ReasoningPath] = {}
+        for p in ranked_paths:
+            best.setdefault(p.end_id, p)
+        return list(best.values())
+
+    def path_typing(self, question: str, has_image: bool, paths: list[ReasoningPath]) -> dict[int, float]:
+        """Answer typing (ours; the paper has none): how well a path's entities have the types the question
+        names, read from their descriptions. 1 when the endpoint's description has the answer's type noun
+        ("In which *city* …"), plus the share of the other type nouns ("the *state* where …") found in the
+        description of an entity after the start. Keyed by id(path); empty when the question names no type."""
+        answer, along = type_nouns(question, has_image)
+        if not answer and not along:
+            return {}
+        ids = list(dict.fromkeys(e.tail_id for p in paths for e in p.edges))
+        words = {r["id"]: description_words(r["description"])
+                 for r in self.graph.read("vispath_entity_descriptions", ids=ids)}
+        out = {}
+        for p in paths:
+            score = 1.0 if answer and all(t in words.get(p.end_id, ()) for t in answer) else 0.0
+            if along:
+                seen = set().union(*(words.get(e.tail_id, set()) for e in p.edges))
+                score += sum(t in seen for t in along) / len(along)
+            out[id(p)] = score
+        return out
