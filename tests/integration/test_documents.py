@@ -32,7 +32,8 @@ GRAPH_ONLY = {"KGQA_CHAT_BACKEND": "none"}
 @pytest.fixture(scope="module")
 def demo_kg(graph):
     """The demo KG: the stand-in recognises document images by its entity images; SAME_AS targets."""
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
     yield graph

@@ -124,7 +124,7 @@ def neo4j_init():
     """Apply cypher/schema.cypher (idempotent) and wait for the indexes to be ONLINE."""
     from kgqa.core.graph import Graph
 
-    from kgqa.loaders.wikidata5m import backfill_label_keys
+    from kgqa.loaders.wikidata5m.load import backfill_label_keys
 
     with Graph(_settings()) as g:
         n = g.apply_schema()
@@ -184,7 +184,8 @@ def load_wikidata5m_cmd(
     """Load Wikidata5M (entities, relations, facts, descriptions, images, embeddings) into Neo4j."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     if device is not None and device not in ("cpu", "cuda"):
         raise InvalidInput(f"--device {device!r}: must be cpu or cuda")
@@ -198,7 +199,7 @@ def load_wikidata5m_cmd(
     next_steps: list[str] = []
     with Graph(s) as g:
         if bulk:
-            from kgqa.loaders.bulk import bulk_load_wikidata5m
+            from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m
 
             report, next_steps = bulk_load_wikidata5m(g, path, images=images, options=opts)
         else:
