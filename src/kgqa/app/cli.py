@@ -264,7 +264,8 @@ def load_documents_cmd(
     """Build one multimodal KG per document (mKG-RAG, Section 3.1): segments, textual and visual graphs,
     vision-text matching, embeddings; unchanged documents are skipped, changed ones replaced."""
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import DocOptions, DocumentLoader
+    from kgqa.loaders.documents.loader import DocumentLoader
+    from kgqa.loaders.documents.options import DocOptions
     from kgqa.models import build_models
 
     s = _settings(model_cache_dir=replay_cache)
@@ -301,7 +302,7 @@ def load_documents_cmd(
 def docs_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
     """Every loaded document with its counts."""
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import list_documents
+    from kgqa.loaders.documents.store import list_documents
 
     with Graph(_settings()) as g:
         rows = list_documents(g)
@@ -320,7 +321,7 @@ def docs_show(doc_id: str = typer.Argument(..., metavar="ID"),
     """One document's KG: chunks, entities (with image regions and Wikidata links), relations."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import show_document
+    from kgqa.loaders.documents.store import show_document
 
     with Graph(_settings()) as g:
         d = show_document(g, doc_id)
@@ -348,7 +349,7 @@ def docs_rm(doc_id: str = typer.Argument(..., metavar="ID")):
     """Remove exactly one document's KG (its images stay when anything else uses them)."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import remove_document
+    from kgqa.loaders.documents.store import remove_document
 
     with Graph(_settings()) as g:
         n = remove_document(g, doc_id)

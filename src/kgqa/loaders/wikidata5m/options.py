@@ -14,7 +14,6 @@ from kgqa.loaders.wikidata5m.files import SPLITS
 EMBED_CHUNK = 20_000
 
 
-# --------------------------------------------------------------------------- options & report
 @dataclass
 class LoadOptions:
     splits: tuple[str, ...] = SPLITS
