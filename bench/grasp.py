@@ -152,7 +152,8 @@ def bench_hub(n: int, repeat: int) -> None:
     from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions
     from kgqa.core.graph import Graph
     from kgqa.core.kg import KG
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
     from kgqa.core.method import Context
     from kgqa.models.encoder import get_encoder
 

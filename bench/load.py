@@ -10,7 +10,7 @@
 2. kgqa's loader on an empty database: structure only (``--no-embeddings``), then the
    same command again (the cost of an idempotent re-run / resume), then the
    embedding phase on the entities of the first ``--embed-triples`` triples;
-3. ``kgqa load wikidata5m --bulk`` (kgqa.loaders.bulk: validation, the importer's CSV, the same
+3. ``kgqa load wikidata5m --bulk`` (kgqa.loaders.wikidata5m.bulk: validation, the importer's CSV, the same
    ``neo4j-admin database import full``, the schema) on an empty database, structure only;
 3b. the plain loader most users write, on an empty database with the same constraints:
    nodes in 10k-row ``UNWIND … MERGE``, facts per 10k-row chunk of the triple file,
@@ -144,7 +144,7 @@ def fresh_db(settings) -> None:
 
 # --------------------------------------------------------------------------- the naive loader
 def naive_load(graph, folder: Path, chunk: int = 10_000) -> dict[str, tuple[int, float]]:
-    from kgqa.loaders.wikidata5m import find_files
+    from kgqa.loaders.wikidata5m.files import find_files
 
     files = find_files(folder)
     out = {}
@@ -188,7 +188,7 @@ def naive_load(graph, folder: Path, chunk: int = 10_000) -> dict[str, tuple[int,
 # --------------------------------------------------------------------------- neo4j-admin import
 def admin_import(settings, folder: Path, scratch: Path) -> dict:
     from kgqa.core.kg import label_keys
-    from kgqa.loaders.wikidata5m import find_files
+    from kgqa.loaders.wikidata5m.files import find_files
 
     files = find_files(folder)
     home = scratch / "admin-home"
@@ -254,7 +254,8 @@ def main() -> None:
 
     from kgqa.core.config import Settings
     from kgqa.core.graph import Graph
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     settings = Settings()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kgqa-bench-load-"))
@@ -273,7 +274,7 @@ def main() -> None:
         print(f"neo4j-admin import: {admin}", flush=True)
 
     if "bulk" not in skip:
-        from kgqa.loaders.bulk import bulk_load_wikidata5m
+        from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m
 
         fresh_db(settings)
         g = Graph(settings)

@@ -71,7 +71,9 @@ def _settings():
 # --------------------------------------------------------------------------- ingest
 def bench_ingest(args) -> None:
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import DocOptions, DocumentLoader, remove_document
+    from kgqa.loaders.documents.loader import DocumentLoader
+    from kgqa.loaders.documents.options import DocOptions
+    from kgqa.loaders.documents.store import remove_document
     from kgqa.models import build_models
 
     s = _settings()

@@ -9,7 +9,7 @@ For each size, smallest first:
    frequencies, power-law degrees, label-like names with aliases; triples = entities / 0.223 as in
    Wikidata5M; no descriptions or images, which the generator does not make);
 2. wipes the local server's ``neo4j`` database (KGQA_DATA_DIR) and runs the first load a user runs,
-   ``kgqa load wikidata5m --bulk`` with embeddings (kgqa.loaders.bulk: validation, the importer's CSV,
+   ``kgqa load wikidata5m --bulk`` with embeddings (kgqa.loaders.wikidata5m.bulk: validation, the importer's CSV,
    ``neo4j-admin database import full``, the schema, then every entity and relation name embedded
    with the default encoder on every core into the vector indexes);
 3. records each phase's seconds, the store's size on disk, the Neo4j process's resident memory, and
@@ -113,8 +113,8 @@ def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool
     from load import admin_import, fresh_db, generate
 
     from kgqa.core.graph import Graph
-    from kgqa.loaders.bulk import bulk_load_wikidata5m
-    from kgqa.loaders.wikidata5m import LoadOptions
+    from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
     from kgqa.models.encoder import encoder_for
     from kgqa.core.neo4j_local import LocalNeo4j
 

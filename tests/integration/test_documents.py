@@ -32,7 +32,8 @@ GRAPH_ONLY = {"KGQA_CHAT_BACKEND": "none"}
 @pytest.fixture(scope="module")
 def demo_kg(graph):
     """The demo KG: the stand-in recognises document images by its entity images; SAME_AS targets."""
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
     yield graph
@@ -65,14 +66,14 @@ def doc_ids(graph) -> set[str]:
 
 
 def rm_all(graph, prefix_ids) -> None:
-    from kgqa.loaders.documents import remove_document
+    from kgqa.loaders.documents.store import remove_document
 
     for i in prefix_ids:
         remove_document(graph, i)
 
 
 def counts(graph, doc_id: str) -> dict:
-    from kgqa.loaders.documents import show_document
+    from kgqa.loaders.documents.store import show_document
 
     d = show_document(graph, doc_id)
     return {"chunks": sorted(c["id"] for c in d["chunks"]), "texts": [c["text"] for c in d["chunks"]],
@@ -89,7 +90,7 @@ def test_bundled_documents_become_per_document_multimodal_kgs(demo_kg, tmp_path,
     rep = json.loads(p.stdout)
     assert rep["written"] == 3 and rep["visual"] == "whole-image stand-in"
     assert rep["chat"] == "local:SmolLM2-135M-Instruct"
-    from kgqa.loaders.documents import show_document
+    from kgqa.loaders.documents.store import show_document
 
     japan = show_document(graph, "flag_of_japan")
     assert japan["document"]["status"] == "complete"
@@ -228,7 +229,7 @@ def test_html_with_script_and_injection_is_data(graph, tmp_path):
     rm_all(graph, ("page",))
     p = run_kgqa("load", "documents", str(d), "--json", env=GRAPH_ONLY)
     assert p.returncode == 0, p.stderr
-    from kgqa.loaders.documents import show_document
+    from kgqa.loaders.documents.store import show_document
 
     [c] = show_document(graph, "page")["chunks"]
     assert "throw" not in c["text"] and "Ignore your instructions" in c["text"]      # stored as text, never run
@@ -239,7 +240,8 @@ def test_html_with_script_and_injection_is_data(graph, tmp_path):
 def test_same_as_linking_threshold_precision_recall_on_a_hand_labelled_sample(demo_kg):
     """30 hand-labelled (name, description) → Wikidata id or none pairs; precision and recall per threshold."""
     from kgqa.core.config import Settings
-    from kgqa.loaders.documents import DocOptions, DocumentLoader
+    from kgqa.loaders.documents.link import link_entities
+    from kgqa.loaders.documents.options import DocOptions
     from kgqa.models import build_models
 
     rows = [json.loads(x) for x in (REPO / "tests/fixtures/docs_linking/sample.jsonl").read_text().splitlines()]
@@ -251,7 +253,7 @@ def test_same_as_linking_threshold_precision_recall_on_a_hand_labelled_sample(de
 
     def pr(th):
         links = {x["docentity_id"]: x["entity_id"] for x in
-                 DocumentLoader(demo_kg, m, s, DocOptions(link_threshold=th)).link(ents)}
+                 link_entities(demo_kg, m.encoder, ents, DocOptions(link_threshold=th))}
         tp = sum(1 for i, r in enumerate(rows) if links.get(f"x{i}") == r["gold"] and r["gold"])
         fp = len(links) - tp
         return tp / max(1, tp + fp), tp / sum(1 for r in rows if r["gold"])

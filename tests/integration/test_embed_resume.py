@@ -90,7 +90,8 @@ def encoder(settings):
 
 
 def test_interrupted_embedding_phase_resumes_without_recomputing(graph, encoder, tmp_path):
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     data = tmp_path / "copies"
     ids, names = _sample(data, base=95)
@@ -170,12 +171,14 @@ def test_a_large_first_load_builds_the_vector_index_once_even_when_interrupted(g
     """Above VECTOR_INDEX_DEFER_MIN new entities the loader drops entity_name_embedding, writes the
     vectors and builds the index once. Killed in between, the index is missing; the rerun finishes
     the vectors and builds it. Either way the end state answers vector queries."""
-    from kgqa.loaders import wikidata5m
+    from kgqa.loaders.wikidata5m import embed
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
-    monkeypatch.setattr(wikidata5m, "VECTOR_INDEX_DEFER_MIN", 100)
+    monkeypatch.setattr(embed, "VECTOR_INDEX_DEFER_MIN", 100)
     data = tmp_path / "copies"
     ids, names = _sample(data, base=97)
-    opts = wikidata5m.LoadOptions(embed_chunk=50)
+    opts = LoadOptions(embed_chunk=50)
 
     def index_state():
         rows = [r for r in graph.read("schema_indexes") if r["name"] == "entity_name_embedding"]
@@ -184,11 +187,10 @@ def test_a_large_first_load_builds_the_vector_index_once_even_when_interrupted(g
     try:
         first = CountingEncoder(encoder, set(names.values()), stop_after=150)
         with pytest.raises(KeyboardInterrupt):
-            wikidata5m.load_wikidata5m(graph, data, encoder=first, options=opts)
+            load_wikidata5m(graph, data, encoder=first, options=opts)
         assert index_state() is None and len(_vectors(graph, ids)) == 150   # dropped, vectors written
 
-        report = wikidata5m.load_wikidata5m(graph, data, encoder=CountingEncoder(encoder, set(names.values())),
-                                            options=opts)
+        report = load_wikidata5m(graph, data, encoder=CountingEncoder(encoder, set(names.values())), options=opts)
         assert report.modes["vector index"].startswith(f"dropped for {len(ids):,} new entities")
         assert "build vector index" in {p.name for p in report.phases}
         assert index_state() == "ONLINE"

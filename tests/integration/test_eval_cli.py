@@ -28,7 +28,8 @@ QUESTIONS = {json.loads(ln)["id"]: ln for ln in (DEMO / "questions.jsonl").read_
 
 @pytest.fixture(scope="module")
 def demo_kg(graph):
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     remove_demo_kg(graph)
     load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))

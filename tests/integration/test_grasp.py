@@ -52,7 +52,8 @@ def kg_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def kg(graph, kg_dir):
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     _cleanup(graph)
     load_wikidata5m(graph, kg_dir, options=LoadOptions(progress=False))

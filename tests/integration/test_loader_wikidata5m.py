@@ -68,7 +68,8 @@ def encoder(settings):
 @pytest.fixture(scope="module")
 def loaded(graph, encoder):
     """The sample loaded once through the Python API (with images and embeddings)."""
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     _delete(graph, ENTITY_IDS + [BAD_ENTITY], RELATION_IDS, IMAGE_SHAS, SAMPLE)
     report = load_wikidata5m(graph, SAMPLE, images=SAMPLE / "images", encoder=encoder,
@@ -147,7 +148,7 @@ def test_label_lookup_finds_aliases_and_backfill_restores_label_keys(graph, load
     finds the entity through the entity_label_keys index; a database loaded before label_keys existed
     gets them back from backfill_label_keys, which a second time finds nothing to do."""
     from kgqa.core.kg import KG
-    from kgqa.loaders.wikidata5m import backfill_label_keys
+    from kgqa.loaders.wikidata5m.load import backfill_label_keys
 
     kg = KG(graph, encoder)
     assert [e.id for e in kg.label_matches("madame curie")] == ["Q7186"]              # an alias
@@ -165,7 +166,8 @@ def test_label_lookup_finds_aliases_and_backfill_restores_label_keys(graph, load
 
 
 def test_rerun_is_idempotent(graph, loaded, encoder):
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     report = load_wikidata5m(graph, SAMPLE, images=SAMPLE / "images", encoder=encoder, options=LoadOptions())
     assert len(_facts(graph, ENTITY_IDS)) == 90

@@ -22,7 +22,8 @@ DEMO = REPO / "data" / "demo"
 
 @pytest.fixture(scope="module")
 def loaded(graph, tmp_path_factory):
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
     replay = tmp_path_factory.mktemp("mkgrag") / "replay"

@@ -55,7 +55,8 @@ def _cleanup(graph):
 
 @pytest.fixture(scope="module")
 def kg(graph):
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     _cleanup(graph)
     load_wikidata5m(graph, KG, options=LoadOptions(progress=False))

@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.loaders import extraction_prompts as P
 from kgqa.core.errors import BadModelReply, InvalidInput
-from kgqa.loaders import documents as D
+from kgqa.loaders import extraction_prompts as P
+from kgqa.loaders.documents.discover import content_hash, discover, document_id
+from kgqa.loaders.documents.extract import text_graph
+from kgqa.loaders.documents.kg import DocumentKG
+from kgqa.loaders.documents.link import link_score
+from kgqa.loaders.documents.options import DocOptions, DocReport
+from kgqa.loaders.documents.segment import segment
+from kgqa.loaders.rejects import Rejects
 
 REPO = Path(__file__).resolve().parents[2]
 FLAG = REPO / "data" / "demo" / "images" / "flag_japan.png"
@@ -22,8 +28,8 @@ def words(text: str) -> int:
 
 
 def rejects(strict: bool = True):
-    report = D.DocReport(path="x")
-    return D._Rejects(strict, report), report
+    report = DocReport(path="x")
+    return Rejects(strict, by_reason=report.skipped), report
 
 
 def write(p: Path, text: str | bytes) -> Path:
@@ -47,7 +53,7 @@ def test_markdown_title_sections_and_images(tmp_path):
     write(d / "japan.md", "# Flag of Japan\n\n## Design\n\n![The flag of Japan](images/flag.png)\n\n"
                           "A red disc on white.\n\n## Names\n\nCalled Hinomaru.\n")
     r, _ = rejects()
-    [doc] = D.discover(d, D.DocOptions(), r)
+    [doc] = discover(d, DocOptions(), r)
     assert doc.id == "japan" and doc.title == "Flag of Japan" and doc.format == "markdown"
     assert [s.heading for s in doc.sections] == ["Design", "Names"]
     assert doc.sections[0].images[0].alt == "The flag of Japan"
@@ -62,7 +68,7 @@ def test_html_scripts_are_dropped_never_run(tmp_path):
                            "<img src='images/flag.png' alt='a flag'><p>Designed by Jorn Utzon.</p>"
                            "<noscript>NOSCRIPT</noscript><h2>Opening</h2><p>Opened in 1973.</p></body></html>")
     r, _ = rejects()
-    [doc] = D.discover(d, D.DocOptions(), r)
+    [doc] = discover(d, DocOptions(), r)
     text = " ".join(s.text for s in doc.sections)
     assert doc.title == "Opera House" and doc.format == "html"
     assert "EVIL" not in text and "fetch" not in text and "color" not in text and "NOSCRIPT" not in text
@@ -80,12 +86,12 @@ def test_evqa_knowledge_base_lines(tmp_path):
            "image_reference_descriptions": ["the flag"]}
     kb = write(tmp_path / "kb" / "kb.jsonl", json.dumps({"https://en.wikipedia.org/wiki/Flag_of_Japan": art}) + "\n")
     r, _ = rejects()
-    [doc] = D.discover(kb.parent, D.DocOptions(images=imgs), r)
+    [doc] = discover(kb.parent, DocOptions(images=imgs), r)
     assert doc.format == "evqa" and doc.id.startswith("evqa-") and doc.title == "Flag of Japan"
     assert doc.sections[0].images[0].alt == "the flag" and not doc.sections[1].images
     # without --images the image is not fetched: strict names the line
     with pytest.raises(InvalidInput, match=r"kb.jsonl:1: .*--images DIR \(URLs are never fetched\)"):
-        D.discover(kb.parent, D.DocOptions(), rejects()[0])
+        discover(kb.parent, DocOptions(), rejects()[0])
 
 
 # --------------------------------------------------------------------------- segmentation (3.1)
@@ -96,8 +102,8 @@ def test_segmentation_keeps_image_sections_whole_merges_and_splits_text(tmp_path
     write(d / "x.md", f"# X\n\n## A\n\n![pic](images/flag.png)\n\n{long_image_text}\n\n## B\n\nShort b.\n\n"
                       f"## C\n\nShort c.\n\n## D\n\n{long_text}\n\n## E\n\nTail.\n")
     r, _ = rejects()
-    [doc] = D.discover(d, D.DocOptions(), r)
-    chunks = D.segment(doc, words, chunk_tokens=40)
+    [doc] = discover(d, DocOptions(), r)
+    chunks = segment(doc, words, chunk_tokens=40)
     assert chunks[0].sections == ["A"] and chunks[0].images and words(chunks[0].text) > 40   # kept whole
     assert chunks[1].sections == ["B", "C"]                                                   # merged
     d_chunks = [c for c in chunks if c.sections == ["D"]]
@@ -115,9 +121,9 @@ def test_non_utf8_strict_names_file_and_line_lenient_counts(tmp_path):
     write(d / "ok.md", "# Ok\n\nFine.\n")
     write(d / "bad.md", b"# Bad\n\nline two\n\xff\xfe broken\n")
     with pytest.raises(InvalidInput, match=r"bad\.md:4: not UTF-8"):
-        D.discover(d, D.DocOptions(), rejects()[0])
+        discover(d, DocOptions(), rejects()[0])
     r, report = rejects(strict=False)
-    docs = D.discover(d, D.DocOptions(strict=False), r)
+    docs = discover(d, DocOptions(strict=False), r)
     assert [x.id for x in docs] == ["ok"] and report.skipped == {"not UTF-8": 1}
 
 
@@ -127,16 +133,16 @@ def test_fifty_megabyte_document_refused_without_reading(tmp_path):
     with open(big, "wb") as f:
         f.truncate(50 * 1024 * 1024)                       # sparse: 50 MB on paper, instant
     with pytest.raises(InvalidInput, match=r"big\.md: document is 52\.4 MB, over the 5 MB limit"):
-        D.discover(d, D.DocOptions(), rejects()[0])
+        discover(d, DocOptions(), rejects()[0])
 
 
 def test_missing_image_strict_line_lenient_drops_the_image(tmp_path):
     d = corpus(tmp_path)
     write(d / "m.md", "# M\n\n## S\n\n![gone](images/nope.png)\n\nText stays.\n")
     with pytest.raises(InvalidInput, match=r"m\.md: image: .*nope\.png: image file not found"):
-        D.discover(d, D.DocOptions(), rejects()[0])
+        discover(d, DocOptions(), rejects()[0])
     r, report = rejects(strict=False)
-    [doc] = D.discover(d, D.DocOptions(strict=False), r)
+    [doc] = discover(d, DocOptions(strict=False), r)
     assert not doc.images and "Text stays." in doc.sections[0].text and report.skipped == {"missing image": 1}
 
 
@@ -144,35 +150,35 @@ def test_image_urls_are_never_fetched(tmp_path):
     d = corpus(tmp_path)
     write(d / "u.md", "# U\n\n![remote](https://example.org/x.png)\n\nText.\n")
     with pytest.raises(InvalidInput, match="is a URL; images are read from local files only"):
-        D.discover(d, D.DocOptions(), rejects()[0])
+        discover(d, DocOptions(), rejects()[0])
 
 
 def test_empty_folder_and_missing_path(tmp_path):
     with pytest.raises(InvalidInput, match="no .md, .html or .jsonl documents found"):
-        D.discover(tmp_path, D.DocOptions(), rejects()[0])
+        discover(tmp_path, DocOptions(), rejects()[0])
     with pytest.raises(InvalidInput, match="no such file or folder"):
-        D.discover(tmp_path / "nope", D.DocOptions(), rejects()[0])
+        discover(tmp_path / "nope", DocOptions(), rejects()[0])
 
 
 # --------------------------------------------------------------------------- hashes and ids
 def test_content_hash_follows_text_and_image_bytes(tmp_path):
     d = corpus(tmp_path)
     write(d / "h.md", "# H\n\n![f](images/flag.png)\n\nText.\n")
-    opts = D.DocOptions()
-    h1 = D.content_hash(D.discover(d, opts, rejects()[0])[0], opts)
-    assert h1 == D.content_hash(D.discover(d, opts, rejects()[0])[0], opts)      # deterministic
+    opts = DocOptions()
+    h1 = content_hash(discover(d, opts, rejects()[0])[0], opts)
+    assert h1 == content_hash(discover(d, opts, rejects()[0])[0], opts)      # deterministic
     (d / "images" / "flag.png").write_bytes(FLAG2.read_bytes())                    # same text, new picture
-    assert D.content_hash(D.discover(d, opts, rejects()[0])[0], opts) != h1
-    assert D.document_id("sub/dir/My File.md") == "sub--dir--My-File"
+    assert content_hash(discover(d, opts, rejects()[0])[0], opts) != h1
+    assert document_id("sub/dir/My File.md") == "sub--dir--My-File"
 
 
 # --------------------------------------------------------------------------- per-document KG (3.1.3)
 def test_identical_entities_merge_within_one_document_only():
-    kg = D.DocumentKG()
+    kg = DocumentKG()
     a = kg.add_entity("doc1", "Falcon 9", "object", "a rocket", "doc1#c0")
     b = kg.add_entity("doc1", "falcon  9", "object", "built by SpaceX", "doc1#c1")
     assert a is b and a.chunk_ids == ["doc1#c0", "doc1#c1"] and "a rocket" in a.description
-    other = D.DocumentKG().add_entity("doc2", "Falcon 9", "object", "a rocket", "doc2#c0")
+    other = DocumentKG().add_entity("doc2", "Falcon 9", "object", "a rocket", "doc2#c0")
     assert other.id != a.id                                    # each document its own KG
     kg.add_entity("doc1", "SpaceX", "organisation", "a company", "doc1#c0")
     assert kg.add_relation("doc1", "Falcon 9", "SpaceX", "made by", "doc1#c0") is not None
@@ -196,29 +202,19 @@ class _FakeChat:
         return schema.model_validate(self.reply)
 
 
-def _loader(chat):
-    class M:
-        pass
-
-    m = M()
-    m.chat = chat
-    settings = type("S", (), {"vision_backend": "local", "chat_backend": "local", "torch_threads": 1})()
-    return D.DocumentLoader(graph=None, models=m, settings=settings)
-
-
 def test_ungrounded_names_dropped_and_bad_reply_is_a_counted_fallback(tmp_path):
     d = corpus(tmp_path)
     write(d / "f.md", "# Falcon 9\n\nFalcon 9 is built by SpaceX.\n")
-    [doc] = D.discover(d, D.DocOptions(), rejects()[0])
-    ch = D.segment(doc, words, 300)[0]
+    [doc] = discover(d, DocOptions(), rejects()[0])
+    ch = segment(doc, words, 300)[0]
     chat = _FakeChat({"entities": [{"name": "SpaceX", "type": "organisation", "description": "maker"},
                                    {"name": "Mount Fuji", "type": "place", "description": "copied"}],
                       "relations": [{"head": "Falcon 9", "tail": "SpaceX", "summary": "built by"}]})
-    kg, report = D.DocumentKG(), D.DocReport(path="x")
-    _loader(chat)._text_graph(doc, ch, kg, report)
+    kg, report = DocumentKG(), DocReport(path="x")
+    text_graph(chat, doc, ch, kg, report, max_tokens=200)
     assert set(kg.entities) == {"spacex"} and report.dropped_ungrounded == 2    # Fuji invented; Falcon 9 not listed
-    kg2, report2 = D.DocumentKG(), D.DocReport(path="x")
-    _loader(_FakeChat(error=BadModelReply("no valid JSON", code="schema")))._text_graph(doc, ch, kg2, report2)
+    kg2, report2 = DocumentKG(), DocReport(path="x")
+    text_graph(_FakeChat(error=BadModelReply("no valid JSON", code="schema")), doc, ch, kg2, report2, max_tokens=200)
     assert not kg2.entities and report2.fallbacks == {"text_graph:schema": 1}
 
 
@@ -229,11 +225,11 @@ def test_injected_instructions_stay_data(tmp_path):
             "The tower is 330 metres tall.")
     write(d / "evil.md", f"# Tower\n\n{evil}\n")
     write(d / "good.md", "# Tower\n\nThe tower is 330 metres tall.\n")
-    docs = {x.id: x for x in D.discover(d, D.DocOptions(), rejects()[0])}
+    docs = {x.id: x for x in discover(d, DocOptions(), rejects()[0])}
     prompts = {}
     for k, doc in docs.items():
         chat = _FakeChat({"entities": [], "relations": []})
-        _loader(chat)._text_graph(doc, D.segment(doc, words, 300)[0], D.DocumentKG(), D.DocReport(path="x"))
+        text_graph(chat, doc, segment(doc, words, 300)[0], DocumentKG(), DocReport(path="x"), max_tokens=200)
         prompts[k] = chat.prompts[0]
     (sys_e, p_e), (sys_g, p_g) = prompts["evil"], prompts["good"]
     assert sys_e == sys_g == P.EXTRACT_SYSTEM                      # the instructions are unchanged
@@ -254,5 +250,5 @@ def test_link_score_name_alias_and_description():
 
     vec = {"a rocket by SpaceX": np.array([1.0, 0.0]), "reusable rocket": np.array([0.8, 0.6])}
     cand = {"name": "Falcon 9", "aliases": ["F9"], "description": "reusable rocket", "score": 0.7}
-    assert D.link_score("f9", "a rocket by SpaceX", cand, vec, np) == pytest.approx(0.6 + 0.4 * 0.8)
-    assert D.link_score("Falcon Nine", "", cand, vec, np) == pytest.approx(0.4)     # (1 + cos)/2 = 0.7 → cos 0.4
+    assert link_score("f9", "a rocket by SpaceX", cand, vec, np) == pytest.approx(0.6 + 0.4 * 0.8)
+    assert link_score("Falcon Nine", "", cand, vec, np) == pytest.approx(0.4)     # (1 + cos)/2 = 0.7 → cos 0.4

@@ -31,7 +31,8 @@ def sample(tmp_path) -> Path:
 
 
 def _load(graph, path, **opts):
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     return load_wikidata5m(graph, path, options=LoadOptions(embeddings=False, **opts))
 
@@ -87,7 +88,7 @@ def test_a_label_over_the_index_limit_is_a_counted_skip_when_lenient(sample, tmp
 
 
 def test_an_id_of_megabytes_is_rejected_with_a_short_message(sample, tmp_path):
-    from kgqa.loaders.wikidata5m import parse_catalogue_line, parse_triple_line
+    from kgqa.loaders.wikidata5m.files import parse_catalogue_line, parse_triple_line
 
     huge = "Q" + "1" * 10_000_000  # passes the id pattern, would pass to Neo4j's constraint index
     row, why = parse_catalogue_line(huge + "\tname", re.compile(r"^Q[1-9][0-9]*$"), "entity id")

@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.loaders import wikidata5m
-from kgqa.loaders.bulk import ARRAY_DELIMITER, _BulkLoader, bulk_load_wikidata5m
-from kgqa.loaders.wikidata5m import LoadOptions, _Bars, _lines, load_wikidata5m
+from kgqa.loaders.progress import Bars
+from kgqa.loaders.wikidata5m import files
+from kgqa.loaders.wikidata5m.bulk import ARRAY_DELIMITER, BulkLoader, bulk_load_wikidata5m
+from kgqa.loaders.wikidata5m.files import read_lines
+from kgqa.loaders.wikidata5m.load import load_wikidata5m
+from kgqa.loaders.wikidata5m.options import LoadOptions
 from tests.unit.test_loader_wikidata5m import RecordingGraph, _replace_line, sample  # noqa: F401 (fixture)
 
 
@@ -24,10 +27,10 @@ def _csv_rows(path: Path) -> list[list[str]]:
         return list(csv.reader(fh))[1:]
 
 
-def _bulk_csv(sample_dir: Path, tmp_path: Path, **opts) -> tuple[Path, dict, _BulkLoader]:
-    loader = _BulkLoader(RecordingGraph(tmp_path), sample_dir, None, None, LoadOptions(embeddings=False, **opts))
+def _bulk_csv(sample_dir: Path, tmp_path: Path, **opts) -> tuple[Path, dict, BulkLoader]:
+    loader = BulkLoader(RecordingGraph(tmp_path), sample_dir, None, None, LoadOptions(embeddings=False, **opts))
     folder = tmp_path / "csv"
-    with _Bars(False) as bars:
+    with Bars(False) as bars:
         counts = loader.validate_to_csv(folder, bars)
     loader.rejects.close()
     return folder, counts, loader
@@ -106,13 +109,13 @@ def test_a_strict_error_in_bulk_leaves_no_csv_and_names_the_line(sample, tmp_pat
 def test_lines_are_numbered_across_blocks_and_a_bad_byte_is_named(tmp_path, monkeypatch):
     """Lines are decoded a block at a time; numbering (blank lines included) and the one
     line that is not UTF-8 must come out as if read line by line."""
-    monkeypatch.setattr(wikidata5m, "_BLOCK_BYTES", 64)
+    monkeypatch.setattr(files, "BLOCK_BYTES", 64)
     raw = [f"Q{i}\tP1\tQ{i + 1}".encode() for i in range(1, 200)]
     raw[9] = b""                                      # a blank line 10
     raw[120] = b"Q121\tP1\t\xffQ122"                  # line 121 is not UTF-8
     raw[150] = b"Q151\tP1\tQ152\r"                    # a Windows line end
     (tmp_path / "t.txt").write_bytes(b"\n".join(raw))   # no newline after the last line
-    got = list(_lines(tmp_path / "t.txt"))
+    got = list(read_lines(tmp_path / "t.txt"))
     assert [n for n, *_ in got] == [n for n in range(1, 200) if n != 10]
     bad = [(n, why) for n, text, why, _ in got if text is None]
     assert bad == [(121, "encoding: not valid UTF-8 (byte 8 of the line)")]

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.loaders.wikidata5m import (LoadOptions, find_files, load_wikidata5m, parse_catalogue_line,
-                                     parse_text_line, parse_triple_line)
+from kgqa.loaders.wikidata5m.files import find_files, parse_catalogue_line, parse_text_line, parse_triple_line
+from kgqa.loaders.wikidata5m.load import load_wikidata5m
+from kgqa.loaders.wikidata5m.options import LoadOptions
 
 SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "wd5m_sample"
 QID = re.compile(r"^Q[1-9][0-9]*$")
@@ -307,9 +308,9 @@ def _order(g) -> list[str]:
 
 
 def test_a_first_load_of_many_entities_builds_the_vector_index_after_their_vectors(sample, tmp_path, monkeypatch):
-    from kgqa.loaders import wikidata5m
+    from kgqa.loaders.wikidata5m import embed
 
-    monkeypatch.setattr(wikidata5m, "VECTOR_INDEX_DEFER_MIN", 40)        # the sample has 43 entities
+    monkeypatch.setattr(embed, "VECTOR_INDEX_DEFER_MIN", 40)        # the sample has 43 entities
     g = IndexedGraph(tmp_path)
     report = load_wikidata5m(g, sample, encoder=_FakeEncoder(), options=LoadOptions())
     order = _order(g)

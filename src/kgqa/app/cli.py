@@ -124,7 +124,7 @@ def neo4j_init():
     """Apply cypher/schema.cypher (idempotent) and wait for the indexes to be ONLINE."""
     from kgqa.core.graph import Graph
 
-    from kgqa.loaders.wikidata5m import backfill_label_keys
+    from kgqa.loaders.wikidata5m.load import backfill_label_keys
 
     with Graph(_settings()) as g:
         n = g.apply_schema()
@@ -184,7 +184,8 @@ def load_wikidata5m_cmd(
     """Load Wikidata5M (entities, relations, facts, descriptions, images, embeddings) into Neo4j."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
-    from kgqa.loaders.wikidata5m import LoadOptions, load_wikidata5m
+    from kgqa.loaders.wikidata5m.load import load_wikidata5m
+    from kgqa.loaders.wikidata5m.options import LoadOptions
 
     if device is not None and device not in ("cpu", "cuda"):
         raise InvalidInput(f"--device {device!r}: must be cpu or cuda")
@@ -198,7 +199,7 @@ def load_wikidata5m_cmd(
     next_steps: list[str] = []
     with Graph(s) as g:
         if bulk:
-            from kgqa.loaders.bulk import bulk_load_wikidata5m
+            from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m
 
             report, next_steps = bulk_load_wikidata5m(g, path, images=images, options=opts)
         else:
@@ -263,7 +264,8 @@ def load_documents_cmd(
     """Build one multimodal KG per document (mKG-RAG, Section 3.1): segments, textual and visual graphs,
     vision-text matching, embeddings; unchanged documents are skipped, changed ones replaced."""
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import DocOptions, DocumentLoader
+    from kgqa.loaders.documents.loader import DocumentLoader
+    from kgqa.loaders.documents.options import DocOptions
     from kgqa.models import build_models
 
     s = _settings(model_cache_dir=replay_cache)
@@ -300,7 +302,7 @@ def load_documents_cmd(
 def docs_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
     """Every loaded document with its counts."""
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import list_documents
+    from kgqa.loaders.documents.store import list_documents
 
     with Graph(_settings()) as g:
         rows = list_documents(g)
@@ -319,7 +321,7 @@ def docs_show(doc_id: str = typer.Argument(..., metavar="ID"),
     """One document's KG: chunks, entities (with image regions and Wikidata links), relations."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import show_document
+    from kgqa.loaders.documents.store import show_document
 
     with Graph(_settings()) as g:
         d = show_document(g, doc_id)
@@ -347,7 +349,7 @@ def docs_rm(doc_id: str = typer.Argument(..., metavar="ID")):
     """Remove exactly one document's KG (its images stay when anything else uses them)."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents import remove_document
+    from kgqa.loaders.documents.store import remove_document
 
     with Graph(_settings()) as g:
         n = remove_document(g, doc_id)

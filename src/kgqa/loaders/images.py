@@ -14,16 +14,15 @@ Validation happens for all images before anything is written.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
 from kgqa.core.errors import InvalidInput, cap_repr
+from kgqa.core.ids import QID
 from kgqa.core.images import IMAGE_SUFFIXES, load_image
 
 ENTITY_IMAGES_TSV = "entity_images.tsv"
-_QID = re.compile(r"^Q[1-9][0-9]*$")
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def discover(images_dir: Path | None, tsv: Path | None,
             if not p.resolve().is_relative_to(d.resolve()):  # a symlink pointing out of the folder
                 reject(str(p), f"image file links outside the folder {d}", p.name)
                 continue
-            if not _QID.match(p.stem):
+            if not QID.match(p.stem):
                 reject(str(p), f"image file name {cap_repr(p.stem)} is not a Wikidata entity id (Q followed by digits)",
                        p.name)
                 continue
@@ -92,7 +91,7 @@ def discover(images_dir: Path | None, tsv: Path | None,
                     reject(where, f"column count: expected 2 (QID<TAB>path), got {len(cols)}", line)
                     continue
                 qid, rel = cols[0].strip(), cols[1].strip()
-                if not _QID.match(qid):
+                if not QID.match(qid):
                     reject(where, f"id syntax: {cap_repr(qid)} is not a Wikidata entity id", line)
                     continue
                 p = Path(rel)

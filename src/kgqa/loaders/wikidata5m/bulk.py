@@ -34,8 +34,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from kgqa.core.errors import InvalidInput, LocalServerError
+from kgqa.core.ids import QID
 from kgqa.core.kg import label_keys
-from kgqa.loaders.wikidata5m import _QID, LoadOptions, LoadReport, _Bars, _Loader, _lines, parse_catalogue_line
+from kgqa.loaders.progress import Bars
+from kgqa.loaders.wikidata5m.files import parse_catalogue_line, read_lines
+from kgqa.loaders.wikidata5m.load import Loader
+from kgqa.loaders.wikidata5m.options import LoadOptions, LoadReport
 
 #: Array delimiter for aliases in the importer's CSV (a control character no label contains).
 ARRAY_DELIMITER = "\x1f"
@@ -47,7 +51,7 @@ def is_local_server(settings) -> bool:
     return u.hostname in ("127.0.0.1", "localhost") and (u.port or 7687) == settings.neo4j_bolt_port
 
 
-class _BulkLoader(_Loader):
+class BulkLoader(Loader):
     """The incremental loader's validation and Bolt phases around ``neo4j-admin database import``."""
 
     def validate_to_csv(self, folder: Path, bars) -> dict[str, int]:
@@ -94,13 +98,13 @@ class _BulkLoader(_Loader):
             self.validate(bars, sinks)
             ff.writelines(facts)
             if self.opt.limit is not None:      # only the entities the first --limit triples use
-                keep = self._loaded_ids()
+                keep = self.loaded_ids()
                 path = self.files.entity
                 task = bars.add("csv entities (--limit)", self.line_counts.get(path))
-                for lineno, text, _, _ in _lines(path):
-                    if text is None or self._skip(path, lineno):
+                for lineno, text, _, _ in read_lines(path):
+                    if text is None or self.skip_line(path, lineno):
                         continue
-                    row, _why = parse_catalogue_line(text, _QID, "entity id", keys=False)
+                    row, _why = parse_catalogue_line(text, QID, "entity id", keys=False)
                     if row is not None and row["id"] in keep:
                         entity(row)
                 bars.finish(task, counts["entities"])
@@ -155,11 +159,11 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
         raise InvalidInput(f"--bulk is for a first load into an empty database, and {settings.neo4j_uri} holds "
                            f"{n:,} node(s): load without --bulk (the incremental loader MERGEs), or empty the "
                            "database first")
-    loader = _BulkLoader(graph, path, images, encoder, opts)
+    loader = BulkLoader(graph, path, images, encoder, opts)
     folder = Path(settings.data_dir) / "import" / f"wikidata5m-{time.strftime('%Y%m%dT%H%M%S')}"
     local = is_local_server(settings)
     try:
-        with _Bars(opts.progress) as bars:
+        with Bars(opts.progress) as bars:
             try:        # nothing reaches the database before every file is checked
                 counts = loader.validate_to_csv(folder, bars)
             except BaseException:
@@ -201,10 +205,7 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             loader.graph = Graph(settings)
             loader.graph.verify()
             loader.created_entities = True                 # the importer created every entity
-            st = loader.report.phase("schema")
-            t0 = time.perf_counter()
-            st.rows = loader.graph.apply_schema()
-            st.seconds = time.perf_counter() - t0
+            loader.apply_schema()
             loader.write_descriptions(bars)
             loader.write_images(bars)
             loader.finish(bars)

@@ -1,0 +1,50 @@
+"""Step 7: a document's texts embedded (entities: name + description; relations: head, tail,
+summary; chunks; the document: title, image captions, text; regions: their category), as the
+rows the writer stores."""
+
+from __future__ import annotations
+
+from kgqa.loaders.documents.kg import DocumentKG
+from kgqa.loaders.documents.parse import ParsedDocument
+from kgqa.loaders.documents.segment import Chunk
+
+
+def document_rows(encoder, doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG, extractor: str) -> dict:
+    """The document, its chunks, images, entities, relations and regions as the rows ``store`` writes,
+    with their embeddings (all-MiniLM-L6-v2); ``extractor`` names what extracted them."""
+    ents = list(kg.entities.values())
+    rels = list(kg.relations.values())
+    captions = [im.alt for im in doc.images if im.alt]
+    doc_text = " ".join([doc.title + "."] + captions + [c.text for c in chunks])
+    texts = ([f"{e.name}: {e.description}" for e in ents]
+             + [f"{kg.entities[r.head].name} {kg.entities[r.tail].name}: {r.summary}" for r in rels]
+             + [c.text for c in chunks] + [doc_text] + [e.name for e in ents])
+    # a region's embedding is that of its category (the stand-in: the image's alt text); it stands
+    # for the visual part of the multimodal entity (n, v) / relation (e, r) at retrieval time
+    regions = kg.regions + [r.region for r in rels if r.region]
+    texts += [g["category"] for g in regions]
+    vecs = encoder.encode(texts) if texts else []
+    for g, v in zip(regions, vecs[len(vecs) - len(regions):] if regions else []):
+        g["embedding"] = [float(x) for x in v]
+    ne, nr, nc = len(ents), len(rels), len(chunks)
+    ev, rv, cv, dv = vecs[:ne], vecs[ne:ne + nr], vecs[ne + nr:ne + nr + nc], vecs[ne + nr + nc]
+    namev = vecs[ne + nr + nc + 1:ne + nr + nc + 1 + ne]
+    return {
+        "document": {"id": doc.id, "title": doc.title, "source": doc.source, "format": doc.format,
+                     "content_hash": doc.content_hash, "bytes": len(doc.raw), "n_chunks": nc,
+                     "n_images": len(doc.images), "embedding": [float(x) for x in dv],
+                     "extractor": extractor},
+        "chunks": [{"id": c.id, "order": c.order, "text": c.text, "sections": c.sections, "tokens": c.tokens,
+                    "has_image": bool(c.images), "embedding": [float(x) for x in v]}
+                   for c, v in zip(chunks, cv)],
+        "images": [{"chunk_id": c.id, "sha256": im.sha256, "path": str(im.path), "width": im.width,
+                    "height": im.height, "mime": im.mime, "alt": im.alt} for c in chunks for im in c.images],
+        "entities": [{"id": e.id, "name": e.name, "type": e.type, "description": e.description,
+                      "chunk_ids": e.chunk_ids, "embedding": [float(x) for x in v],
+                      "_name_vec": [float(x) for x in nv]} for e, v, nv in zip(ents, ev, namev)],
+        "relations": [{"id": r.id, "head_id": kg.entities[r.head].id, "tail_id": kg.entities[r.tail].id,
+                       "summary": r.summary, "chunk_ids": r.chunk_ids, "embedding": [float(x) for x in v]}
+                      for r, v in zip(rels, rv)],
+        "regions": kg.regions,
+        "rel_regions": [r.region for r in rels if r.region],
+    }

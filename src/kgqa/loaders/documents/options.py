@@ -1,0 +1,79 @@
+"""The options of ``kgqa load documents`` and the report it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: bump when segmentation, prompts or the stored shape change: every document is re-extracted
+EXTRACTOR_VERSION = "mkgrag-docs-2"
+DOC_SUFFIXES = (".md", ".markdown", ".html", ".htm")
+EVQA_SUFFIXES = (".jsonl",)
+MAX_DOC_BYTES = 5 * 1024 * 1024      # a single document file over 5 MB is refused (or skipped)
+STAND_IN = "whole-image stand-in"
+
+
+@dataclass
+class DocOptions:
+    chunk_tokens: int = 300            # the fixed chunk size for sections without images (3.1)
+    strict: bool = True
+    link: bool = True                  # SAME_AS links to Wikidata entities
+    link_threshold: float = 0.8
+    link_candidates: int = 5
+    max_bytes: int = MAX_DOC_BYTES
+    extract_max_tokens: int = 200
+    progress: bool = False
+    images: Path | None = None         # E-VQA: folder holding the images named by their URL's file name
+    only: tuple[str, ...] = ()         # load only these document ids (tests, benchmarks)
+
+
+@dataclass
+class DocResult:
+    id: str
+    source: str
+    status: str                        # written | replaced | unchanged | skipped | failed
+    chunks: int = 0
+    entities: int = 0
+    relations: int = 0
+    regions: int = 0
+    same_as: int = 0
+    reason: str = ""
+
+
+@dataclass
+class DocReport:
+    path: str
+    documents: list[DocResult] = field(default_factory=list)
+    stages: dict[str, float] = field(default_factory=dict)       # seconds per stage
+    fallbacks: dict[str, int] = field(default_factory=dict)      # "text_graph:schema" -> n
+    skipped: dict[str, int] = field(default_factory=dict)        # reason -> n (lenient)
+    dropped_ungrounded: int = 0
+    visual: str = ""
+    seconds: float = 0.0
+    torch_threads: int | None = None
+    chat: str = ""
+
+    def stage(self, name: str, seconds: float) -> None:
+        self.stages[name] = self.stages.get(name, 0.0) + seconds
+
+    def count(self, status: str) -> int:
+        return sum(1 for d in self.documents if d.status == status)
+
+    def as_dict(self) -> dict:
+        done = [d for d in self.documents if d.status in ("written", "replaced")]
+        minutes = self.seconds / 60 if self.seconds > 0 else 0
+        return {
+            "path": self.path, "seconds": round(self.seconds, 2), "torch_threads": self.torch_threads,
+            "chat": self.chat, "visual": self.visual,
+            "documents": [d.__dict__ for d in self.documents],
+            "written": self.count("written"), "replaced": self.count("replaced"),
+            "unchanged": self.count("unchanged"), "skipped_documents": self.count("skipped"),
+            "chunks": sum(d.chunks for d in done), "entities": sum(d.entities for d in done),
+            "relations": sum(d.relations for d in done), "regions": sum(d.regions for d in done),
+            "same_as": sum(d.same_as for d in done),
+            "documents_per_min": round(len(done) / minutes, 2) if minutes else None,
+            "chunks_per_min": round(sum(d.chunks for d in done) / minutes, 2) if minutes else None,
+            "stages": {k: round(v, 2) for k, v in self.stages.items()},
+            "fallbacks": dict(self.fallbacks), "skipped": dict(self.skipped),
+            "dropped_ungrounded": self.dropped_ungrounded,
+        }

@@ -1,0 +1,166 @@
+"""Markdown and HTML text into a title and sections (heading, text, image references), and the
+shapes of a parsed document. Nothing is fetched and nothing in a page is ever executed."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+# --------------------------------------------------------------------------- parsed documents
+@dataclass
+class DocImage:
+    path: Path
+    alt: str
+    sha256: str
+    width: int
+    height: int
+    mime: str
+    data: object = None                # kgqa.models.base.ImageInput (for the VisionModel)
+
+
+@dataclass
+class Section:
+    heading: str
+    text: str
+    images: list[DocImage] = field(default_factory=list)
+
+
+@dataclass
+class ParsedDocument:
+    id: str
+    title: str
+    source: str
+    format: str                        # markdown | html | evqa
+    sections: list[Section]
+    raw: bytes
+    content_hash: str = ""
+
+    @property
+    def images(self) -> list[DocImage]:
+        return [im for s in self.sections for im in s.images]
+
+
+
+# --------------------------------------------------------------------------- parsing
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_MD_IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+@dataclass
+class RawImage:
+    ref: str
+    alt: str
+
+
+def parse_markdown(text: str) -> tuple[str | None, list[tuple[str, str, list[RawImage]]]]:
+    """(title, [(heading, text, images)]): ``#`` is the title; every heading starts a section."""
+    title = None
+    sections: list[tuple[str, list[str], list[RawImage]]] = []
+    cur: tuple[str, list[str], list[RawImage]] = ("", [], [])
+    for line in text.splitlines():
+        m = _HEADING.match(line)
+        if m:
+            level, heading = len(m.group(1)), m.group(2).strip()
+            if level == 1 and title is None and not sections and not "".join(cur[1]).strip():
+                title = heading
+                continue
+            if "".join(cur[1]).strip() or cur[2] or cur[0]:
+                sections.append(cur)
+            cur = (heading, [], [])
+            continue
+        imgs = [RawImage(m.group(2), m.group(1).strip()) for m in _MD_IMAGE.finditer(line)]
+        cur[2].extend(imgs)
+        rest = _MD_IMAGE.sub(lambda m: m.group(1), line) if imgs else line
+        cur[1].append(rest)
+    if "".join(cur[1]).strip() or cur[2] or cur[0]:
+        sections.append(cur)
+    return title, [(h, clean_text("\n".join(lines)), imgs) for h, lines, imgs in sections]
+
+
+def clean_text(text: str) -> str:
+    paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
+    return "\n\n".join(p for p in paras if p)
+
+
+class _HTMLSections(HTMLParser):
+    """Text, headings and images of an HTML page. Never executes anything: ``<script>``,
+    ``<style>``, ``<template>`` and ``<noscript>`` content is skipped as data."""
+
+    SKIP = {"script", "style", "template", "noscript", "iframe", "object"}
+    BLOCK = {"p", "div", "br", "li", "tr", "section", "article", "blockquote", "pre", "table", "ul", "ol"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.title: str | None = None          # the first <h1>, else <title>
+        self.page_title: str | None = None
+        self.sections: list[tuple[str, list[str], list[RawImage]]] = []
+        self._cur: tuple[str, list[str], list[RawImage]] = ("", [], [])
+        self._skip = 0
+        self._in_title = False
+        self._heading: list[str] | None = None
+        self._heading_level = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self._skip += 1
+            return
+        if self._skip:
+            return
+        a = dict(attrs)
+        if tag == "title":
+            self._in_title = True
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._heading, self._heading_level = [], int(tag[1])
+        elif tag == "img" and a.get("src"):
+            self._cur[2].append(RawImage(a["src"], (a.get("alt") or "").strip()))
+        elif tag in self.BLOCK:
+            self._cur[1].append("\n\n")
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag in self.SKIP:
+            self._skip -= 1
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP:
+            self._skip = max(0, self._skip - 1)
+            return
+        if self._skip:
+            return
+        if tag == "title":
+            self._in_title = False
+        elif re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
+            heading = " ".join("".join(self._heading).split())
+            self._heading = None
+            if self._heading_level == 1 and self.title is None:
+                self.title = heading
+                return
+            if "".join(self._cur[1]).strip() or self._cur[2] or self._cur[0]:
+                self.sections.append(self._cur)
+            self._cur = (heading, [], [])
+        elif tag in self.BLOCK:
+            self._cur[1].append("\n\n")
+
+    def handle_data(self, data):
+        if self._skip:
+            return
+        if self._in_title:
+            self.page_title = self.page_title or " ".join(data.split())
+        elif self._heading is not None:
+            self._heading.append(data)
+        else:
+            self._cur[1].append(data)
+
+    def result(self):
+        if "".join(self._cur[1]).strip() or self._cur[2] or self._cur[0]:
+            self.sections.append(self._cur)
+        return self.title or self.page_title, [(h, clean_text("".join(parts)), imgs) for h, parts, imgs in self.sections]
+
+
+def parse_html(text: str):
+    p = _HTMLSections()
+    p.feed(text)
+    p.close()
+    return p.result()

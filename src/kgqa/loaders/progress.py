@@ -1,0 +1,139 @@
+"""Progress of a load: what the user sees while the loaders work.
+
+* ``Bars``: one rich bar per phase of a Wikidata5M load (rows, rows/s) on a terminal's stderr;
+  ``LogProgress`` lines on stdout when stderr is not a terminal; or nothing.
+* ``DocumentProgress``: one bar over the documents of ``kgqa load documents``, its description
+  naming the document and the stage running; or nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+
+class LogProgress:
+    """Progress for a log (stderr not a terminal: CI, nohup, a service): a line when a phase starts
+    and ends, and every ``interval`` seconds a line with rows, rate and ETA. Written to stdout, so
+    that stderr keeps the one-line error contract and ``kgqa load … > load.log`` keeps the progress."""
+
+    def __init__(self, interval: float = 30.0, out=None):
+        self.interval = interval
+        self.out = out or sys.stdout
+        self.tasks: dict[int, dict] = {}
+
+    def _say(self, text: str) -> None:
+        print(f"kgqa load: {text}", file=self.out, flush=True)
+
+    def add(self, name: str, total: int | None) -> int:
+        tid = len(self.tasks)
+        now = time.monotonic()
+        self.tasks[tid] = {"name": name, "total": total, "done": 0, "t0": now, "last": now}
+        self._say(f"{name}: started" + (f" ({total:,} rows)" if total else ""))
+        return tid
+
+    def advance(self, tid: int, n: int) -> None:
+        t = self.tasks[tid]
+        t["done"] += n
+        now = time.monotonic()
+        if now - t["last"] >= self.interval:
+            t["last"] = now
+            rate = t["done"] / max(now - t["t0"], 1e-9)
+            eta = (f" · ETA {(t['total'] - t['done']) / rate:,.0f} s" if t["total"] and rate > 0
+                   and t["total"] > t["done"] else "")
+            of = f"/{t['total']:,}" if t["total"] else ""
+            self._say(f"{t['name']}: {t['done']:,}{of} rows · {rate:,.0f} rows/s{eta}")
+
+    def finish(self, tid: int, rows: int) -> None:
+        t = self.tasks[tid]
+        el = time.monotonic() - t["t0"]
+        self._say(f"{t['name']}: done, {rows:,} rows in {el:,.1f} s ({rows / el if el > 0 else 0:,.0f} rows/s)")
+
+
+class Bars:
+    """Rich progress bars (one per phase, with rows/s) on a terminal, log lines otherwise, or nothing."""
+
+    def __init__(self, enabled: bool):
+        self._progress = None
+        self._log = None
+        if enabled and not sys.stderr.isatty():
+            self._log = LogProgress()
+            enabled = False
+        if enabled:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
+                                       TextColumn, TimeElapsedColumn)
+            from rich.text import Text
+
+            class RateColumn(ProgressColumn):
+                def render(self, task):
+                    el = task.elapsed or 0
+                    return Text(f"{task.completed / el:,.0f} rows/s" if el > 0 else "", style="cyan")
+
+            self._progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(),
+                                      RateColumn(), TimeElapsedColumn(),
+                                      console=Console(stderr=True), transient=False, refresh_per_second=4)
+
+    def __enter__(self):
+        if self._progress:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._progress:
+            self._progress.stop()
+
+    def add(self, name: str, total: int | None) -> Any:
+        if self._log:
+            return self._log.add(name, total)
+        return self._progress.add_task(name, total=total) if self._progress else None
+
+    def advance(self, task, n: int) -> None:
+        if self._log and task is not None:
+            self._log.advance(task, n)
+        if self._progress and task is not None:
+            self._progress.advance(task, n)
+
+    def finish(self, task, rows: int) -> None:
+        if self._log and task is not None:
+            self._log.finish(task, rows)
+        if self._progress and task is not None:
+            self._progress.update(task, total=rows, completed=rows)
+            self._progress.stop_task(task)
+
+
+class DocumentProgress:
+    """One bar over documents; its description names the document and the stage running. Disabled,
+    it shows nothing."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        self.p = None
+        self.name = ""
+        if enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                              transient=True)
+            self.task = self.p.add_task("documents", total=total)
+
+    def __enter__(self):
+        if self.p:
+            self.p.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.p.__exit__(*exc) if self.p else False
+
+    def doc(self, name):
+        if self.p:
+            self.name = name
+            self.p.update(self.task, description=f"{name}")
+
+    def stage(self, name):
+        if self.p:
+            self.p.update(self.task, description=f"{self.name}: {name}")
+
+    def advance(self):
+        if self.p:
+            self.p.advance(self.task)
