@@ -68,7 +68,8 @@ def models(settings, kg):
 
 
 def make(settings, graph, models, chat=None, softprompt=None, for_training=False, **opts):
-    from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions
+    from kgqa.methods.grasp.algorithm import GraSP
+    from kgqa.methods.grasp.options import GraSPOptions
     from kgqa.core.kg import KG
     from kgqa.core.method import Context
 
@@ -129,7 +130,7 @@ def test_hidden_facts_are_invisible_and_the_stored_graph_is_untouched(settings, 
 # ------------------------------------------------------------------------------------------ 4.2 → local LLM
 def test_soft_prompts_reach_the_local_llm_and_the_loss_falls(settings, kg, models, tmp_path):
     torch = pytest.importorskip("torch")
-    from kgqa.methods.grasp.algorithm import TrainingExample, prepare_examples, soft_prompt_loss
+    from kgqa.methods.grasp.training import TrainingExample, prepare_examples, soft_prompt_loss
     from kgqa.gnn.encoder import GraphSoftPromptEncoder
     from kgqa.gnn.train import TrainConfig, train
 
