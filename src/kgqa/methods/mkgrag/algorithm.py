@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kgqa.methods.mkgrag import prompts as P
 from kgqa.core.errors import BadModelReply
-from kgqa.core.kg import KG, cos_from_neo4j
+from kgqa.core.kg import cos_from_neo4j
 from kgqa.core.result import Answer, ChunkEvidence, EdgeRef, Fallback, NodeRef, SubgraphEvidence
 from kgqa.core.method import BaseMethod
 
