@@ -16,7 +16,7 @@ from kgqa.core.errors import InvalidInput
 from kgqa.loaders import wikidata5m
 from kgqa.loaders.bulk import ARRAY_DELIMITER, _BulkLoader, bulk_load_wikidata5m
 from kgqa.loaders.wikidata5m import LoadOptions, _Bars, _lines, load_wikidata5m
-from tests.unit.test_loader_wikidata5m import RecordingGraph, _replace_line, sample  # noqa: F401 (fixture)
+from tests.fakes.loader import RecordingGraph, _replace_line
 
 
 def _csv_rows(path: Path) -> list[list[str]]:
