@@ -98,7 +98,8 @@ def bench_extraction(starts: int, hubs: int, seed: int) -> None:
     from types import SimpleNamespace
 
     from kgqa.core.config import Settings
-    from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions
+    from kgqa.methods.grasp.algorithm import GraSP
+    from kgqa.methods.grasp.options import GraSPOptions
     from kgqa.core.graph import Graph
     from kgqa.core.kg import KG
     from kgqa.core.method import Context
@@ -149,7 +150,8 @@ def bench_hub(n: int, repeat: int) -> None:
     from types import SimpleNamespace
 
     from kgqa.core.config import Settings
-    from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions
+    from kgqa.methods.grasp.algorithm import GraSP
+    from kgqa.methods.grasp.options import GraSPOptions
     from kgqa.core.graph import Graph
     from kgqa.core.kg import KG
     from kgqa.loaders.wikidata5m.load import load_wikidata5m

@@ -1,12 +1,14 @@
-"""Shared fixtures.
+"""Shared fixtures and helpers (fakes shared by several modules: tests/fakes/).
 
 Integration tests talk to the real Neo4j that `make test` starts (its own data dir
 and ports, see the Makefile); they fail loudly, never skip, when it is not there.
+Their mark and the fixture KGs: tests/integration/conftest.py.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 KGQA = str(Path(sys.executable).with_name("kgqa"))
+#: the VisPath fixture KG (Wikidata5M format, real facts, skimage photographs)
+VISPATH_KG = REPO / "tests" / "fixtures" / "vispath_kg"
 
 
 @pytest.fixture(scope="session")
@@ -86,21 +90,11 @@ def make_vispath(graph, encoder, chat, vision, options=None):
     return VisPath(Context(settings=None, graph=graph, models=models, kg=KG(graph, encoder)), options)
 
 
-DEMO_DIR = REPO / "data" / "demo"
+@pytest.fixture()
+def sample(tmp_path) -> Path:
+    """A copy of the Wikidata5M sample (tests/fixtures/wd5m_sample) that the test may edit."""
+    from tests.fakes.loader import SAMPLE
 
-
-def remove_demo_kg(graph) -> None:
-    """Delete the bundled demo KG (entities, relations, images by id) and every loaded document KG,
-    so that a module that loaded them leaves the shared test graph as it found it."""
-    import hashlib
-
-    def col(name):
-        return [ln.split("\t")[0] for ln in (DEMO_DIR / name).read_text(encoding="utf-8").splitlines() if ln.strip()]
-
-    shas = sorted({hashlib.sha256(p.read_bytes()).hexdigest() for p in (DEMO_DIR / "images").iterdir()})
-    graph._run("UNWIND $ids AS id MATCH (e:Entity {id: id}) DETACH DELETE e",
-               {"ids": col("wikidata5m_entity.txt")}, write=True)
-    graph._run("UNWIND $s AS s MATCH (i:Image {sha256: s}) DETACH DELETE i", {"s": shas}, write=True)
-    graph._run("UNWIND $ids AS id MATCH (r:Relation {id: id}) DETACH DELETE r",
-               {"ids": col("wikidata5m_relation.txt")}, write=True)
-    graph._run("MATCH (n) WHERE n:Document OR n:Chunk OR n:DocEntity OR n:Region DETACH DELETE n", {}, write=True)
+    dst = tmp_path / "wd5m"
+    shutil.copytree(SAMPLE, dst)
+    return dst

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_kgqa
-from tests.integration.test_vispath import kg  # noqa: F401  (the fixture KG, loaded and removed)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -32,7 +31,7 @@ def chromium():
     return path
 
 
-def test_the_ask_trace_line_draws_question_path_and_entities_in_neo4j_browser(kg, settings, chromium,  # noqa: F811
+def test_the_ask_trace_line_draws_question_path_and_entities_in_neo4j_browser(kg, settings, chromium,
                                                                                tmp_path):
     p = run_kgqa("ask", "--entity", "Q741925", "Who manufactures the Falcon 9 rocket?",
                  env={"KGQA_CHAT_BACKEND": "none"}, timeout=900)

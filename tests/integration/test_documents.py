@@ -21,23 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import KGQA, REPO, assert_one_line_error, remove_demo_kg, run_kgqa
+from tests.conftest import KGQA, REPO, assert_one_line_error, run_kgqa
 
 DOCS = REPO / "data" / "docs"
 DEMO = REPO / "data" / "demo"
 SUBSET = ("flag_of_japan", "falcon_9", "eiffel_tower")
 GRAPH_ONLY = {"KGQA_CHAT_BACKEND": "none"}
-
-
-@pytest.fixture(scope="module")
-def demo_kg(graph):
-    """The demo KG: the stand-in recognises document images by its entity images; SAME_AS targets."""
-    from kgqa.loaders.wikidata5m.load import load_wikidata5m
-    from kgqa.loaders.wikidata5m.options import LoadOptions
-
-    load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
-    yield graph
-    remove_demo_kg(graph)          # later modules (VisPath's fixture shares ids) must not see the demo
 
 
 @pytest.fixture()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_one_line_error, remove_demo_kg, run_kgqa
+from tests.conftest import assert_one_line_error, run_kgqa
 
 pytestmark = pytest.mark.integration
 
@@ -24,17 +24,6 @@ DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 
 
 QUESTIONS = {json.loads(ln)["id"]: ln for ln in (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines()}
-
-
-@pytest.fixture(scope="module")
-def demo_kg(graph):
-    from kgqa.loaders.wikidata5m.load import load_wikidata5m
-    from kgqa.loaders.wikidata5m.options import LoadOptions
-
-    remove_demo_kg(graph)
-    load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
-    yield graph
-    remove_demo_kg(graph)
 
 
 @pytest.fixture()

@@ -15,8 +15,6 @@ import pytest
 
 from tests.conftest import assert_one_line_error, run_kgqa
 
-pytestmark = pytest.mark.integration
-
 REL = {"P99001": "capital", "P99002": "official language", "P99003": "currency", "P99004": "citizen of",
        "P99005": "twinned with", "P99006": "highest point", "P99007": "anthem", "P99008": "national animal",
        "P99009": "located on continent", "P99010": "river"}
@@ -33,12 +31,6 @@ FACTS = [("Q9910001", "P99001", "Q9910002"), ("Q9910001", "P99002", "Q9910003"),
 TOPIC = "Q9910001"
 
 
-def _cleanup(graph):
-    graph._run("MATCH (q:Question) WHERE q.text STARTS WITH 'grasp-it: ' DETACH DELETE q", {}, write=True)
-    graph._run("UNWIND $ids AS id MATCH (e:Entity {id: id}) DETACH DELETE e", {"ids": [*ENT, *PEOPLE]}, write=True)
-    graph._run("UNWIND $ids AS id MATCH (r:Relation {id: id}) DETACH DELETE r", {"ids": list(REL)}, write=True)
-
-
 @pytest.fixture(scope="module")
 def kg_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("grasp_kg")
@@ -51,25 +43,21 @@ def kg_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def kg(graph, kg_dir):
-    from kgqa.loaders.wikidata5m.load import load_wikidata5m
-    from kgqa.loaders.wikidata5m.options import LoadOptions
-
-    _cleanup(graph)
-    load_wikidata5m(graph, kg_dir, options=LoadOptions(progress=False))
-    yield graph
-    _cleanup(graph)
+def grasp_kg(load_kg, kg_dir):
+    """The graph above loaded for this module; traces of questions starting 'grasp-it: ' go with it."""
+    return load_kg(kg_dir, questions="grasp-it: ")
 
 
 @pytest.fixture(scope="module")
-def models(settings, kg):
+def models(settings, grasp_kg):
     from kgqa.models import build_models
 
-    return build_models(settings, kg)
+    return build_models(settings, grasp_kg)
 
 
 def make(settings, graph, models, chat=None, softprompt=None, for_training=False, **opts):
-    from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions
+    from kgqa.methods.grasp.algorithm import GraSP
+    from kgqa.methods.grasp.options import GraSPOptions
     from kgqa.core.kg import KG
     from kgqa.core.method import Context
 
@@ -85,8 +73,8 @@ def extract(method, question, hidden=()):
 
 
 # ------------------------------------------------------------------------------------------ 4.1 in Cypher
-def test_extraction_ranks_relations_per_direction_and_caps_the_hub(settings, kg, models):
-    m = make(settings, kg, models, triples_only=True, k1=3, k2=4, hops=1, cap=60)
+def test_extraction_ranks_relations_per_direction_and_caps_the_hub(settings, grasp_kg, models):
+    m = make(settings, grasp_kg, models, triples_only=True, k1=3, k2=4, hops=1, cap=60)
     sub = extract(m, "What is the capital of Vandoria?")
     out = [f for f in sub.facts if f.head_id == TOPIC]
     inc = [f for f in sub.facts if f.tail_id == TOPIC]
@@ -97,44 +85,44 @@ def test_extraction_ranks_relations_per_direction_and_caps_the_hub(settings, kg,
     assert all(f.hop == 1 for f in sub.facts)
 
 
-def test_extraction_second_hop_and_total_cap(settings, kg, models):
-    m = make(settings, kg, models, triples_only=True, k1=8, k2=8, hops=2, cap=60)
+def test_extraction_second_hop_and_total_cap(settings, grasp_kg, models):
+    m = make(settings, grasp_kg, models, triples_only=True, k1=8, k2=8, hops=2, cap=60)
     sub = extract(m, "Which town is twinned with the capital of Vandoria?")
     assert ("Q9910002", "P99005", "Q9910005") in {(f.head_id, f.relation_id, f.tail_id) for f in sub.facts}
     assert {f.hop for f in sub.facts} == {1, 2}
-    small = make(settings, kg, models, triples_only=True, cap=7)
+    small = make(settings, grasp_kg, models, triples_only=True, cap=7)
     capped = extract(small, "Which town is twinned with the capital of Vandoria?")
     assert len(capped.facts) <= 7 and sum(f.hop == 1 for f in capped.facts) == 4   # ceil(7/2) on hop 1
-    one = make(settings, kg, models, triples_only=True, cap=3, hops=1)
+    one = make(settings, grasp_kg, models, triples_only=True, cap=3, hops=1)
     assert len(extract(one, "What is the capital of Vandoria?").facts) == 3
 
 
-def test_scan_cap_bounds_the_hub_neighbours_ranked(settings, kg, models):
-    m = make(settings, kg, models, triples_only=True, k1=8, k2=8, hops=1, scan_cap=5)
+def test_scan_cap_bounds_the_hub_neighbours_ranked(settings, grasp_kg, models):
+    m = make(settings, grasp_kg, models, triples_only=True, k1=8, k2=8, hops=1, scan_cap=5)
     inc = [f for f in extract(m, "Who is a citizen of Vandoria?").facts if f.tail_id == TOPIC]
     assert len(inc) == 5                                           # only 5 of 300 were read, all kept (k2 = 8)
 
 
-def test_hidden_facts_are_invisible_and_the_stored_graph_is_untouched(settings, kg, models):
-    m = make(settings, kg, models, triples_only=True, hops=1)
-    before = kg.read("graph_counts")[0]
+def test_hidden_facts_are_invisible_and_the_stored_graph_is_untouched(settings, grasp_kg, models):
+    m = make(settings, grasp_kg, models, triples_only=True, hops=1)
+    before = grasp_kg.read("graph_counts")[0]
     hidden = m.kg.hidden_facts(TOPIC, 0.5, 7)
     assert len(hidden) == round(0.5 * len(FACTS[:8] + FACTS[10:]))  # facts touching the topic
     assert hidden == m.kg.hidden_facts(TOPIC, 0.5, 7)               # deterministic for a seed
     assert set(m.kg.hidden_facts(TOPIC, 0.1, 7)) <= set(hidden)     # nested as the share grows
     sub = extract(m, "What is the capital of Vandoria?", hidden)
     assert not {f.key for f in sub.facts} & set(hidden)
-    assert kg.read("graph_counts")[0] == before
+    assert grasp_kg.read("graph_counts")[0] == before
 
 
 # ------------------------------------------------------------------------------------------ 4.2 → local LLM
-def test_soft_prompts_reach_the_local_llm_and_the_loss_falls(settings, kg, models, tmp_path):
+def test_soft_prompts_reach_the_local_llm_and_the_loss_falls(settings, grasp_kg, models, tmp_path):
     torch = pytest.importorskip("torch")
-    from kgqa.methods.grasp.algorithm import TrainingExample, prepare_examples, soft_prompt_loss
+    from kgqa.methods.grasp.training import TrainingExample, prepare_examples, soft_prompt_loss
     from kgqa.gnn.encoder import GraphSoftPromptEncoder
     from kgqa.gnn.train import TrainConfig, train
 
-    m = make(settings, kg, models, for_training=True, hops=1, k1=3, k2=2, cap=6)
+    m = make(settings, grasp_kg, models, for_training=True, hops=1, k1=3, k2=2, cap=6)
     ex = [TrainingExample("What is the capital of Vandoria?", TOPIC, "Merovan City", "Q9910002", "it")]
     prepared, dropped = prepare_examples(m, ex)
     assert dropped == 0 and prepared[0].inputs[0].shape[0] == prepared[0].nodes
@@ -150,13 +138,13 @@ def test_soft_prompts_reach_the_local_llm_and_the_loss_falls(settings, kg, model
 
 
 # ------------------------------------------------------------------------------------------ vLLM wire format
-def test_vllm_prompt_embeds_request_carries_the_gat_soft_prompt(settings, kg, models, tmp_path):
+def test_vllm_prompt_embeds_request_carries_the_gat_soft_prompt(settings, grasp_kg, models, tmp_path):
     torch = pytest.importorskip("torch")
     from kgqa.gnn import checkpoint as ckpt
     from kgqa.gnn.encoder import GraphSoftPromptEncoder
     from kgqa.core.method import Query
     from kgqa.models.openai_backend import OpenAISoftPrompt
-    from tests.unit.test_models_http import ContractServer
+    from tests.fakes.vllm_server import ContractServer
 
     srv = ContractServer()
     try:
@@ -174,7 +162,8 @@ def test_vllm_prompt_embeds_request_carries_the_gat_soft_prompt(settings, kg, mo
             def generate_json(self, prompt, schema, **kw):
                 return schema(decision="ANSWER", answer="Merovan City", evidence="capital")
 
-        m = make(s, kg, models, chat=Chat(), softprompt=remote, checkpoint=str(tmp_path / "g.safetensors"), hops=1)
+        m = make(s, grasp_kg, models, chat=Chat(), softprompt=remote, checkpoint=str(tmp_path / "g.safetensors"),
+                 hops=1)
         srv.replies.append("Merovan City")
         a = m.answer(Query("What is the capital of Vandoria?", entity_id=TOPIC))
         req = [r for r in srv.requests if r["path"] == "/v1/completions"][-1]
@@ -189,13 +178,13 @@ def test_vllm_prompt_embeds_request_carries_the_gat_soft_prompt(settings, kg, mo
 
 
 # ------------------------------------------------------------------------------------------ CLI
-def test_ask_without_a_trained_encoder_is_one_line_exit_2(kg, tmp_path):
+def test_ask_without_a_trained_encoder_is_one_line_exit_2(grasp_kg, tmp_path):
     p = run_kgqa("ask", "--method", "grasp", "--entity", TOPIC, "-o", f"checkpoint={tmp_path}/none.safetensors",
                  "grasp-it: What is the capital of Vandoria?")
     assert_one_line_error(p, "no trained gat encoder", "kgqa train grasp", code=2)
 
 
-def test_train_resume_then_ask_graph_only(kg, tmp_path):
+def test_train_resume_then_ask_graph_only(grasp_kg, tmp_path):
     ck = tmp_path / "g.safetensors"
     qs = tmp_path / "train.jsonl"
     qs.write_text("\n".join(json.dumps({"question": q, "answer": a, "topic": {"id": TOPIC}}) for q, a in [

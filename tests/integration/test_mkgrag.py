@@ -14,24 +14,20 @@ import shutil
 
 import pytest
 
-from tests.conftest import REPO, assert_one_line_error, remove_demo_kg, run_kgqa
+from tests.conftest import REPO, assert_one_line_error, run_kgqa
 
 DOCS = REPO / "data" / "docs"
 DEMO = REPO / "data" / "demo"
 
 
 @pytest.fixture(scope="module")
-def loaded(graph, tmp_path_factory):
-    from kgqa.loaders.wikidata5m.load import load_wikidata5m
-    from kgqa.loaders.wikidata5m.options import LoadOptions
-
-    load_wikidata5m(graph, DEMO, options=LoadOptions(progress=False))
+def loaded(demo_kg, tmp_path_factory):
+    """The demo KG and the bundled documents (removed with the demo KG); the replay cache's copy."""
     replay = tmp_path_factory.mktemp("mkgrag") / "replay"
     shutil.copytree(DOCS / "replay", replay)
     p = run_kgqa("load", "documents", str(DOCS / "corpus"), "--replay-cache", str(replay), "--json")
     assert p.returncode == 0, p.stderr
-    yield graph, replay
-    remove_demo_kg(graph)          # later modules (VisPath's fixture shares ids) must not see the demo
+    return demo_kg, replay
 
 
 def ask(replay, *args, env=None):

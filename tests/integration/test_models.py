@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from kgqa.core.errors import BadModelReply, ModelUnavailable
+from kgqa.core.errors import BadModelReply
 
 pytestmark = pytest.mark.slow
 
@@ -135,7 +135,6 @@ def reference_images(graph, tmp_path_factory):
         {"p": PREFIX}, database_=graph.settings.neo4j_database)
 
 
-@pytest.mark.integration
 @pytest.mark.parametrize("kind", ["crop", "rotate", "rotate90", "scale", "colour", "jpeg", "all"])
 def test_grounder_recognises_perturbed_entity_images(settings, graph, chat, reference_images, kind, tmp_path):
     from kgqa.core.images import load_image
@@ -155,7 +154,6 @@ def test_grounder_recognises_perturbed_entity_images(settings, graph, chat, refe
     assert sum(hits) >= (len(REFS) - 1 if kind == "all" else len(REFS)), hits
 
 
-@pytest.mark.integration
 def test_grounder_does_not_recognise_an_unknown_picture(settings, graph, reference_images, tmp_path):
     from kgqa.core.images import load_image
     from kgqa.models import build_models
@@ -167,7 +165,6 @@ def test_grounder_does_not_recognise_an_unknown_picture(settings, graph, referen
         build_models(settings, graph).vision.recognize(load_image(q), "plant")
 
 
-@pytest.mark.integration
 def test_grounder_generate_json_mentions_the_recognised_entity(settings, graph, chat, reference_images, tmp_path):
     from kgqa.core.images import load_image
     from kgqa.models import build_models

@@ -20,14 +20,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import KGQA
-from tests.integration.test_vispath import KG, kg  # noqa: F401  (the fixture KG, loaded and removed)
+from tests.conftest import KGQA, VISPATH_KG
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TOKEN = "test-token-0123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-PHOTO = KG / "photos"
+PHOTO = VISPATH_KG / "photos"
 
 
 def _free_port() -> int:
@@ -37,7 +36,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(kg, tmp_path_factory):  # noqa: F811
+def server(kg, tmp_path_factory):
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "KGQA_API_TOKEN": TOKEN, "KGQA_CHAT_BACKEND": "none"}

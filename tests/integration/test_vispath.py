@@ -28,40 +28,12 @@ pytestmark = pytest.mark.integration
 KG = Path(__file__).resolve().parent.parent / "fixtures" / "vispath_kg"
 ROCKET = KG / "photos" / "rocket_photo.jpg"
 MOON = KG / "photos" / "moon_photo.jpg"
-
-
-def _col(name: str) -> list[str]:
-    return [ln.split("\t")[0] for ln in (KG / name).read_text(encoding="utf-8").splitlines() if ln.strip()]
-
-
-ENTITY_IDS = _col("wikidata5m_entity.txt")
-RELATION_IDS = _col("wikidata5m_relation.txt")
-IMAGE_SHAS = sorted({hashlib.sha256(p.read_bytes()).hexdigest() for p in (KG / "images").iterdir()})
 FACTS = {tuple(ln.split("\t")) for ln in (KG / "wikidata5m_transductive_train.txt").read_text().splitlines() if ln}
 
 Q_2HOP = "Who founded the company that manufactures the rocket shown in the image?"
 Q_3HOP = "Where was the founder of the company that manufactures the rocket shown in the image born?"
 Q_COUNTRY = "Which country is the rocket shown in the image from?"
 Q_MOON = "Around which star does the body that the object in the image orbits revolve?"
-
-
-def _cleanup(graph):
-    graph._run("MATCH (q:Question) WHERE q.text STARTS WITH 'vispath-it: ' "
-               "OPTIONAL MATCH (q)-[:HAS_PATH]->(p:Path) DETACH DELETE q, p", {}, write=True)
-    graph._run("UNWIND $ids AS id MATCH (e:Entity {id: id}) DETACH DELETE e", {"ids": ENTITY_IDS}, write=True)
-    graph._run("UNWIND $shas AS s MATCH (i:Image {sha256: s}) DETACH DELETE i", {"shas": IMAGE_SHAS}, write=True)
-    graph._run("UNWIND $ids AS id MATCH (r:Relation {id: id}) DETACH DELETE r", {"ids": RELATION_IDS}, write=True)
-
-
-@pytest.fixture(scope="module")
-def kg(graph):
-    from kgqa.loaders.wikidata5m.load import load_wikidata5m
-    from kgqa.loaders.wikidata5m.options import LoadOptions
-
-    _cleanup(graph)
-    load_wikidata5m(graph, KG, options=LoadOptions(progress=False))
-    yield graph
-    _cleanup(graph)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 
 from kgqa.methods.grasp import prompts as P
-from kgqa.methods.grasp.algorithm import GraSP, GraSPOptions, Subgraph, Fact, read_examples
+from kgqa.methods.grasp.algorithm import GraSP
+from kgqa.methods.grasp.options import GraSPOptions
+from kgqa.methods.grasp.subgraph import Fact, Subgraph
+from kgqa.methods.grasp.training import read_examples
 from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.kg import KG
 from kgqa.core.method import Context, Query

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,9 @@ from PIL import Image
 
 from kgqa.core.errors import GraphUnavailable, InvalidInput, cap, cap_repr
 from tests.conftest import assert_one_line_error, run_kgqa
-from tests.unit.test_loader_wikidata5m import SAMPLE, RecordingGraph
+from tests.fakes.loader import SAMPLE, RecordingGraph
 
 NO_NEO4J = {"NEO4J_URI": "bolt://127.0.0.1:9", "KGQA_NEO4J_TIMEOUT_S": "2"}
-
-
-@pytest.fixture()
-def sample(tmp_path) -> Path:
-    dst = tmp_path / "wd5m"
-    shutil.copytree(SAMPLE, dst)
-    return dst
 
 
 def _load(graph, path, **opts):
@@ -185,7 +177,7 @@ def test_an_empty_split_is_loaded_with_a_warning(sample, tmp_path):
 
 # ------------------------------------------------------------------ 6. abstention (VisPath option)
 def _vispath(recognized, scores=None, **opts):
-    from tests.unit.test_vispath import ScriptedModel, base_scripts, make
+    from tests.fakes.vispath import ScriptedModel, base_scripts, make
 
     vp, g, m = make(**opts)
     m.recognized = recognized
@@ -195,7 +187,7 @@ def _vispath(recognized, scores=None, **opts):
 
 
 def test_abstention_is_off_by_default_and_the_method_answers():
-    from tests.unit.test_vispath import IMAGE, Q2HOP
+    from tests.fakes.vispath import IMAGE, Q2HOP
 
     vp, _ = _vispath("Government Museum, Chandigarh", scores=[("Q1", 0.05)])
     run = vp.run(Q2HOP, IMAGE)
@@ -203,7 +195,7 @@ def test_abstention_is_off_by_default_and_the_method_answers():
 
 
 def test_low_recognition_score_abstains_before_any_reasoning():
-    from tests.unit.test_vispath import IMAGE, Q2HOP
+    from tests.fakes.vispath import IMAGE, Q2HOP
 
     vp, m = _vispath("Government Museum, Chandigarh", scores=[("Q1", 0.14)], abstain_below=0.3)
     run = vp.run(Q2HOP, IMAGE)
@@ -214,7 +206,7 @@ def test_low_recognition_score_abstains_before_any_reasoning():
 
 
 def test_weak_entity_link_abstains_and_a_strong_one_answers():
-    from tests.unit.test_vispath import IMAGE, Q2HOP
+    from tests.fakes.vispath import IMAGE, Q2HOP
 
     vp, _ = _vispath("HACKED", abstain_below=0.5)  # the injected word links to nothing well
     run = vp.run(Q2HOP, IMAGE)
@@ -225,7 +217,7 @@ def test_weak_entity_link_abstains_and_a_strong_one_answers():
 
 
 def test_given_entity_never_abstains():
-    from tests.unit.test_vispath import Q2HOP
+    from tests.fakes.vispath import Q2HOP
 
     vp, _ = _vispath("HACKED", abstain_below=0.99)
     assert vp.run(Q2HOP, None, entity_id="Q1").answer is not None

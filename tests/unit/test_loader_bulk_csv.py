@@ -19,7 +19,7 @@ from kgqa.loaders.wikidata5m.bulk import ARRAY_DELIMITER, BulkLoader, bulk_load_
 from kgqa.loaders.wikidata5m.files import read_lines
 from kgqa.loaders.wikidata5m.load import load_wikidata5m
 from kgqa.loaders.wikidata5m.options import LoadOptions
-from tests.unit.test_loader_wikidata5m import RecordingGraph, _replace_line, sample  # noqa: F401 (fixture)
+from tests.fakes.loader import RecordingGraph, _replace_line
 
 
 def _csv_rows(path: Path) -> list[list[str]]:

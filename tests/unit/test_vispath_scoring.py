@@ -2,7 +2,7 @@
 
 Each option keeps the paper's reading as its default value; these tests pin what each other value
 does, on a hub where distractor tails share words with the question (the failure bench/scale.py
-measures). Fakes from test_vispath: in-memory graph, bag-of-words encoder (cosine = word overlap).
+measures). Fakes from tests/fakes/vispath.py: in-memory graph, bag-of-words encoder (cosine = word overlap).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from kgqa.methods.vispath.records import ReasoningPath
 from kgqa.methods.vispath.scoring import Scorer, cap_per_key, edge_scores, first_cut_relation_scores
 from kgqa.core.errors import InvalidInput
 from tests.conftest import make_vispath
-from tests.unit.test_vispath import BagOfWordsEncoder, FakeGraph, ScriptedModel
+from tests.fakes.vispath import BagOfWordsEncoder, FakeGraph, ScriptedModel
 
 # A tower whose architect is the gold hop; its other edges lead to tails named like the question.
 ENTITIES = {"T": "Kamar Tower", "A": "Gustave Eiffel", "B": "Dijon", "X1": "Tower of Old Paris",

@@ -625,7 +625,8 @@ def train_grasp_cmd(
     """Train GraSP's GAT + projector with the soft-prompt LLM frozen (Section 4.4); seeded, resumable."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from kgqa.methods.grasp.algorithm import GraSP, train_grasp
+    from kgqa.methods.grasp.algorithm import GraSP
+    from kgqa.methods.grasp.training import train_grasp
     from kgqa.core.graph import Graph
     from kgqa.core.kg import KG
     from kgqa.core.method import Context, parse_kv, parse_options

@@ -12,8 +12,6 @@ SoftPromptModel vLLM --enable-prompt-embeds              SmolLM2 in-process with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol, Sequence, TypeVar, runtime_checkable
 
 from pydantic import BaseModel

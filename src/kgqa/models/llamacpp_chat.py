@@ -43,8 +43,9 @@ from pydantic import BaseModel
 
 from kgqa.core.config import Settings
 from kgqa.core.errors import ModelUnavailable
-from kgqa.models.accounting import Meter, ReplayCache, replayed_text_call
+from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.gguf import locate_gguf
+from kgqa.models.local_llm import LocalLLMChat
 from kgqa.models.structured import decoding_schema
 from kgqa.models.structured import schema_json, with_retries
 
@@ -122,18 +123,14 @@ class _Deadline:
             raise ModelUnavailable(f"{self.who}: no reply within {self.seconds:g} s (KGQA_MODEL_TIMEOUT_S)")
 
 
-class LlamaCppChat:
+class LlamaCppChat(LocalLLMChat):
     """SmolLM2-135M-Instruct (or any chat GGUF) on llama.cpp (implements ``ChatModel``)."""
 
     backend = "llamacpp"
 
     def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None,
                  role: str = "chat"):
-        self.settings = settings
-        self.meter = meter or Meter()
-        self.cache = cache
-        self.role = role
-        self.name = Path(settings.local_llm_gguf).stem if settings.local_llm_gguf else "SmolLM2-135M-Instruct"
+        super().__init__(settings, meter, cache, role)
         self._grammars: dict[type, object] = {}
 
     # -- loading --------------------------------------------------------------
@@ -151,17 +148,11 @@ class LlamaCppChat:
     def prompt_tokens(self, prompt: str, system: str | None = None) -> list[int]:
         """The chat-formatted prompt as token ids, ending with the assistant's turn header."""
         rt = self.runtime
-        msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-        text = rt.formatter(messages=msgs).prompt
+        text = rt.formatter(messages=self._messages(prompt, system)).prompt
         return rt.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
     def _deadline(self) -> _Deadline:
         return _Deadline(self.settings.model_timeout_s, f"local LLM {self.name} (llama.cpp)")
-
-    def _cached(self, kind: str, prompt: str, system: str | None, params: dict, run):
-        prompt_key = {"kind": kind, "system": system, "prompt": prompt}
-        return replayed_text_call(self.meter, self.role, self.cache,
-                                  (self.backend, self.name, prompt_key, None, params), run)
 
     # -- decoding -------------------------------------------------------------
     def _decode(self, tokens: list[int], *, max_tokens: int, temperature: float, seed: int,

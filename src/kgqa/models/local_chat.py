@@ -24,21 +24,17 @@ transformers model, which the soft-prompt backend (GraSP) shares.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import shutil
-import tempfile
 import threading
-from pathlib import Path
 from typing import Sequence, TypeVar
 
 from pydantic import BaseModel
 
 from kgqa.core.config import Settings
 from kgqa.core.errors import ModelUnavailable
-from kgqa.models.accounting import Meter, ReplayCache, replayed_text_call
+from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.gguf import convert_gguf, hf_folder, locate_gguf
+from kgqa.models.local_llm import LocalLLMChat
 from kgqa.models.structured import decoding_schema, schema_json, with_retries
 
 T = TypeVar("T", bound=BaseModel)
@@ -78,18 +74,14 @@ def load_local_llm(settings: Settings):
         return _LOADED[key]
 
 
-class LocalChat:
+class LocalChat(LocalLLMChat):
     """SmolLM2-135M-Instruct in-process (implements ``ChatModel``)."""
 
     backend = "local"
 
     def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None,
                  role: str = "chat"):
-        self.settings = settings
-        self.meter = meter or Meter()
-        self.cache = cache
-        self.role = role
-        self.name = Path(settings.local_llm_gguf).stem if settings.local_llm_gguf else "SmolLM2-135M-Instruct"
+        super().__init__(settings, meter, cache, role)
         self._generators: dict[type, object] = {}
         self._outlines_model = None
         self.runtime = settings.local_llm_runtime
@@ -125,14 +117,8 @@ class LocalChat:
             return False
 
     def _chat_text(self, prompt: str, system: str | None) -> str:
-        msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-        return self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
-
-    def _cached(self, kind: str, prompt: str, system: str | None, params: dict, run):
-        """Replay-cache wrapper around one metered call; ``run(rec)`` returns text."""
-        prompt_key = {"kind": kind, "system": system, "prompt": prompt}
-        return replayed_text_call(self.meter, self.role, self.cache,
-                                  (self.backend, self.name, prompt_key, None, params), run)
+        return self.tokenizer.apply_chat_template(self._messages(prompt, system), add_generation_prompt=True,
+                                                  tokenize=False)
 
     # -- ChatModel ------------------------------------------------------------
     def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,

@@ -101,19 +101,18 @@ def response_format(schema: type[BaseModel]) -> dict:
             "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": True}}
 
 
-class _Chatting:
-    """Chat-completions plumbing shared by the chat and vision roles."""
+class _Served:
+    """One role on an OpenAI-compatible server: ``<role>_base_url`` (else ``openai_base_url``) and
+    ``<role>_model`` from the settings, the client made on first use."""
 
-    role = "chat"
+    role: str
     backend = "openai"
 
-    def __init__(self, settings: Settings, base_url: str, model: str, meter: Meter | None,
-                 cache: ReplayCache | None):
+    def __init__(self, settings: Settings, meter: Meter | None = None):
         self.settings = settings
-        self.base_url = base_url
-        self.name = model
+        self.base_url = getattr(settings, f"{self.role}_base_url") or settings.openai_base_url
+        self.name = getattr(settings, f"{self.role}_model")
         self.meter = meter or Meter()
-        self.cache = cache
         self._client = None
 
     @property
@@ -121,6 +120,21 @@ class _Chatting:
         if self._client is None:
             self._client = _client(self.base_url, self.settings)
         return self._client
+
+    def ping(self) -> list[str]:
+        """The model ids the server serves (``GET /v1/models``)."""
+        resp = _call(self.role, self.base_url, lambda: self.client.models.list())
+        return [m.id for m in resp.data]
+
+
+class _Chatting(_Served):
+    """Chat-completions plumbing shared by the chat and vision roles."""
+
+    role = "chat"
+
+    def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None):
+        super().__init__(settings, meter)
+        self.cache = cache
 
     def _complete(self, messages: list[dict], *, image_sha256: str | None = None, **params) -> str:
         """One chat completion (through the replay cache); returns the message text."""
@@ -143,11 +157,6 @@ class _Chatting:
         return with_retries(attempt, schema, retries=self.settings.json_retries,
                             who=f"{self.role} backend {self.base_url} ({self.name})")
 
-    def ping(self) -> list[str]:
-        """The model ids the server serves (``GET /v1/models``)."""
-        resp = _call(self.role, self.base_url, lambda: self.client.models.list())
-        return [m.id for m in resp.data]
-
 
 def _messages(prompt: str, system: str | None, image: ImageInput | None = None) -> list[dict]:
     msgs: list[dict] = [{"role": "system", "content": system}] if system else []
@@ -167,10 +176,6 @@ class OpenAIChat(_Chatting):
     """ChatModel over an OpenAI-compatible server."""
 
     role = "chat"
-
-    def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None):
-        super().__init__(settings, settings.chat_base_url or settings.openai_base_url, settings.chat_model,
-                         meter, cache)
 
     def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,
                  temperature: float = 0.0) -> str:
@@ -211,10 +216,6 @@ class OpenAIVision(_Chatting):
 
     role = "vision"
 
-    def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None):
-        super().__init__(settings, settings.vision_base_url or settings.openai_base_url, settings.vision_model,
-                         meter, cache)
-
     def recognize(self, image: ImageInput, hint: str) -> str:
         text = self._complete(_messages(RECOGNIZE_PROMPT.format(hint=hint or "object"), None, image),
                               image_sha256=image.sha256, max_tokens=32, temperature=0.0)
@@ -235,7 +236,7 @@ def tensor_to_base64(tensor) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-class OpenAISoftPrompt:
+class OpenAISoftPrompt(_Served):
     """SoftPromptModel over vLLM ``--enable-prompt-embeds`` (completions API).
 
     ``embedder(text) -> (n, hidden)`` turns the templated prompt into the served
@@ -245,23 +246,12 @@ class OpenAISoftPrompt:
     """
 
     role = "softprompt"
-    backend = "openai"
 
     def __init__(self, settings: Settings, meter: Meter | None = None, embedder: Callable | None = None,
                  hidden_size: int | None = None):
-        self.settings = settings
-        self.base_url = settings.softprompt_base_url or settings.openai_base_url
-        self.name = settings.softprompt_model
-        self.meter = meter or Meter()
+        super().__init__(settings, meter)
         self.embedder = embedder
         self._hidden = hidden_size
-        self._client = None
-
-    @property
-    def client(self):
-        if self._client is None:
-            self._client = _client(self.base_url, self.settings)
-        return self._client
 
     @property
     def hidden_size(self) -> int:
@@ -270,11 +260,6 @@ class OpenAISoftPrompt:
 
             self._hidden = LocalSoftPrompt(self.settings).hidden_size
         return self._hidden
-
-    def ping(self) -> list[str]:
-        """The model ids the server serves (``GET /v1/models``)."""
-        resp = _call(self.role, self.base_url, lambda: self.client.models.list())
-        return [m.id for m in resp.data]
 
     def _embed_text(self, prompt: str):
         if self.embedder is not None:

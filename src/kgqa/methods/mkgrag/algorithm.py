@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kgqa.methods.mkgrag import prompts as P
 from kgqa.core.errors import BadModelReply
-from kgqa.core.kg import KG, cos_from_neo4j
+from kgqa.core.kg import cos_from_neo4j
 from kgqa.core.result import Answer, ChunkEvidence, EdgeRef, Fallback, NodeRef, SubgraphEvidence
 from kgqa.core.method import BaseMethod
 
@@ -122,7 +122,6 @@ class MKGRAG(BaseMethod):
 
     def __init__(self, ctx, options: MKGRAGOptions | None = None):
         super().__init__(ctx, options)
-        self.o = self.opt
         self._count_tokens = None
 
     # ========================================================================= Section 3.2
@@ -136,7 +135,7 @@ class MKGRAG(BaseMethod):
         return self.to_answer(query.question, text, r, answer_fallback=fb is not None)
 
     def retrieve(self, question: str, image=None) -> Retrieval:
-        o = self.o
+        o = self.opt
         t = time.perf_counter()
         # the multimodal query (I_q, q): the question plus what the image shows
         note = None
@@ -208,8 +207,8 @@ class MKGRAG(BaseMethod):
             [el.id for el in elements if el.kind == "entity"]
             + [x for el in elements if el.kind == "relation" for x in (el.head_id, el.tail_id)]))
         seen_entities = set(frontier)
-        min_sim = (1.0 + self.o.threshold) / 2.0          # the threshold as Neo4j's (1 + cos) / 2
-        for hop in range(1, self.o.l + 1):
+        min_sim = (1.0 + self.opt.threshold) / 2.0        # the threshold as Neo4j's (1 + cos) / 2
+        for hop in range(1, self.opt.l + 1):
             if not frontier:
                 break
             rows = self.graph.read("mkgrag_expand", ids=frontier, doc_ids=doc_ids, vector=qvec, min_sim=min_sim)
@@ -235,7 +234,7 @@ class MKGRAG(BaseMethod):
     def _entity(self, row: dict, hop: int) -> Element:
         desc = " ".join((row.get("description") or "").split())
         line = f"entity: {row['name']} ({row.get('type') or 'entity'}): {desc}"
-        region = row.get("region") if not self.o.no_visual_graph else None
+        region = row.get("region") if not self.opt.no_visual_graph else None
         if region and region.get("bbox"):
             b = region["bbox"]
             line += f" [depicted in an image as {region.get('category')!r}, region ({b[0]:.2f}, {b[1]:.2f}, " \
@@ -245,7 +244,7 @@ class MKGRAG(BaseMethod):
 
     def _relation(self, row: dict, hop: int) -> Element:
         line = f"relation: {row['head']} -> {row['tail']}: {' '.join((row.get('summary') or '').split())}"
-        region = row.get("region") if not self.o.no_visual_graph else None
+        region = row.get("region") if not self.opt.no_visual_graph else None
         if region and region.get("bbox"):
             line += f" [depicted in an image as {region.get('category')!r}]"
         return Element("relation", row["id"], row["doc_id"], line, cos_from_neo4j(row["sim"]),
@@ -294,10 +293,10 @@ class MKGRAG(BaseMethod):
         try:
             if image is not None:
                 reply = self.vision.generate_json(image, P.answer_prompt(question, r.context), P.GeneratedAnswer,
-                                                  system=P.ANSWER_SYSTEM, max_tokens=self.o.max_tokens)
+                                                  system=P.ANSWER_SYSTEM, max_tokens=self.opt.max_tokens)
             else:
                 reply = self.chat.generate_json(P.answer_prompt(question, r.context), P.GeneratedAnswer,
-                                                system=P.ANSWER_SYSTEM, max_tokens=self.o.max_tokens)
+                                                system=P.ANSWER_SYSTEM, max_tokens=self.opt.max_tokens)
             return reply.answer.strip() or None, None
         except BadModelReply as e:
             # Fallback (interpretation, the paper has none): the best-ranked retrieved entity that the
@@ -327,8 +326,8 @@ class MKGRAG(BaseMethod):
             edges = [EdgeRef("DocEntity", el.head_id, el.id, "DocEntity", el.tail_id, round(el.sim, 4),
                              name=el.name) for el in r.elements if el.kind == "relation"]
             evidence.append(SubgraphEvidence(nodes=nodes, edges=edges, rank=1,
-                                             note=f"G_r over {len(r.documents)} documents (Kg={self.o.Kg}, "
-                                                  f"l={0 if self.o.no_expansion else self.o.l})"))
+                                             note=f"G_r over {len(r.documents)} documents (Kg={self.opt.Kg}, "
+                                                  f"l={0 if self.opt.no_expansion else self.opt.l})"))
         answer_id = None
         if text and r.elements:
             ent_ids = [el.id for el in r.elements if el.kind == "entity"]
@@ -336,7 +335,7 @@ class MKGRAG(BaseMethod):
                 if row["name"].strip().casefold() == text.strip().casefold():
                     answer_id = row["entity_id"]
                     break
-        o = self.o
+        o = self.opt
         variant = "chunks only (naive RAG)" if o.chunks_only else "dual-stage graph retrieval"
         return Answer(
             question=question, answer=text, method=self.name, answer_id=answer_id,

@@ -1,0 +1,53 @@
+"""GraSP's options: the hyperparameters of Section 4 and the ablations of Table 2.
+
+"Topology-Aware Reasoning over Incomplete Knowledge Graph with Graph-Based Soft Prompting".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class GraSPOptions(BaseModel):
+    """Hyperparameters (the public code's defaults) and the ablations of Table 2."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k1: int = Field(8, ge=1, le=64, description="relations kept per entity and direction (4.1)")
+    k2: int = Field(8, ge=1, le=64, description="neighbours kept per relation, by name similarity (4.1)")
+    hops: int = Field(2, ge=1, le=3, description="hops l of the extracted subgraph (Table 4: 1, 2, 3)")
+    cap: int = Field(60, ge=1, le=500, description="most triples in one subgraph")
+    scan_cap: int = Field(1000, ge=1, description="neighbours per relation ranked on a hub (bounded work)")
+    iterations: int = Field(3, ge=1, le=5, description="ANSWER/ENTITY rounds; the last is forced to answer")
+    max_selected: int = Field(5, ge=1, le=20, description="entities kept from LLM_select per round")
+    select_tokens: int = Field(48, ge=4, le=256, description="tokens LLM_select may write")
+    checkpoint: str | None = Field(None, description="trained encoder (default: <data dir>/models/grasp/"
+                                                     "grasp-<gat|text>.safetensors, made by kgqa train grasp)")
+    no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
+    triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
+    text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "
+                                                      "(no GNN)")
+
+    @model_validator(mode="after")
+    def _one_variant(self):
+        on = [n for n in ("no_soft_prompt", "triples_only", "text_soft_prompt") if getattr(self, n)]
+        if len(on) > 1:
+            raise ValueError(f"choose at most one of the ablations no_soft_prompt, triples_only, "
+                             f"text_soft_prompt (got {', '.join(on)})")
+        return self
+
+    @property
+    def variant(self) -> str:
+        """Which LLM_select input: gat (GraSP), text, triples or none (Table 2's rows)."""
+        if self.no_soft_prompt:
+            return "none"
+        if self.triples_only:
+            return "triples"
+        return "text" if self.text_soft_prompt else "gat"
+
+
+def default_checkpoint(settings, variant: str) -> Path:
+    """Where ``kgqa train grasp`` writes the ``variant`` encoder and ``kgqa ask`` loads it from."""
+    return Path(settings.models_dir) / "grasp" / f"grasp-{variant}.safetensors"

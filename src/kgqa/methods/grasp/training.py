@@ -1,0 +1,232 @@
+"""GraSP's optimisation (Section 4.4): training examples, their subgraphs, the ``kgqa train grasp`` run.
+
+"Topology-Aware Reasoning over Incomplete Knowledge Graph with Graph-Based Soft Prompting"
+trains the GAT and its projector on question/answer pairs with the soft-prompt LLM frozen:
+the loss is the LLM's cross-entropy on the gold answer given the soft prompt and LLM_select's
+prompt. The examples come from a JSONL file (the ``kgqa eval`` format) or are verbalised from
+paths of the loaded KG; each is extracted exactly as inference extracts (``GraSP.extract``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgqa.methods.grasp.algorithm import GraSP
+from kgqa.methods.grasp.options import GraSPOptions, default_checkpoint
+from kgqa.methods.grasp.subgraph import graph_tensors, triple_texts
+from kgqa.core.errors import InvalidInput
+from kgqa.core.ids import is_qid
+
+
+@dataclass
+class TrainingExample:
+    question: str
+    topic_id: str
+    answer: str
+    answer_id: str | None = None
+    source: str = ""          # "file.jsonl:12" or "generated: Q142 -P36-> Q90"
+
+
+def read_examples(path: Path) -> list[TrainingExample]:
+    """Question/answer pairs from a JSONL file in the ``kgqa eval`` format (``question``, ``answer``,
+    ``topic.id`` or ``entity_id``, optional ``answer_id``); a bad line stops with ``file:line: why``."""
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInput(f"{path}: no such training file")
+    out: list[TrainingExample] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InvalidInput(f"{path}:{n}: not JSON ({e.msg})") from None
+        if not isinstance(row, dict):
+            raise InvalidInput(f"{path}:{n}: expected a JSON object")
+        topic = row.get("entity_id") or (row.get("topic") or {}).get("id")
+        q, a = row.get("question"), row.get("answer")
+        for field_name, v in (("question", q), ("answer", a), ("topic.id", topic)):
+            if not isinstance(v, str) or not v.strip():
+                raise InvalidInput(f"{path}:{n}: field {field_name} is missing or empty")
+        if not is_qid(topic):
+            raise InvalidInput(f"{path}:{n}: topic.id {topic!r} is not a Wikidata entity id")
+        out.append(TrainingExample(q.strip(), topic, a.strip(), row.get("answer_id"), f"{path.name}:{n}"))
+    if not out:
+        raise InvalidInput(f"{path}: no training examples")
+    return out
+
+
+def topics_of(path: Path) -> set[str]:
+    """The topic entity ids of a question file (to keep generated training topics disjoint from it)."""
+    return {e.topic_id for e in read_examples(path)}
+
+
+def generate_examples(method: GraSP, n: int, seed: int, exclude_topics: set[str]) -> list[TrainingExample]:
+    """Questions verbalised from paths of the loaded KG (Section 4.4 trains on question/answer pairs).
+
+    How they are made: topic entities are drawn (seeded shuffle of the entities with outgoing
+    facts, minus ``exclude_topics``, e.g. the eval set's topics); from each, a random walk of 1 or 2
+    outgoing facts whose (head, relation) has exactly one tail, so the answer is unique; the path is
+    verbalised with the relation names: "What is the {r1} of {topic}?" or "What is the {r2} of the
+    {r1} of {topic}?"; the answer is the walk's last entity.
+    """
+    rng = random.Random(seed)
+    rel_ids = list(method.kg.relations())
+    names = method.relation_names()
+    ids = [r["id"] for r in method.graph.read("grasp_training_topics", relation_ids=rel_ids, limit=200_000)]
+    ids = [i for i in ids if i not in exclude_topics]
+    rng.shuffle(ids)
+    facts_cache: dict[str, list[dict]] = {}
+
+    def unique_out(eid: str) -> list[dict]:
+        if eid not in facts_cache:
+            rows = method.graph.read("grasp_training_facts", ids=[eid], relation_ids=rel_ids, per_entity=200)
+            by_rel: dict[str, list[dict]] = {}
+            for r in rows:
+                by_rel.setdefault(r["relation_id"], []).append(r)
+            facts_cache[eid] = [v[0] for v in by_rel.values() if len(v) == 1 and v[0]["tail_id"] != eid]
+        return facts_cache[eid]
+
+    out: list[TrainingExample] = []
+    for tid in ids:
+        if len(out) >= n:
+            break
+        first = unique_out(tid)
+        if not first:
+            continue
+        f1 = rng.choice(first)
+        walk = [f1]
+        if rng.random() < 0.5:
+            second = [f for f in unique_out(f1["tail_id"]) if f["tail_id"] != tid]
+            if second:
+                walk.append(rng.choice(second))
+        topic = f1["head_name"] or tid
+        if len(walk) == 1:
+            q = f"What is the {names.get(f1['relation_id'], f1['relation_id'])} of {topic}?"
+        else:
+            q = (f"What is the {names.get(walk[1]['relation_id'], walk[1]['relation_id'])} of the "
+                 f"{names.get(f1['relation_id'], f1['relation_id'])} of {topic}?")
+        last = walk[-1]
+        src = "generated: " + " ".join([tid] + [f"-{f['relation_id']}-> {f['tail_id']}" for f in walk])
+        out.append(TrainingExample(q, tid, last["tail_name"] or last["tail_id"], last["tail_id"], src))
+    return out
+
+
+@dataclass
+class Prepared:
+    example: TrainingExample
+    prompt: str
+    inputs: tuple          # graph_tensors(...) for gat; (triple embeddings,) for text
+    nodes: int
+
+
+def prepare_examples(method: GraSP, examples: list[TrainingExample], on_item=None) -> tuple[list[Prepared], int]:
+    """Extract each example's subgraph as inference would; keep those whose answer is a node of it.
+
+    Returns (prepared, dropped): an answer the subgraph does not hold cannot be selected, so
+    training on it would teach the small LLM to name entities it was not shown.
+    """
+    import torch
+
+    prepared: list[Prepared] = []
+    dropped = 0
+    for ex in examples:
+        row = method.kg.entity(ex.topic_id)
+        if row is None:
+            raise InvalidInput(f"{ex.source}: topic {ex.topic_id} is not in the graph")
+        q_vec = method.kg.embed([ex.question])[0]
+        sub = method.extract(ex.topic_id, row["name"] or ex.topic_id, q_vec, [])
+        low = ex.answer.strip().lower()
+        hit = (ex.answer_id in sub.names and ex.answer_id != ex.topic_id) if ex.answer_id else any(
+            nm.strip().lower() == low for n, nm in sub.names.items() if n != ex.topic_id)
+        if not sub.facts or not hit:
+            dropped += 1
+        else:
+            if method.variant == "text":
+                inputs = (torch.from_numpy(method.kg.embed(triple_texts(sub, method.relation_names()))),)
+            else:
+                inputs = graph_tensors(method, sub, q_vec)
+            target = sub.names[ex.answer_id] if ex.answer_id in sub.names else ex.answer
+            prepared.append(Prepared(TrainingExample(ex.question, ex.topic_id, target, ex.answer_id, ex.source),
+                                     method.select_prompt(ex.question, sub), inputs, len(sub.names)))
+        if on_item:
+            on_item()
+    return prepared, dropped
+
+
+def new_encoder(variant: str, llm_hidden: int, hops: int, seed: int):
+    """A freshly initialised encoder: the GAT has one layer per hop (Section 4.2: an l-layer GNN)."""
+    import torch
+
+    from kgqa.gnn.encoder import GraphSoftPromptEncoder, TextSoftPromptEncoder
+
+    torch.manual_seed(seed)
+    if variant == "text":
+        return TextSoftPromptEncoder(384, llm_hidden)
+    return GraphSoftPromptEncoder(384, 384, llm_hidden, hidden_channels=128, num_layers=hops, heads=4)
+
+
+def soft_prompt_loss(softprompt):
+    """Section 4.4's objective: the frozen small LLM's cross-entropy on the gold answer tokens,
+    given the soft prompt and LLM_select's prompt; gradients reach only the encoder."""
+    if not hasattr(softprompt, "loss"):
+        raise InvalidInput("kgqa train grasp needs KGQA_SOFTPROMPT_BACKEND=local (gradients flow only "
+                           "through the in-process model)")
+
+    def fn(encoder, p: Prepared):
+        return softprompt.loss(encoder(*p.inputs), p.prompt, p.example.answer)
+
+    return fn
+
+
+def train_grasp(ctx, *, options: GraSPOptions | None = None, variant: str = "gat", data: Path | None = None,
+                examples: int = 64, exclude: Path | None = None, epochs: int = 3, lr: float = 2e-4, seed: int = 0,
+                checkpoint: Path | None = None, resume: bool = False, plot: Path | None = None,
+                on_prepare=None, on_step=None, on_epoch=None, on_ready=None) -> dict:
+    """``kgqa train grasp``: examples → subgraphs → train the encoder with the LLM frozen → checkpoint + loss PNG."""
+    from kgqa.gnn.train import TrainConfig, plot_losses, train
+
+    if variant not in ("gat", "text"):
+        raise InvalidInput(f"--variant {variant!r}: choose gat (GraSP) or text (the text soft-prompt ablation)")
+    opt = (options or GraSPOptions()).model_copy(update={"text_soft_prompt": variant == "text", "no_soft_prompt": False,
+                                                         "triples_only": False})
+    method = GraSP(ctx, opt, for_training=True)
+    checkpoint = Path(checkpoint) if checkpoint else default_checkpoint(ctx.settings, variant)
+    loss_fn = soft_prompt_loss(method.softprompt)
+    if data is not None:
+        raw = read_examples(Path(data))
+        how = f"read from {data}"
+    else:
+        excl = topics_of(Path(exclude)) if exclude else set()
+        raw = generate_examples(method, examples, seed, excl)
+        how = (f"generated from the loaded KG: 1-2 hop paths verbalised with relation names, seed {seed}"
+               + (f", topics disjoint from {exclude}" if exclude else ""))
+    if not raw:
+        raise InvalidInput("kgqa train grasp: no training examples (is a KG loaded?)")
+    prepared, dropped = prepare_examples(method, raw, on_item=on_prepare)
+    if not prepared:
+        raise InvalidInput(f"kgqa train grasp: none of the {len(raw)} examples has its answer in its extracted "
+                           "subgraph (raise cap/k1/k2?)")
+    llm_hidden = int(method.softprompt.hidden_size)
+    encoder = new_encoder(variant, llm_hidden, opt.hops, seed)
+    cfg = TrainConfig(epochs=epochs, lr=lr, seed=seed)
+    meta = {"extraction": {k: getattr(opt, k) for k in ("k1", "k2", "hops", "cap", "scan_cap")},
+            "examples_how": how, "softprompt_model": getattr(method.softprompt, "name", "")}
+    report = train(encoder, prepared, loss_fn, variant=variant, checkpoint=checkpoint, config=cfg,
+                   resume=resume, meta=meta, on_step=on_step, on_epoch=on_epoch,
+                   on_start=(lambda r: on_ready(len(prepared), r)) if on_ready else None)
+    png = plot_losses(report.step_losses, report.epoch_losses,
+                      Path(plot) if plot else checkpoint.with_suffix(".loss.png"),
+                      title=f"GraSP {variant} encoder: loss per step ({len(prepared)} examples, lr {lr}, seed {seed})")
+    return {"checkpoint": str(checkpoint), "plot": str(png), "variant": variant, "examples": len(raw),
+            "used": len(prepared), "dropped_answer_not_in_subgraph": dropped, "how": how,
+            "epochs": report.epochs_done, "steps": report.steps, "epoch_losses": report.epoch_losses,
+            "resumed_from": report.resumed_from, "bytes": checkpoint.stat().st_size,
+            "parameters": sum(p.numel() for p in report.encoder.parameters())}
+
+
+__all__ = ["TrainingExample", "read_examples", "topics_of", "generate_examples", "Prepared", "prepare_examples",
+           "new_encoder", "soft_prompt_loss", "train_grasp"]
