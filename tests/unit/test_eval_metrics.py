@@ -1,4 +1,4 @@
-"""kgqa.app.evaluate metrics on hand-checked cases.
+"""kgqa.app.eval metrics on hand-checked cases.
 
 SBERT@0.3 uses the real all-MiniLM-L6-v2 (from the PyPI package, loaded once per session);
 the cosines quoted in comments were measured with it and are far enough from 0.3 that the
@@ -10,17 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgqa.app.evaluate import (
+from kgqa.app.eval.metrics import (
     SBERT_THRESHOLD,
-    QuestionResult,
     exact_match,
     gold_path_retained,
     normalize_answer,
     percentile,
     sbert_correct,
     sbert_cosines,
-    summarize,
 )
+from kgqa.app.eval.report import summarize
+from kgqa.app.eval.runner import QuestionResult
 from kgqa.core.result import Path, Step
 
 

@@ -1,4 +1,4 @@
-"""kgqa.app.evaluate input handling and runner, with a scripted stand-in pipeline (no services).
+"""kgqa.app.eval input handling and runner, with a scripted stand-in pipeline (no services).
 
 The stand-in answers from a dict; it exists to test the runner's logic (independence of
 questions, scoring of what a method returns), not any method.
@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.app.evaluate import evaluate, load_questions, render_tables
+from kgqa.app.eval.questions import load_questions
+from kgqa.app.eval.report import render_tables
+from kgqa.app.eval.runner import evaluate
 from kgqa.core.result import Answer, Path as RPath, RoleCost, Step
 from tests.conftest import assert_one_line_error, run_kgqa
 

@@ -43,7 +43,7 @@ def _append(path: Path, data: bytes) -> None:
 
 # ------------------------------------------------------------------ 1. question length
 def test_a_100kb_question_is_one_line_exit_2_before_anything_connects():
-    from kgqa.app.pipeline import MAX_QUESTION_CHARS, check_question
+    from kgqa.core.method import MAX_QUESTION_CHARS, check_question
 
     assert check_question("  Where was Elon Musk born?  ") == "Where was Elon Musk born?"
     with pytest.raises(InvalidInput, match=r"question is 100,000 characters, over the 2,000-character limit"):
@@ -55,7 +55,7 @@ def test_a_100kb_question_is_one_line_exit_2_before_anything_connects():
 
 
 def test_eval_file_with_an_over_long_question_names_its_line(tmp_path):
-    from kgqa.app.evaluate import load_questions
+    from kgqa.app.eval.questions import load_questions
 
     f = tmp_path / "q.jsonl"
     f.write_text(json.dumps({"id": "a", "question": "Q?", "answer": "A"}) + "\n"
@@ -291,7 +291,7 @@ def test_entity_images_tsv_may_not_point_outside_its_folder(sample, tmp_path):
 
 
 def test_eval_image_paths_may_not_leave_the_question_files_folder(tmp_path):
-    from kgqa.app.evaluate import load_questions
+    from kgqa.app.eval.questions import load_questions
 
     (tmp_path / "sub").mkdir()
     Image.new("RGB", (32, 32)).save(tmp_path / "secret.png")

@@ -21,7 +21,7 @@ from typing import Any
 
 from kgqa.core.errors import InvalidInput
 from kgqa.core.ids import QID as _QID
-from kgqa.core.method import MAX_QUESTION_CHARS, check_question  # noqa: F401 - re-used by cli/serve
+from kgqa.core.method import check_question
 from kgqa.core.result import Answer
 
 

@@ -263,7 +263,8 @@ async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, byt
 
 def check_request(req: AskRequest) -> None:
     """Everything checkable without the graph, before the question is queued (400 on the first problem)."""
-    from kgqa.app.pipeline import check_question, method_options
+    from kgqa.app.pipeline import method_options
+    from kgqa.core.method import check_question
     from kgqa.methods.registry import get_method
 
     check_question(req.question)
