@@ -25,15 +25,14 @@ def _ask_args(args: list[str]):
 @app.command("methods")
 def methods_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
     """List the methods with their paper, options (defaults) and ablations."""
+    from kgqa.app.pipeline import methods_json
     from kgqa.core.method import describe_options
     from kgqa.methods.registry import method_classes
 
-    classes = method_classes()
     if as_json:
-        print(json.dumps([{"name": c.name, "title": c.title, "arxiv": c.arxiv, "ablations": list(c.ablations),
-                           "options": [{"name": n, "default": d, "description": t}
-                                       for n, d, t in describe_options(c)]} for c in classes.values()], indent=2))
+        print(json.dumps(methods_json(), indent=2))
         return
+    classes = method_classes()
     for c in classes.values():
         print(f"{c.name} — {c.title}" + (f" (arXiv {c.arxiv})" if c.arxiv else ""))
         for n, d, t in describe_options(c):

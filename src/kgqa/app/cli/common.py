@@ -33,14 +33,13 @@ def env_settings(**overrides):
     from pydantic import ValidationError
 
     from kgqa.core.config import Settings
-    from kgqa.core.errors import InvalidInput, cap_repr
+    from kgqa.core.errors import InvalidInput, cap_repr, first_error
 
     try:
         s = Settings()
     except ValidationError as e:  # a bad KGQA_* / NEO4J_* value: one line naming the variable
-        err = e.errors()[0]
-        name = ".".join(str(x) for x in err["loc"])
-        raise InvalidInput(f"{name.upper()}={cap_repr(err.get('input', ''), 80)}: {err['msg']}") from None
+        name, msg = first_error(e)
+        raise InvalidInput(f"{name.upper()}={cap_repr(e.errors()[0].get('input', ''), 80)}: {msg}") from None
     overrides = {k: v for k, v in overrides.items() if v is not None}
     return s.model_copy(update=overrides) if overrides else s
 

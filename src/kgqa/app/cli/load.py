@@ -108,17 +108,15 @@ def load_documents_cmd(
 ):
     """Build one multimodal KG per document (mKG-RAG, Section 3.1): segments, textual and visual graphs,
     vision-text matching, embeddings; unchanged documents are skipped, changed ones replaced."""
-    from kgqa.core.graph import Graph
+    from kgqa.app.runtime import open_runtime
     from kgqa.loaders.documents import DocOptions, DocumentLoader
-    from kgqa.models import build_models
 
     s = env_settings(model_cache_dir=replay_cache)
     opts = DocOptions(chunk_tokens=chunk_tokens, strict=strict, link=link, link_threshold=link_threshold,
                       max_bytes=int(max_mb * 1024 * 1024), images=images,
                       progress=not as_json and sys.stderr.isatty())
-    with Graph(s) as g:
-        g.verify()
-        report = DocumentLoader(g, build_models(s, g), s, opts).load(path)
+    with open_runtime(s) as rt:
+        report = DocumentLoader(rt.graph, rt.models, s, opts).load(path)
     d = report.as_dict()
     if as_json:
         print(json.dumps(d, indent=2, ensure_ascii=False))

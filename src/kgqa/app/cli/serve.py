@@ -26,20 +26,12 @@ def serve_cmd(
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
 ):
     """Serve the HTTP API: POST /ask, GET /traces/{id}, /health, /methods, /openapi.json (KGQA_API_TOKEN: bearer auth)."""
-    from pydantic import ValidationError
-
-    from kgqa.core.errors import InvalidInput
-
     env = {"KGQA_SERVE_QUEUE": queue, "KGQA_SERVE_TIMEOUT_S": timeout, "KGQA_SERVE_MAX_UPLOAD_MB": max_upload_mb,
            "KGQA_MODEL_CACHE_DIR": str(replay_cache.resolve()) if replay_cache else None}
     for name, value in env.items():  # the uvicorn workers build their Settings from the environment
         if value is not None:
             os.environ[name] = str(value)
-    try:
-        s = env_settings()
-    except ValidationError as e:  # a bad --queue / --timeout / KGQA_SERVE_* value: one line
-        err = e.errors()[0]
-        raise InvalidInput(f"kgqa serve: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+    s = env_settings()   # a bad --queue / --timeout / KGQA_SERVE_* value: one line naming the variable
     from kgqa.app.serve import run
 
     run(s, host=host, port=port, workers=workers, log_level=log_level)

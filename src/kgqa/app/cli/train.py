@@ -34,11 +34,9 @@ def train_grasp_cmd(
     """Train GraSP's GAT + projector with the soft-prompt LLM frozen (Section 4.4); seeded, resumable."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from kgqa.core.graph import Graph
-    from kgqa.core.kg import KG
-    from kgqa.core.method import Context, parse_kv, parse_options
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.method import parse_kv, parse_options
     from kgqa.methods.grasp.algorithm import GraSP, train_grasp
-    from kgqa.models import build_models
 
     s = env_settings()
     opts = parse_options(GraSP, {**parse_kv(option), "triples_only": True})      # extraction options only
@@ -51,10 +49,8 @@ def train_grasp_cmd(
         if not as_json:
             print(msg, flush=True)
 
-    with Graph(s) as g:
-        g.verify()
-        models = build_models(s, g)
-        ctx = Context(settings=s, graph=g, models=models, kg=KG(g, models.encoder))
+    with open_runtime(s) as rt:
+        ctx = rt.context()
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeRemainingColumn(), console=err, disable=not sys.stderr.isatty(), transient=True) as bar:
             prep = bar.add_task("subgraphs", total=None)

@@ -9,7 +9,7 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from kgqa.core.errors import InvalidInput, cap
+from kgqa.core.errors import InvalidInput, cap, first_error
 from kgqa.core.method import MAX_QUESTION_CHARS
 
 
@@ -89,9 +89,7 @@ class SkippedLine:
 
 
 def _why(e: ValidationError) -> str:
-    err = e.errors()[0]
-    loc = ".".join(str(x) for x in err.get("loc", ()) if x != "__root__")
-    msg = err.get("msg", "invalid").removeprefix("Value error, ")
+    loc, msg = first_error(e)
     more = f" (+{len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
     return f"{loc}: {msg}{more}" if loc else f"{msg}{more}"
 
