@@ -11,6 +11,10 @@ import typer
 
 from kgqa.app.cli.common import app, env_settings, scoped_options
 
+#: Fallback codes of steps that were not asked on purpose (``-o llm_steps``, ``KGQA_CHAT_BACKEND=none``):
+#: ``kgqa ask`` says so once instead of listing them as fallbacks.
+BY_DESIGN = ("off", "graph_only")
+
 
 def _ask_args(args: list[str]):
     from kgqa.core.errors import InvalidInput
@@ -20,6 +24,26 @@ def _ask_args(args: list[str]):
     from kgqa.core.method import check_question  # empty / over the length limit: exit 2 before anything connects
 
     return (Path(args[0]), check_question(args[1])) if len(args) == 2 else (None, check_question(args[0]))
+
+
+def fallback_lines(ans) -> list[str]:
+    """What ``kgqa ask`` says about the fallbacks an answer took.
+
+    Steps that were off by design (codes ``BY_DESIGN``) are one line: ``graph-only (no LLM step asked)`` when
+    no LLM was called at all, else how many steps took their graph-only fallback. Real fallbacks (a reply that
+    came and was unusable, an empty graph, …) are listed with their codes and first messages."""
+    out = []
+    off = [f for f in ans.fallbacks if f.code in BY_DESIGN]
+    fb = [f for f in ans.fallbacks if f.code not in BY_DESIGN]
+    if off:
+        asked = sum(c.calls for role, c in ans.cost.items() if role in ("chat", "softprompt"))
+        out.append("graph-only (no LLM step asked)" if not asked
+                   else f"not asked by design: {len(off)} step(s), each took its graph-only fallback")
+    if fb:
+        codes = Counter(f.code for f in fb)
+        out.append(f"fallbacks taken: {len(fb)}, by code {', '.join(f'{k} {v}' for k, v in codes.items())} "
+                   f"({'; '.join(f.message for f in fb[:4])}" + (" …" if len(fb) > 4 else "") + ")")
+    return out
 
 
 @app.command("methods")
@@ -71,6 +95,7 @@ def ask(
     """Answer a question about an image (or a plain question) over the KG, and store its reasoning trace."""
     from kgqa.app.pipeline import Pipeline
     from kgqa.core.method import parse_kv
+    from kgqa.core.trace import browser_url
 
     image, question = _ask_args(args)
     aliases = {"M1": m1, "M2": m2, "M3": m3, "Dmax": dmax, "delta": delta, "expansion": expansion,
@@ -78,7 +103,8 @@ def ask(
                "no_visual_intent": no_visual_intent or None, "no_chain_pruning": no_chain_pruning or None,
                "no_evidence_check": no_evidence_check or None}
     opts = {**{k: v for k, v in aliases.items() if v is not None}, **parse_kv(option)}
-    pipe = Pipeline(env_settings(), method=method, options=opts, ablations=[a.replace("-", "_") for a in ablate or []],
+    settings = env_settings()
+    pipe = Pipeline(settings, method=method, options=opts, ablations=[a.replace("-", "_") for a in ablate or []],
                     replay_cache=replay_cache)
     try:
         ans = pipe.answer(question, image=image, entity_id=entity)
@@ -101,13 +127,10 @@ def ask(
     parts = [f"{role} {c.calls} calls {c.prompt_tokens}+{c.completion_tokens} tok {c.seconds:.1f}s"
              for role, c in sorted(ans.cost.items())]
     print(f"cost: {total_calls} model calls · {ans.seconds:.1f} s total · " + (" · ".join(parts) or "-"))
-    if ans.fallbacks:
-        fb = ans.fallbacks
-        codes = Counter(f.code for f in fb)
-        print(f"fallbacks taken: {len(fb)}, by code {', '.join(f'{k} {v}' for k, v in codes.items())} "
-              f"({'; '.join(f.message for f in fb[:4])}" + (" …" if len(fb) > 4 else "") + ")")
+    for line in fallback_lines(ans):
+        print(line)
     print(f"trace: {ans.trace_id}")
-    print(ans.browser_cypher)
+    print(f"browser: {browser_url(settings, ans.trace_id)}")
 
 
 @app.command("compare")
@@ -124,12 +147,14 @@ def compare(
     """Every method answers the same question over the same graph: one side-by-side table."""
     from kgqa.app.pipeline import Pipeline
     from kgqa.core.errors import KgqaError
+    from kgqa.core.trace import browser_url
     from kgqa.methods.registry import method_names
 
     image, question = _ask_args(args)
     names = method_names(methods)
     errors: dict[str, KgqaError] = {}
-    pipes = Pipeline.many(env_settings(), names, options=scoped_options(option, names), replay_cache=replay_cache,
+    settings = env_settings()
+    pipes = Pipeline.many(settings, names, options=scoped_options(option, names), replay_cache=replay_cache,
                           errors=errors)
     by_name = {p.method_name: p for p in pipes}
     results: list[tuple[str, object, KgqaError | None]] = []
@@ -169,8 +194,8 @@ def compare(
 
         Console(highlight=False, width=max(Console().width, 140)).print(t)
         for m, a, e in results:
-            if a is not None and a.browser_cypher:
-                print(f"{m}: {a.browser_cypher}")
+            if a is not None and a.trace_id:
+                print(f"{m}: {browser_url(settings, a.trace_id)}")
     failed = [e for _, _, e in results if e is not None]
     if failed:
         raise typer.Exit(failed[0].exit_code)

@@ -17,7 +17,7 @@ app = typer.Typer(
 neo4j_app = typer.Typer(help="Run the local Neo4j server (no Docker needed) and apply the schema.",
                         no_args_is_help=True)
 load_app = typer.Typer(help="Load knowledge graphs into Neo4j.", no_args_is_help=True)
-trace_app = typer.Typer(help="Show and remove stored reasoning traces.", no_args_is_help=True)
+trace_app = typer.Typer(help="Show, open in Neo4j Browser and remove stored reasoning traces.", no_args_is_help=True)
 docs_app = typer.Typer(help="List, show and remove loaded documents (mKG-RAG's per-document KGs).",
                        no_args_is_help=True)
 train_app = typer.Typer(help="Train a method's learned parts (GraSP's soft-prompt encoder).", no_args_is_help=True)

@@ -1,4 +1,4 @@
-"""``kgqa trace show|rm``: the stored reasoning traces."""
+"""``kgqa trace show|open|rm``: the stored reasoning traces."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ def trace_show(
     """Print a stored reasoning trace (or list the recent ones)."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
-    from kgqa.core.trace import browser_cypher, format_trace, list_traces, show_trace
+    from kgqa.core.trace import browser_url, format_trace, list_traces, show_trace
 
-    with Graph(env_settings()) as g:
+    s = env_settings()
+    with Graph(s) as g:
         if trace_id is None:
             rows = list_traces(g)
             if as_json:
@@ -35,7 +36,24 @@ def trace_show(
         print(json.dumps(tr, indent=2, ensure_ascii=False, default=str))
     else:
         print(format_trace(tr))
-        print(browser_cypher(trace_id))
+        print(f"browser: {browser_url(s, trace_id)}")
+
+
+@trace_app.command("open")
+def trace_open(trace_id: str = typer.Argument(..., help="Trace id (as printed by kgqa ask).")):
+    """Print the Neo4j Browser link that opens with the trace's query in the editor (connect, then run it).
+
+    Browser draws a fact with its property id (P19); the Relation nodes drawn beside the trace name each one."""
+    from kgqa.core.errors import InvalidInput
+    from kgqa.core.graph import Graph
+    from kgqa.core.trace import browser_url, check_trace_id, show_trace
+
+    check_trace_id(trace_id)            # a malformed id: exit 2 before anything connects
+    s = env_settings()
+    with Graph(s) as g:
+        if show_trace(g, trace_id) is None:
+            raise InvalidInput(f"trace {trace_id}: no such trace")
+    print(browser_url(s, trace_id))
 
 
 @trace_app.command("rm")
