@@ -196,9 +196,15 @@ def _vispath(recognized, scores=None, **opts):
 def test_abstention_is_off_by_default_and_the_method_answers():
     from tests.unit.test_vispath import IMAGE, Q2HOP
 
+    # a recognition score of 0.05 abstains as soon as abstain_below is set above it (next test) ...
     vp, _ = _vispath("Government Museum, Chandigarh", scores=[("Q1", 0.05)])
+    assert vp.opt.abstain_below == 0.0
     run = vp.run(Q2HOP, IMAGE)
-    assert run.answer is not None
+    # ... by default the method reasons on from the recognised start to the fixture KG's answer
+    assert not run.stop_reason.startswith("abstained"), run.stop_reason
+    assert run.start.id == "Q1" and len(run.hops) == 2
+    assert (run.answer, run.answer_id) == ("La Chaux-de-Fonds", "Q5")
+    assert run.stop_reason.startswith("stop rule at hop 2")
 
 
 def test_low_recognition_score_abstains_before_any_reasoning():
