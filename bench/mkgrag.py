@@ -182,7 +182,7 @@ def bench_retrieval(args) -> None:
 def _evaluate_mkgrag(s, enc, qs, opts: dict, replay_cache=None) -> tuple[dict, list[float], list[float]]:
     """``kgqa eval``'s evaluation of mkgrag with ``opts`` on ``qs``: (overall metrics, stage 1 ms, stage 2 ms
     per question)."""
-    from kgqa.app.evaluate import evaluate
+    from kgqa.app.eval.runner import evaluate
     from kgqa.app.pipeline import Pipeline
 
     pipe = Pipeline(s, method="mkgrag", options=opts, replay_cache=replay_cache, write_trace=False)
@@ -210,7 +210,7 @@ def _cell(m: dict, key: str, fmt: str = ".1f", suffix: str = "") -> str:
 
 
 def bench_accuracy(args) -> None:
-    from kgqa.app.evaluate import load_questions
+    from kgqa.app.eval.questions import load_questions
     from kgqa.models.encoder import get_encoder
 
     s = _settings()
@@ -290,7 +290,7 @@ def _distractor_docs(n: int, seed: int, encoder, cache_dir: Path) -> list[dict]:
 
 
 def bench_scale(args) -> None:
-    from kgqa.app.evaluate import load_questions
+    from kgqa.app.eval.questions import load_questions
     from kgqa.core.graph import Graph
     from kgqa.models.encoder import get_encoder
 

@@ -76,4 +76,4 @@ banner "kgqa compare: every method on one question"
 $KGQA compare "${replay[@]}" "$DEMO/queries/falcon9_dscovr_launch.jpg" \
   "Who founded the company that builds the rocket shown in this photo?" -o grasp.checkpoint="$GRASP_CKPT"
 
-printf '\nPer-question results: %s · Neo4j Browser: paste a trace line printed above.\n' "$REPORT"
+printf '\nPer-question results: %s · Neo4j Browser: open the link of a trace (the browser: lines above, or kgqa trace open ID).\n' "$REPORT"

@@ -139,7 +139,7 @@ def test_graph_only_setting_takes_every_fallback_on_purpose_and_says_so(demo_kg,
     assert table.returncode == 0 and "chat: graph-only" in table.stdout and "graph_only" in table.stdout
 
 
-def test_compare_answers_one_question_with_every_method_side_by_side(demo_kg):
+def test_compare_answers_one_question_with_every_method_side_by_side(demo_kg, settings):
     img = str(DEMO / "queries" / "falcon9_dscovr_launch.jpg")
     q = "Who founded the company that builds the rocket shown in this photo?"
     ckpt = f"grasp.checkpoint={DEMO / 'grasp' / 'grasp-gat.safetensors'}"     # the demo's trained GraSP encoder
@@ -157,7 +157,7 @@ def test_compare_answers_one_question_with_every_method_side_by_side(demo_kg):
     assert vp["start_entity_id"] == "Q219913"                   # Falcon 9, recognised by the grounder
     table = run_kgqa("compare", img, q, "--methods", "vispath", env=GRAPH_ONLY)
     assert table.returncode == 0, table.stderr[-2000:]
-    assert "vispath" in table.stdout and "MATCH (q:Question" in table.stdout
+    assert "vispath" in table.stdout and f"vispath: http://127.0.0.1:{settings.neo4j_http_port}/browser/?" in table.stdout
     # a method that cannot be built (GraSP without its trained encoder) shows its error in its row;
     # the others still answer, and the exit code says something failed
     broken = run_kgqa("compare", q, "--json", "--methods", "vispath,grasp", "-o", "grasp.checkpoint=/nonexistent.st",
@@ -180,3 +180,24 @@ def test_methods_lists_every_method_with_options_and_paper():
     assert "no_visual_intent" in vp["ablations"]
     text = run_kgqa("methods")
     assert text.returncode == 0 and "-o M1=30" in text.stdout
+
+
+# --------------------------------------------------------------------------- what kgqa ask prints
+@pytest.mark.parametrize("env", [{}, GRAPH_ONLY], ids=["default", "graph-only"])
+def test_ask_says_once_that_no_llm_step_was_asked_and_prints_the_browser_link(demo_kg, settings, env):
+    """The default CPU run asks the bundled 135M model nothing (llm_steps=auto: none, code off) and
+    KGQA_CHAT_BACKEND=none has no model: both are graph-only by design, said in one line, not as a
+    list of fallbacks (kgqa eval still counts them by code); the trace is handed off as a link."""
+    proc = run_kgqa("ask", "--entity", "Q219913", "Who founded the company that builds the Falcon 9 rocket?", env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.strip().splitlines()
+    assert lines.count("graph-only (no LLM step asked)") == 1, proc.stdout
+    assert not any(ln.startswith("fallbacks taken") for ln in lines), proc.stdout
+    trace = next(ln.removeprefix("trace: ") for ln in lines if ln.startswith("trace: "))
+    assert lines[-1].startswith(f"browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/?") and trace in lines[-1]
+    assert not any(ln.startswith("MATCH ") for ln in lines)
+    opened = run_kgqa("trace", "open", trace)
+    assert opened.returncode == 0 and opened.stdout.strip() == lines[-1].removeprefix("browser: "), opened.stderr
+    shown = run_kgqa("trace", "show", trace)
+    assert shown.returncode == 0 and shown.stdout.strip().splitlines()[-1] == lines[-1], shown.stderr
+    assert_one_line_error(run_kgqa("trace", "open", "0123456789abcdef"), "no such trace", code=2)

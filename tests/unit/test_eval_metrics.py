@@ -1,4 +1,4 @@
-"""kgqa.app.evaluate metrics on hand-checked cases.
+"""kgqa.app.eval metrics on hand-checked cases.
 
 SBERT@0.3 uses the real all-MiniLM-L6-v2 (from the PyPI package, loaded once per session);
 the cosines quoted in comments were measured with it and are far enough from 0.3 that the
@@ -10,18 +10,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgqa.app.evaluate import (
+from kgqa.app.eval.metrics import (
     SBERT_THRESHOLD,
-    QuestionResult,
     exact_match,
     gold_path_retained,
     normalize_answer,
     percentile,
     sbert_correct,
     sbert_cosines,
-    summarize,
 )
-from kgqa.core.result import Path, Step
+from kgqa.app.eval.report import summarize
+from kgqa.app.eval.runner import QuestionResult
+from kgqa.core.result import PathEvidence, Step
 
 
 @pytest.fixture(scope="session")
@@ -140,7 +140,7 @@ def test_exact_match(prediction, gold, aliases, expected):
 
 # --------------------------------------------------------------------------- paths, percentiles
 def _path(*triples):
-    return Path(steps=[Step(h, h, r, r, t, t, hop=i) for i, (h, r, t) in enumerate(triples, 1)])
+    return PathEvidence(steps=[Step(h, h, r, r, t, t, hop=i) for i, (h, r, t) in enumerate(triples, 1)])
 
 
 def test_gold_path_recall_compares_head_relation_tail_triples():

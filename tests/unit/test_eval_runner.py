@@ -1,4 +1,4 @@
-"""kgqa.app.evaluate input handling and runner, with a scripted stand-in pipeline (no services).
+"""kgqa.app.eval input handling and runner, with a scripted stand-in pipeline (no services).
 
 The stand-in answers from a dict; it exists to test the runner's logic (independence of
 questions, scoring of what a method returns), not any method.
@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.app.evaluate import evaluate, load_questions, render_tables
-from kgqa.core.result import Answer, Path as RPath, RoleCost, Step
+from kgqa.app.eval.questions import load_questions
+from kgqa.app.eval.report import render_tables
+from kgqa.app.eval.runner import evaluate
+from kgqa.core.result import Answer, PathEvidence, RoleCost, Step
 from tests.conftest import assert_one_line_error, run_kgqa
 
 GOOD = [
@@ -140,9 +142,9 @@ def _ans(q, answer, answer_id=None, start=None, paths=(), cost=None):
 
 def test_runner_scores_each_question_and_survives_a_failure(tmp_path):
     qs, _ = load_questions(write(tmp_path, GOOD))
-    gold2 = RPath(steps=[Step("Q142", "France", "P36", "capital", "Q90", "Paris", 1),
+    gold2 = PathEvidence(steps=[Step("Q142", "France", "P36", "capital", "Q90", "Paris", 1),
                          Step("Q90", "Paris", "P190", "twinned", "Q220", "Rome", 2)])
-    wrong = RPath(steps=[Step("Q142", "France", "P36", "capital", "Q90", "Paris", 1)])
+    wrong = PathEvidence(steps=[Step("Q142", "France", "P36", "capital", "Q90", "Paris", 1)])
     pipe = ScriptedPipeline({
         GOOD[0]["question"]: RuntimeError("neo4j went away\nsecond line"),
         GOOD[1]["question"]: _ans(GOOD[1]["question"], "Roma", "Q220", "Q142", [wrong, gold2],

@@ -36,7 +36,7 @@ def _append(path: Path, data: bytes) -> None:
 
 # ------------------------------------------------------------------ 1. question length
 def test_a_100kb_question_is_one_line_exit_2_before_anything_connects():
-    from kgqa.app.pipeline import MAX_QUESTION_CHARS, check_question
+    from kgqa.core.method import MAX_QUESTION_CHARS, check_question
 
     assert check_question("  Where was Elon Musk born?  ") == "Where was Elon Musk born?"
     with pytest.raises(InvalidInput, match=r"question is 100,000 characters, over the 2,000-character limit"):
@@ -48,7 +48,7 @@ def test_a_100kb_question_is_one_line_exit_2_before_anything_connects():
 
 
 def test_eval_file_with_an_over_long_question_names_its_line(tmp_path):
-    from kgqa.app.evaluate import load_questions
+    from kgqa.app.eval.questions import load_questions
 
     f = tmp_path / "q.jsonl"
     f.write_text(json.dumps({"id": "a", "question": "Q?", "answer": "A"}) + "\n"
@@ -189,9 +189,15 @@ def _vispath(recognized, scores=None, **opts):
 def test_abstention_is_off_by_default_and_the_method_answers():
     from tests.fakes.vispath import IMAGE, Q2HOP
 
+    # a recognition score of 0.05 abstains as soon as abstain_below is set above it (next test) ...
     vp, _ = _vispath("Government Museum, Chandigarh", scores=[("Q1", 0.05)])
+    assert vp.opt.abstain_below == 0.0
     run = vp.run(Q2HOP, IMAGE)
-    assert run.answer is not None
+    # ... by default the method reasons on from the recognised start to the fixture KG's answer
+    assert not run.stop_reason.startswith("abstained"), run.stop_reason
+    assert run.start.id == "Q1" and len(run.hops) == 2
+    assert (run.answer, run.answer_id) == ("La Chaux-de-Fonds", "Q5")
+    assert run.stop_reason.startswith("stop rule at hop 2")
 
 
 def test_low_recognition_score_abstains_before_any_reasoning():
@@ -284,7 +290,7 @@ def test_entity_images_tsv_may_not_point_outside_its_folder(sample, tmp_path):
 
 
 def test_eval_image_paths_may_not_leave_the_question_files_folder(tmp_path):
-    from kgqa.app.evaluate import load_questions
+    from kgqa.app.eval.questions import load_questions
 
     (tmp_path / "sub").mkdir()
     Image.new("RGB", (32, 32)).save(tmp_path / "secret.png")

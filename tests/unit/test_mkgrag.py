@@ -169,7 +169,8 @@ def test_options_are_validated_and_ablations_are_boolean_options():
 
 
 def test_document_and_evidence_recall_metrics():
-    from kgqa.app.evaluate import EvalQuestion, document_recall, evidence_recall
+    from kgqa.app.eval.metrics import document_recall, evidence_recall
+    from kgqa.app.eval.questions import EvalQuestion
     from kgqa.core.result import Answer
 
     q = EvalQuestion(id="d1", question="q?", answer="a", support={"document": "falcon_9", "section": "History"})

@@ -21,7 +21,7 @@ from typing import Any
 
 from kgqa.core.errors import InvalidInput
 from kgqa.core.ids import QID as _QID
-from kgqa.core.method import MAX_QUESTION_CHARS, check_question  # noqa: F401 - re-used by cli/serve
+from kgqa.core.method import check_question
 from kgqa.core.result import Answer
 
 
@@ -38,11 +38,22 @@ def method_options(method_cls, options: dict | None = None, ablations: list[str]
     return parse_options(method_cls, opts)
 
 
+def methods_json() -> list[dict]:
+    """Every method with its paper, options (defaults, descriptions) and ablations (``kgqa methods --json``,
+    ``GET /methods``)."""
+    from kgqa.core.method import describe_options
+    from kgqa.methods.registry import method_classes
+
+    return [{"name": c.name, "title": c.title, "arxiv": c.arxiv, "ablations": list(c.ablations),
+             "options": [{"name": n, "default": d, "description": t} for n, d, t in describe_options(c)]}
+            for c in method_classes().values()]
+
+
 class Pipeline:
     def __init__(self, settings, method: str = "vispath", *, graph=None, models=None, kg=None,
                  write_trace: bool = True, options: dict | None = None, ablations: list[str] | None = None,
                  replay_cache: str | Path | None = None, **more_options: Any):
-        from kgqa.core.method import Context
+        from kgqa.app.runtime import open_runtime
         from kgqa.methods.registry import get_method
 
         cls = get_method(method)
@@ -53,24 +64,10 @@ class Pipeline:
         self.method_name = cls.name
         self.options = opts
         self.write_trace = write_trace
-        self._owns_graph = graph is None
-        if graph is None:
-            from kgqa.core.graph import Graph
-
-            graph = Graph(settings)
-            graph.verify()
-        self.graph = graph
-        if models is None:
-            from kgqa.models import build_models
-
-            models = build_models(settings, graph)
-        self.models = models
-        if kg is None:
-            from kgqa.core.kg import KG
-
-            kg = KG(graph, models.encoder)
-        self.kg = kg
-        self.method = cls(Context(settings=settings, graph=graph, models=models, kg=kg), opts)
+        rt = open_runtime(settings, graph=graph, models=models, kg=kg)
+        self._owns_graph = rt.owns_graph
+        self.graph, self.models, self.kg = rt.graph, rt.models, rt.kg
+        self.method = cls(rt.context(), opts)
 
     @classmethod
     def many(cls, settings, methods: list[str], *, options: dict[str, dict] | None = None,
@@ -81,37 +78,32 @@ class Pipeline:
         Every method's options are validated before anything connects. A method that cannot be
         built (e.g. GraSP without a trained encoder) raises — or, when ``errors`` is a dict, is
         left out and its error recorded there (``kgqa compare`` shows it in the method's row)."""
+        from kgqa.app.runtime import open_runtime
         from kgqa.core.errors import KgqaError
-        from kgqa.core.graph import Graph
-        from kgqa.core.kg import KG
-        from kgqa.models import build_models
         from kgqa.methods.registry import get_method
 
         for m in methods:
             method_options(get_method(m), (options or {}).get(m), (ablations or {}).get(m))
         if replay_cache:
             settings = settings.model_copy(update={"model_cache_dir": Path(replay_cache)})
-        graph = Graph(settings)
-        graph.verify()
-        models = build_models(settings, graph)
-        kg = KG(graph, models.encoder)
+        rt = open_runtime(settings)
         out = []
         try:
             for m in methods:
                 try:
-                    out.append(cls(settings, m, graph=graph, models=models, kg=kg, write_trace=write_trace,
+                    out.append(cls(settings, m, graph=rt.graph, models=rt.models, kg=rt.kg, write_trace=write_trace,
                                    options=(options or {}).get(m), ablations=(ablations or {}).get(m)))
                 except KgqaError as e:
                     if errors is None:
                         raise
                     errors[m] = e
         except BaseException:
-            graph.close()
+            rt.close()
             raise
         if out:
             out[0]._owns_graph = True          # the first pipeline closes the shared connection
         else:
-            graph.close()
+            rt.close()
         return out
 
     def answer(self, question: str, image: Path | str | None = None, entity_id: str | None = None,

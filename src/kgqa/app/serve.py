@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kgqa.core.errors import (MESSAGE_LIMIT, BadModelReply, GraphUnavailable, InvalidInput, KgqaError,
-                         ModelUnavailable, cap)
+                              ModelUnavailable, cap, first_error)
 
 log = logging.getLogger("kgqa.app.serve")
 
@@ -102,16 +102,6 @@ def _error(status: int, code: str, message: str, headers: dict | None = None) ->
                         status_code=status, headers=headers)
 
 
-def methods_json() -> list[dict]:
-    """What ``kgqa methods --json`` prints."""
-    from kgqa.core.method import describe_options
-    from kgqa.methods.registry import method_classes
-
-    return [{"name": c.name, "title": c.title, "arxiv": c.arxiv, "ablations": list(c.ablations),
-             "options": [{"name": n, "default": d, "description": t} for n, d, t in describe_options(c)]}
-            for c in method_classes().values()]
-
-
 # --------------------------------------------------------------------------- the service
 class Service:
     """One worker's graph, models, KG cache, inference thread and bounded queue."""
@@ -131,14 +121,10 @@ class Service:
         self.uploads = Path(settings.data_dir) / "serve" / "uploads"
 
     def start(self) -> None:
-        from kgqa.core.graph import Graph
-        from kgqa.core.kg import KG
-        from kgqa.models import build_models
+        from kgqa.app.runtime import open_runtime
 
-        self.graph = Graph(self.settings)
-        self.graph.verify()
-        self.models = build_models(self.settings, self.graph)
-        self.kg = KG(self.graph, self.models.encoder)
+        rt = open_runtime(self.settings)
+        self.graph, self.models, self.kg = rt.graph, rt.models, rt.kg
         self.kg.embed(["warm-up"])  # the encoder loads now, not in the first request
         self.uploads.mkdir(parents=True, exist_ok=True)
 
@@ -205,9 +191,8 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def _validation_line(e: ValidationError, where: str) -> str:
-    err = e.errors()[0]
-    loc = ".".join(str(x) for x in err.get("loc", ())) or where
-    return f"{where} field {loc}: {err.get('msg', 'invalid')}"
+    loc, msg = first_error(e, default_loc=where)
+    return f"{where} field {loc}: {msg}"
 
 
 async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, bytes | None]:
@@ -263,7 +248,8 @@ async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, byt
 
 def check_request(req: AskRequest) -> None:
     """Everything checkable without the graph, before the question is queued (400 on the first problem)."""
-    from kgqa.app.pipeline import check_question, method_options
+    from kgqa.app.pipeline import method_options
+    from kgqa.core.method import check_question
     from kgqa.methods.registry import get_method
 
     check_question(req.question)
@@ -338,9 +324,8 @@ def create_app(settings=None) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def on_validation_error(request: Request, e: RequestValidationError):
-        err = e.errors()[0] if e.errors() else {}
-        loc = ".".join(str(x) for x in err.get("loc", ()))
-        return _error(400, "bad_input", f"{loc or 'request'}: {err.get('msg', 'invalid')}")
+        loc, msg = first_error(e, default_loc="request") if e.errors() else ("request", "invalid")
+        return _error(400, "bad_input", f"{loc}: {msg}")
 
     @app.exception_handler(Exception)
     async def on_unexpected(request: Request, e: Exception):
@@ -426,6 +411,8 @@ def create_app(settings=None) -> FastAPI:
 
     @app.get("/methods", summary="The methods: paper, options (defaults), ablations (kgqa methods --json)")
     async def methods():
+        from kgqa.app.pipeline import methods_json
+
         return methods_json()
 
     return app

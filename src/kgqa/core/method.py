@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from kgqa.core.errors import InvalidInput
+from kgqa.core.errors import InvalidInput, first_error
 from kgqa.core.images import ImageInput
 from kgqa.core.kg import KG
 from kgqa.core.result import Answer
@@ -124,9 +124,7 @@ def parse_options(method_cls, options: dict[str, Any] | None) -> BaseModel:
     try:
         return model(**opts)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "options"
-        msg = err.get("msg", "invalid").removeprefix("Value error, ")
+        loc, msg = first_error(e, default_loc="options")
         raise InvalidInput(f"{method_cls.name} option {loc}={opts.get(loc, '')!r}: {msg}") from None
 
 

@@ -173,6 +173,3 @@ class Answer:
     def as_dict(self) -> dict:
         return asdict(self)
 
-
-# Backwards-compatible name: a VisPath path is a PathEvidence.
-Path = PathEvidence

@@ -56,6 +56,36 @@ def browser_cypher(trace_id: str) -> str:
     return " ".join(stmt.split()).replace("$id", f"'{check_trace_id(trace_id)}'")
 
 
+#: Characters of the Browser query left as they are in its link (legal in a URL query, kept by terminals)
+_URL_SAFE = "():',.*"
+
+
+def browser_url(settings, trace_id: str) -> str:
+    """A Neo4j Browser link that opens with ``browser_cypher(trace_id)`` in its editor (run it to draw the trace).
+
+    It is the Browser of the server at ``settings.neo4j_uri`` (that host, ``settings.neo4j_http_port``),
+    told which server, user and database to connect to (``dbms``, ``db``: the connect form comes filled
+    in, the password is asked; a user name with characters other than letters, digits and ``._-`` is
+    left out) and what to put in the editor (``cmd=edit&arg=``). Browser turns ``+`` into a space,
+    URL-decodes the whole address once and reads ``arg`` up to the next ``&`` or ``#`` without decoding
+    it again: the query is encoded once (spaces as ``+``) and may hold neither (the bundled one does not).
+    """
+    from urllib.parse import quote, quote_plus, urlsplit
+
+    stmt = browser_cypher(trace_id)
+    if "&" in stmt or "#" in stmt:
+        raise ValueError("cypher/trace_browser.cypher must hold no '&' or '#' (Browser cuts its URL argument there)")
+    bolt = urlsplit(settings.neo4j_uri)
+    host = bolt.hostname or "127.0.0.1"
+    web_host = f"[{host}]" if ":" in host else host
+    port = f":{bolt.port}" if bolt.port else ""
+    user = settings.neo4j_username
+    user = f"{user}@" if re.fullmatch(r"[\w.-]+", user or "") else ""   # Browser would keep any other %-encoded
+    server = f"{bolt.scheme}://{user}{web_host}{port}"
+    return (f"http://{web_host}:{int(settings.neo4j_http_port)}/browser/?dbms={quote(server, safe='')}"
+            f"&db={quote(settings.neo4j_database, safe='')}&cmd=edit&arg={quote_plus(stmt, safe=_URL_SAFE)}")
+
+
 def trace_rows(answer: Answer, trace_id: str, image_sha256: str | None = None) -> dict:
     """The parameters of ``cypher/trace_write.cypher`` for ``answer`` (refs: every (label, id) it links)."""
     cost = {role: asdict(c) for role, c in answer.cost.items()}

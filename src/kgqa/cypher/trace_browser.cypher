@@ -1,5 +1,18 @@
-// purpose: the one line `kgqa ask` prints for Neo4j Browser: the question and every node its evidence used
-//          (paths and their steps, chunks/documents used, subgraph nodes, start and answer entities)
-// params:  $id (string, question/trace id; `kgqa ask` prints it with the id written in)
-// returns: q and lists of graph elements for Browser to draw
-MATCH (q:Question {id: $id}) OPTIONAL MATCH (q)-[h:HAS_PATH]->(p:Path)-[s:STEP]->(e) WITH q, collect(h) AS hs, collect(p) AS ps, collect(s) AS ss, collect(e) AS es OPTIONAL MATCH (q)-[l:STARTS_AT|ANSWERED_BY|USED]->(x) WITH q, hs, ps, ss, es, collect(l) AS ls, collect(x) AS xs OPTIONAL MATCH (q)-[g:HAS_SUBGRAPH]->(sg:Subgraph)-[c:CONTAINS]->(y) RETURN q, hs, ps, ss, es, ls, xs, collect(g) AS gs, collect(sg) AS sgs, collect(c) AS cs, collect(y) AS ys
+// purpose: the query the Neo4j Browser link of `kgqa ask` / `kgqa trace open` fills in: the question and every
+//          node its evidence used (paths and their steps, chunks/documents used, subgraph nodes, start and answer
+//          entities), the KG's facts between those nodes, and the relation catalogue's (:Relation {id, name})
+//          node of each fact's type: a fact is typed by its property id (P19) and Browser captions a relationship
+//          with its type, so these nodes are the legend that names them (place of birth)
+// params:  $id (string, question/trace id; kgqa.core.trace.browser_cypher writes it in)
+// returns: q, evidence (paths q->Path->node, q->Subgraph->node), links (paths q->start/answer/used node),
+//          facts (relationships between the nodes reached), relations (the Relation nodes of the facts' types);
+//          no row when the id is unknown
+MATCH (q:Question {id: $id})
+OPTIONAL MATCH a = (q)-[:HAS_PATH|HAS_SUBGRAPH]->()-[:STEP|CONTAINS]->()
+OPTIONAL MATCH b = (q)-[:STARTS_AT|ANSWERED_BY|USED]->()
+WITH q, collect(DISTINCT a) AS evidence, collect(DISTINCT b) AS links
+WITH q, evidence, links, [p IN evidence + links | last(nodes(p))] AS reached
+UNWIND reached + [null] AS x
+OPTIONAL MATCH (x)-[f]->(y) WHERE y IN reached
+OPTIONAL MATCH (r:Relation {id: type(f)})
+RETURN q, evidence, links, collect(DISTINCT f) AS facts, collect(DISTINCT r) AS relations

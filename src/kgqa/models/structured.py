@@ -14,7 +14,7 @@ from typing import Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from kgqa.core.errors import BadModelReply
+from kgqa.core.errors import BadModelReply, first_error
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -39,9 +39,8 @@ def parse(text: str, schema: type[T]) -> T:
     try:
         return schema.model_validate_json(s)
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(x) for x in err.get("loc", ())) or "reply"
-        raise ValueError(f"{where}: {err.get('msg', 'invalid')}") from None
+        where, msg = first_error(e, default_loc="reply")
+        raise ValueError(f"{where}: {msg}") from None
 
 
 def with_retries(attempt: Callable[[int], str], schema: type[T], *, retries: int, who: str) -> T:

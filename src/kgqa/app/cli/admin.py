@@ -1,0 +1,117 @@
+"""``kgqa neo4j start|stop|status|init`` (the local server) and ``kgqa doctor``."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from kgqa.app.cli.common import app, console, env_settings, neo4j_app
+
+
+# --------------------------------------------------------------------------- neo4j
+@neo4j_app.command("start")
+def neo4j_start(
+    wait: float = typer.Option(120.0, help="Seconds to wait for Bolt to answer."),
+    init: bool = typer.Option(True, help="Apply the kgqa schema once the server answers."),
+):
+    """Start the local Neo4j 5.26 server (a second start is a no-op)."""
+    from kgqa.core.neo4j_local import LocalNeo4j
+
+    s = env_settings()
+    server = LocalNeo4j(s)
+    st, started = server.start(wait_s=wait)
+    con = console()
+    con.print(f"neo4j {'started' if started else 'already running'} · pid {st.pid} · {st.bolt} · {st.http}")
+    if init:
+        from kgqa.core.graph import Graph
+
+        with Graph(s) as g:
+            g.apply_schema()
+
+
+@neo4j_app.command("stop")
+def neo4j_stop():
+    """Stop the local Neo4j server cleanly."""
+    from kgqa.core.neo4j_local import LocalNeo4j
+
+    stopped = LocalNeo4j(env_settings()).stop()
+    console().print("neo4j stopped" if stopped else "neo4j was not running")
+
+
+@neo4j_app.command("status")
+def neo4j_status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """Say whether the local server runs and answers (exit 1 when it does not)."""
+    from kgqa.core.neo4j_local import LocalNeo4j
+
+    s = env_settings()
+    st = LocalNeo4j(s).status()
+    info = st.as_dict()
+    if st.bolt_answers:
+        from kgqa.core.errors import KgqaError
+        from kgqa.core.graph import Graph
+
+        try:
+            with Graph(s) as g:
+                row = g.read("server_info")[0]
+            info["version"] = f"{row['version']} {row['edition']}"
+        except KgqaError as e:
+            info["version"] = None
+            info["error"] = str(e)
+    if as_json:
+        print(json.dumps(info, indent=2))
+    else:
+        con = console()
+        if st.running:
+            con.print(f"running · pid {st.pid} · {st.bolt} "
+                      f"({'answers' if st.bolt_answers else 'not answering'}) · Browser {st.http}")
+            if info.get("version"):
+                con.print(f"Neo4j {info['version']} · home {st.home}")
+            if info.get("error"):
+                con.print(info["error"])
+        else:
+            con.print(f"not running · home {st.home}")
+    raise typer.Exit(0 if st.running and st.bolt_answers else 1)
+
+
+@neo4j_app.command("init")
+def neo4j_init():
+    """Apply cypher/schema.cypher (idempotent) and wait for the indexes to be ONLINE."""
+    from kgqa.core.graph import Graph
+
+    from kgqa.loaders.wikidata5m.load import backfill_label_keys
+
+    with Graph(env_settings()) as g:
+        n = g.apply_schema()
+        g.await_indexes()
+        keys = backfill_label_keys(g)
+    console().print(f"schema applied ({n} statements), indexes ONLINE"
+                     + (f"; label keys added to {keys:,} entities loaded before them" if keys else ""))
+
+
+# --------------------------------------------------------------------------- doctor
+@app.command("doctor")
+def doctor(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    models: bool = typer.Option(True, help="Check the model roles too (loads local models)."),
+):
+    """Check Neo4j, the schema, the model roles and the data paths."""
+    from kgqa.app.doctor import run_checks
+
+    checks = run_checks(env_settings(), models=models)
+    failed = [c for c in checks if c.required and not c.ok]
+    if as_json:
+        print(json.dumps({"ok": not failed, "checks": [c.as_dict() for c in checks]}, indent=2))
+    else:
+        from rich.table import Table
+
+        t = Table(title="kgqa doctor")
+        t.add_column("check")
+        t.add_column("status")
+        t.add_column("detail", overflow="fold")
+        for c in checks:
+            status = "[green]ok[/]" if c.ok else ("[red]FAIL[/]" if c.required else "[yellow]warn[/]")
+            t.add_row(c.name, status, c.detail)
+        console().print(t)
+    raise typer.Exit(1 if failed else 0)
+

@@ -1,0 +1,203 @@
+"""``kgqa methods``, ``kgqa ask`` and ``kgqa compare``."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from kgqa.app.cli.common import app, env_settings, scoped_options
+
+#: Fallback codes of steps that were not asked on purpose (``-o llm_steps``, ``KGQA_CHAT_BACKEND=none``):
+#: ``kgqa ask`` says so once instead of listing them as fallbacks.
+BY_DESIGN = ("off", "graph_only")
+
+
+def _ask_args(args: list[str]):
+    from kgqa.core.errors import InvalidInput
+
+    if len(args) > 2:
+        raise InvalidInput(f"takes [IMAGE] QUESTION, got {len(args)} arguments (quote the question)")
+    from kgqa.core.method import check_question  # empty / over the length limit: exit 2 before anything connects
+
+    return (Path(args[0]), check_question(args[1])) if len(args) == 2 else (None, check_question(args[0]))
+
+
+def fallback_lines(ans) -> list[str]:
+    """What ``kgqa ask`` says about the fallbacks an answer took.
+
+    Steps that were off by design (codes ``BY_DESIGN``) are one line: ``graph-only (no LLM step asked)`` when
+    no LLM was called at all, else how many steps took their graph-only fallback. Real fallbacks (a reply that
+    came and was unusable, an empty graph, …) are listed with their codes and first messages."""
+    out = []
+    off = [f for f in ans.fallbacks if f.code in BY_DESIGN]
+    fb = [f for f in ans.fallbacks if f.code not in BY_DESIGN]
+    if off:
+        asked = sum(c.calls for role, c in ans.cost.items() if role in ("chat", "softprompt"))
+        out.append("graph-only (no LLM step asked)" if not asked
+                   else f"not asked by design: {len(off)} step(s), each took its graph-only fallback")
+    if fb:
+        codes = Counter(f.code for f in fb)
+        out.append(f"fallbacks taken: {len(fb)}, by code {', '.join(f'{k} {v}' for k, v in codes.items())} "
+                   f"({'; '.join(f.message for f in fb[:4])}" + (" …" if len(fb) > 4 else "") + ")")
+    return out
+
+
+@app.command("methods")
+def methods_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """List the methods with their paper, options (defaults) and ablations."""
+    from kgqa.app.pipeline import methods_json
+    from kgqa.core.method import describe_options
+    from kgqa.methods.registry import method_classes
+
+    if as_json:
+        print(json.dumps(methods_json(), indent=2))
+        return
+    classes = method_classes()
+    for c in classes.values():
+        print(f"{c.name} — {c.title}" + (f" (arXiv {c.arxiv})" if c.arxiv else ""))
+        for n, d, t in describe_options(c):
+            print(f"  -o {n + '=' + d:<30} {t}")
+        print(f"  ablations (--ablate): {', '.join(c.ablations) or 'none'}")
+        print()
+    print("Set an option with -o KEY=VALUE (kgqa ask, kgqa eval) or -o METHOD.KEY=VALUE (kgqa compare).")
+
+
+@app.command("ask")
+def ask(
+    args: list[str] = typer.Argument(..., metavar="[IMAGE] QUESTION",
+                                     help="An optional image file, then the question."),
+    entity: Optional[str] = typer.Option(None, "--entity", help="Start entity id (skips grounding), e.g. Q90."),
+    method: str = typer.Option("vispath", "--method", help="The method (kgqa methods lists them)."),
+    option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="KEY=VALUE",
+                                               help="A method option (repeatable; kgqa methods lists them)."),
+    ablate: Optional[list[str]] = typer.Option(None, "--ablate", help="Switch on one of the method's ablations "
+                                               "(repeatable; kgqa methods lists them)."),
+    # VisPath's flags, kept as aliases of its options (-o M1=30 …)
+    m1: Optional[int] = typer.Option(None, "--m1", help="VisPath -o M1: edges kept per frontier entity (default 30)."),
+    m2: Optional[int] = typer.Option(None, "--m2", help="VisPath -o M2: paths kept by chain score (default 30)."),
+    m3: Optional[int] = typer.Option(None, "--m3", help="VisPath -o M3: paths kept after LLM examination (default 3)."),
+    dmax: Optional[int] = typer.Option(None, "--dmax", help="VisPath -o Dmax: maximum search depth (default 3)."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="VisPath -o delta: δ of Eq. 3 (default 0.05)."),
+    expansion: Optional[str] = typer.Option(None, "--expansion", help="VisPath -o expansion: firstcut or exact."),
+    selection: Optional[str] = typer.Option(None, "--selection", help="VisPath -o selection: generate (JSON, the "
+                                            "paper's; default) or likelihood (scores the allowed options)."),
+    no_graph_validation: bool = typer.Option(False, "--no-graph-validation", help="VisPath ablation: take e_Q,1 as is."),
+    no_visual_intent: bool = typer.Option(False, "--no-visual-intent", help="VisPath ablation: score edges against Q."),
+    no_chain_pruning: bool = typer.Option(False, "--no-chain-pruning", help="VisPath ablation: keep paths by edge score."),
+    no_evidence_check: bool = typer.Option(False, "--no-evidence-check", help="VisPath ablation: always run Dmax hops."),
+    replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON."),
+):
+    """Answer a question about an image (or a plain question) over the KG, and store its reasoning trace."""
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.core.method import parse_kv
+    from kgqa.core.trace import browser_url
+
+    image, question = _ask_args(args)
+    aliases = {"M1": m1, "M2": m2, "M3": m3, "Dmax": dmax, "delta": delta, "expansion": expansion,
+               "selection": selection, "no_graph_validation": no_graph_validation or None,
+               "no_visual_intent": no_visual_intent or None, "no_chain_pruning": no_chain_pruning or None,
+               "no_evidence_check": no_evidence_check or None}
+    opts = {**{k: v for k, v in aliases.items() if v is not None}, **parse_kv(option)}
+    settings = env_settings()
+    pipe = Pipeline(settings, method=method, options=opts, ablations=[a.replace("-", "_") for a in ablate or []],
+                    replay_cache=replay_cache)
+    try:
+        ans = pipe.answer(question, image=image, entity_id=entity)
+    finally:
+        pipe.close()
+    if as_json:
+        print(json.dumps(ans.as_dict(), indent=2, ensure_ascii=False, default=str))
+        return
+    # plain print: entity and relation names may hold [brackets] that Rich would read as markup
+    print(f"answer: {ans.answer if ans.answer is not None else '(none)'}"
+          + (f"  [{ans.answer_id}]" if ans.answer_id else ""))
+    for line in pipe.render(ans):
+        print(line)
+    for ev in ans.evidence:
+        score = f"score {ev.score}" if ev.score is not None else "score -"
+        print(f"{ev.kind} {ev.rank} ({score}): {ev.one_line()}")
+    suff = {True: "yes", False: "no", None: "not checked"}[ans.sufficient]
+    print(f"evidence sufficient: {suff} · {ans.stop_reason}")
+    total_calls = sum(c.calls for c in ans.cost.values())
+    parts = [f"{role} {c.calls} calls {c.prompt_tokens}+{c.completion_tokens} tok {c.seconds:.1f}s"
+             for role, c in sorted(ans.cost.items())]
+    print(f"cost: {total_calls} model calls · {ans.seconds:.1f} s total · " + (" · ".join(parts) or "-"))
+    for line in fallback_lines(ans):
+        print(line)
+    print(f"trace: {ans.trace_id}")
+    print(f"browser: {browser_url(settings, ans.trace_id)}")
+
+
+@app.command("compare")
+def compare(
+    args: list[str] = typer.Argument(..., metavar="[IMAGE] QUESTION",
+                                     help="An optional image file, then the question."),
+    methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods (default: all)."),
+    entity: Optional[str] = typer.Option(None, "--entity", help="Start entity id given to every method."),
+    option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="[METHOD.]KEY=VALUE",
+                                               help="A method option (repeatable)."),
+    replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Answers as JSON."),
+):
+    """Every method answers the same question over the same graph: one side-by-side table."""
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.core.errors import KgqaError
+    from kgqa.core.trace import browser_url
+    from kgqa.methods.registry import method_names
+
+    image, question = _ask_args(args)
+    names = method_names(methods)
+    errors: dict[str, KgqaError] = {}
+    settings = env_settings()
+    pipes = Pipeline.many(settings, names, options=scoped_options(option, names), replay_cache=replay_cache,
+                          errors=errors)
+    by_name = {p.method_name: p for p in pipes}
+    results: list[tuple[str, object, KgqaError | None]] = []
+    try:
+        for name in names:
+            if name in errors:
+                results.append((name, None, errors[name]))
+                continue
+            try:
+                results.append((name, by_name[name].answer(question, image=image, entity_id=entity), None))
+            except KgqaError as e:
+                results.append((name, None, e))
+    finally:
+        for p in pipes:
+            p.close()
+    if as_json:
+        print(json.dumps([{"method": m, "answer": a.as_dict() if a else None, "error": str(e) if e else None}
+                          for m, a, e in results], indent=2, ensure_ascii=False, default=str))
+    else:
+        from rich import box
+        from rich.table import Table
+
+        t = Table(title=f"kgqa compare · {question}", box=box.SIMPLE_HEAD, show_lines=False)
+        for col in ("method", "answer", "evidence", "calls", "tokens", "s", "trace"):
+            t.add_column(col, overflow="fold", justify="right" if col in ("calls", "tokens", "s") else "left")
+        from rich.text import Text     # cells as Text: entity and relation names may hold [brackets]
+
+        for m, a, e in results:
+            if a is None:
+                t.add_row(m, "error", Text(str(e)), "-", "-", "-", "-")
+                continue
+            calls = sum(c.calls for c in a.cost.values())
+            toks = sum(c.prompt_tokens + c.completion_tokens for r, c in a.cost.items() if r != "encoder")
+            ans = (a.answer if a.answer is not None else "(abstained)") + (f" [{a.answer_id}]" if a.answer_id else "")
+            t.add_row(m, Text(ans), Text(a.evidence_line()), str(calls), str(toks), f"{a.seconds:.1f}", a.trace_id or "-")
+        from rich.console import Console
+
+        Console(highlight=False, width=max(Console().width, 140)).print(t)
+        for m, a, e in results:
+            if a is not None and a.trace_id:
+                print(f"{m}: {browser_url(settings, a.trace_id)}")
+    failed = [e for _, _, e in results if e is not None]
+    if failed:
+        raise typer.Exit(failed[0].exit_code)
+
+

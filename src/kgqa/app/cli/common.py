@@ -1,0 +1,68 @@
+"""The Typer app, its command groups and the helpers every command module shares.
+
+Only ``typer`` and the standard library are imported here: anything heavy is imported
+inside the commands, so that ``kgqa --help`` is instant.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    help="Multimodal knowledge-graph question answering over Neo4j.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+neo4j_app = typer.Typer(help="Run the local Neo4j server (no Docker needed) and apply the schema.",
+                        no_args_is_help=True)
+load_app = typer.Typer(help="Load knowledge graphs into Neo4j.", no_args_is_help=True)
+trace_app = typer.Typer(help="Show, open in Neo4j Browser and remove stored reasoning traces.", no_args_is_help=True)
+docs_app = typer.Typer(help="List, show and remove loaded documents (mKG-RAG's per-document KGs).",
+                       no_args_is_help=True)
+train_app = typer.Typer(help="Train a method's learned parts (GraSP's soft-prompt encoder).", no_args_is_help=True)
+app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(load_app, name="load")
+app.add_typer(trace_app, name="trace")
+app.add_typer(docs_app, name="docs")
+app.add_typer(train_app, name="train")
+
+
+def env_settings(**overrides):
+    """The environment's Settings with the non-None ``overrides``; a bad KGQA_* / NEO4J_* value is one line."""
+    from pydantic import ValidationError
+
+    from kgqa.core.config import Settings
+    from kgqa.core.errors import InvalidInput, cap_repr, first_error
+
+    try:
+        s = Settings()
+    except ValidationError as e:  # a bad KGQA_* / NEO4J_* value: one line naming the variable
+        name, msg = first_error(e)
+        raise InvalidInput(f"{name.upper()}={cap_repr(e.errors()[0].get('input', ''), 80)}: {msg}") from None
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    return s.model_copy(update=overrides) if overrides else s
+
+
+def console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def scoped_options(pairs: list[str] | None, methods: list[str]) -> dict[str, dict]:
+    """``-o KEY=VALUE`` (every method) and ``-o METHOD.KEY=VALUE`` (that method) per method."""
+    from kgqa.core.errors import InvalidInput
+    from kgqa.core.method import parse_kv
+
+    out: dict[str, dict] = {m: {} for m in methods}
+    for key, value in parse_kv(pairs).items():
+        scope, dot, name = key.partition(".")
+        if dot:
+            if scope not in out:
+                raise InvalidInput(f"-o {key}={value}: {scope!r} is not among the methods run ({', '.join(methods)})")
+            out[scope][name] = value
+        else:
+            for m in methods:
+                out[m][key] = value
+    return out

@@ -1,0 +1,114 @@
+"""``kgqa eval``: methods over a question set, with the metrics of ``kgqa.app.eval``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from kgqa.app.cli.common import app, console, env_settings, scoped_options
+
+
+@app.command("eval")
+def eval_cmd(
+    questions: Path = typer.Argument(..., metavar="QUESTIONS.jsonl", help="Question file (JSON lines)."),
+    method: str = typer.Option("vispath", "--method", help="Method, or several comma-separated (side by side); "
+                               "all = every method."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N questions."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON report to this file."),
+    replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    lenient: bool = typer.Option(False, "--lenient", help="Skip and count bad lines instead of failing."),
+    ablate: Optional[list[str]] = typer.Option(None, "--ablate", help="Ablation to switch on (repeatable; applies "
+                                               "to the methods that have it; kgqa methods lists them)."),
+    option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="[METHOD.]KEY=VALUE",
+                                               help="A method option (repeatable)."),
+    gold_start: bool = typer.Option(False, "--gold-start", help="Give the method topic.id as start entity "
+                                    "(the paper's setting for text-only KGQA baselines)."),
+    traces: bool = typer.Option(False, "--traces/--no-traces", help="Store a reasoning trace per question."),
+    selection: Optional[str] = typer.Option(None, "--selection", help="VisPath -o selection: generate "
+                                            "(default) or likelihood (see kgqa ask --help)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No per-question progress lines on stderr."),
+    drop_edges: float = typer.Option(0.0, "--drop-edges", min=0.0, max=0.99, help="Incomplete KG: hide this share "
+                                     "of each topic entity's facts at query time (the graph is not changed)."),
+    seed: int = typer.Option(0, "--seed", help="Seed choosing the hidden facts (--drop-edges)."),
+):
+    """Run methods over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost, fallbacks."""
+    from kgqa.app.eval.questions import load_questions
+    from kgqa.app.eval.report import render_comparison, render_tables
+    from kgqa.app.eval.runner import evaluate
+    from kgqa.core.errors import InvalidInput
+    from kgqa.methods.registry import get_method, method_names
+    from kgqa.models import chat_setting
+
+    names = method_names(method)
+    qs, skipped = load_questions(questions, lenient=lenient)
+    if limit is not None:
+        qs = qs[:limit]
+    if not qs:
+        raise InvalidInput(f"{questions}: no valid questions to evaluate")
+    s = env_settings()
+    opts = scoped_options(option, names)
+    if selection:
+        opts.setdefault("vispath", {})["selection"] = selection
+        if "vispath" not in names:
+            raise InvalidInput("--selection is a vispath option; vispath is not among the methods run")
+    ablations = [a.replace("-", "_") for a in (ablate or [])]
+    abl = {m: [a for a in ablations if a in get_method(m).ablations] for m in names}
+    for a in ablations:
+        if not any(a in abl[m] for m in names):
+            raise InvalidInput(f"ablation {a!r} is unknown to {', '.join(names)} (kgqa methods lists them)")
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.models.encoder import encoder_for
+
+    pipes = Pipeline.many(s, names, options=opts, ablations=abl, write_trace=traces, replay_cache=replay_cache)
+    err = console(stderr=True)
+    setting = chat_setting(s)
+    reports = {}
+    try:
+        encoder = encoder_for(s)
+        for pipe in pipes:
+            name = pipe.method_name
+
+            def progress(r, name=name):
+                if quiet:
+                    return
+                mark = "failed: " + r.error if r.error else ("abstained" if r.abstained else repr(r.prediction))
+                err.print(f"{name} {r.id}: {mark} (gold {r.gold!r}) · {r.seconds:.1f} s", markup=False, soft_wrap=True)
+
+            options = {"ablations": abl[name], "options": {k: str(v) for k, v in opts.get(name, {}).items()},
+                       "replay_cache": str(replay_cache) if replay_cache else None, "gold_start": gold_start,
+                       "limit": limit, "chat": setting, "sbert_model": encoder.model_path,
+                       "drop_edges": drop_edges, "seed": seed}
+            if name == "vispath" and selection:
+                options["selection"] = selection
+            reports[name] = evaluate(qs, pipe, encoder, questions_file=str(questions), method=name,
+                                     skipped=skipped, options=options, gold_start=gold_start, on_result=progress,
+                                     drop_edges=drop_edges, seed=seed)
+    finally:
+        for pipe in pipes:
+            pipe.close()
+    report = reports[names[0]] if len(names) == 1 else {"questions_file": str(questions), "chat": setting,
+                                                         "methods": reports}
+    text = json.dumps(report, indent=2, ensure_ascii=False, default=str)
+    if out is not None:
+        tmp = out.with_name(out.name + ".tmp")
+        try:
+            tmp.write_text(text + "\n", encoding="utf-8")
+            tmp.replace(out)
+        except OSError as e:
+            raise InvalidInput(f"--out {out}: cannot write the report ({e.strerror})") from e
+    if as_json:
+        print(text)
+    else:
+        from rich.console import Console
+
+        con = Console(highlight=False, width=max(Console().width, 110))  # the table is ~95 columns wide
+        for r in reports.values():
+            render_tables(r, con)
+        if len(reports) > 1:
+            render_comparison(reports, con)
+        if out is not None:
+            con.print(f"report written to {out}", markup=False)

@@ -1,0 +1,109 @@
+"""The per-question metrics of ``kgqa eval`` (``kgqa.app.eval`` defines each)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any, Iterable, Optional, Protocol
+
+from kgqa.app.eval.questions import Support
+
+#: VisPath's open-ended semantic accuracy threshold (Section V-B).
+SBERT_THRESHOLD = 0.3
+
+METRICS = ("sbert@0.3", "exact_match", "hits@1", "start_entity", "gold_path")
+
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = re.compile(r"[^\w\s]|_")
+
+
+def normalize_answer(s: str | None) -> str:
+    """Accents stripped, case folded, punctuation and English articles removed, spaces collapsed."""
+    if not s:
+        return ""
+    s = unicodedata.normalize("NFKD", s)
+    s = "".join(c for c in s if not unicodedata.combining(c))
+    s = s.casefold()
+    s = _PUNCT.sub(" ", s)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def exact_match(prediction: str | None, gold: str, aliases: Iterable[str] = ()) -> bool:
+    pred = normalize_answer(prediction)
+    if not pred:
+        return False
+    return any(pred == normalize_answer(g) for g in (gold, *aliases) if normalize_answer(g))
+
+
+class Encoder(Protocol):
+    def encode(self, texts: list[str]) -> Any: ...
+
+
+def sbert_cosines(encoder: Encoder, predictions: list[str | None], golds: list[str]) -> list[float | None]:
+    """cos(SBERT(prediction), SBERT(gold)) per pair; None for an empty prediction (scored wrong)."""
+    import numpy as np
+
+    idx = [i for i, p in enumerate(predictions) if p is not None and p.strip()]
+    out: list[float | None] = [None] * len(predictions)
+    if not idx:
+        return out
+    texts = [predictions[i] for i in idx] + [golds[i] for i in idx]
+    vecs = np.asarray(encoder.encode(texts), dtype=np.float32)
+    a, b = vecs[: len(idx)], vecs[len(idx):]
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    cos = (a * b).sum(axis=1)
+    for k, i in enumerate(idx):
+        out[i] = float(cos[k])
+    return out
+
+
+def sbert_correct(cosine: float | None, threshold: float = SBERT_THRESHOLD) -> bool:
+    return cosine is not None and cosine >= threshold
+
+
+def path_triples(answer_path) -> list[tuple[str, str, str]]:
+    """A ``kgqa.core.result.Path`` (or a dict of one) as (head, PID, tail) triples."""
+    steps = answer_path.steps if hasattr(answer_path, "steps") else answer_path.get("steps", [])
+    out = []
+    for s in steps:
+        if isinstance(s, dict):
+            out.append((s["head_id"], s["relation_id"], s["tail_id"]))
+        else:
+            out.append((s.head_id, s.relation_id, s.tail_id))
+    return out
+
+
+def gold_path_retained(gold: list[tuple[str, str, str]], retained_paths) -> bool:
+    g = [tuple(e) for e in gold]
+    return any(path_triples(p) == g for p in retained_paths)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    import numpy as np
+
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+
+def document_recall(support: Optional[Support], ans) -> Optional[bool]:
+    """Document recall@Kd (mKG-RAG): the supporting document is among the documents the method recalled
+    (``details["document_ids"]``). None when the question has no support or the method recalls no documents."""
+    ids = (getattr(ans, "details", None) or {}).get("document_ids")
+    if support is None or ids is None:
+        return None
+    return support.document in ids
+
+
+def evidence_recall(support: Optional[Support], ans) -> Optional[bool]:
+    """Evidence recall (mKG-RAG): a chunk of the supporting document that covers the supporting section is in
+    the context (``details["chunk_sections"]``: [{id, doc_id, sections}]). None when not applicable."""
+    chunks = (getattr(ans, "details", None) or {}).get("chunk_sections")
+    if support is None or chunks is None:
+        return None
+    return any(c.get("doc_id") == support.document and (support.section is None or support.section in
+                                                          (c.get("sections") or [])) for c in chunks)
