@@ -33,7 +33,7 @@ def test_steps_off_by_design_are_one_line_not_a_list_of_fallbacks():
 
 def test_some_steps_asked_the_others_off_says_how_many_were_not_asked():
     assert fallback_lines(_answer(["off"] * 3, chat_calls=4)) == [
-        "not asked by design: 3 step(s), each took its graph-only fallback"]
+        "not asked by design: 3 step(s), by code off 3 (each took its graph-only fallback)"]
 
 
 def test_real_fallbacks_are_still_listed_with_their_codes_and_messages():
