@@ -66,7 +66,7 @@ def test_the_browser_link_fills_in_the_server_and_the_trace_query():
     assert got == {"dbms": ["bolt://neo4j@127.0.0.1:7687"], "db": ["neo4j"], "cmd": ["edit"],
                    "editor": browser_cypher(TRACE)}
     # one token a terminal makes a link of: no space, no character a URL may not hold unencoded
-    assert re.fullmatch(r"[A-Za-z0-9%:/?&=+._~()',*\-]+", url), url
+    assert re.fullmatch(r"[A-Za-z0-9%:/?&=+._~()',*@\-]+", url), url
 
 
 def test_the_browser_link_of_another_server_user_and_database():
