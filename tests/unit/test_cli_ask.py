@@ -33,7 +33,7 @@ def test_steps_off_by_design_are_one_line_not_a_list_of_fallbacks():
 
 def test_some_steps_asked_the_others_off_says_how_many_were_not_asked():
     assert fallback_lines(_answer(["off"] * 3, chat_calls=4)) == [
-        "not asked by design: 3 step(s), each took its graph-only fallback"]
+        "not asked by design: 3 step(s), by code off 3 (each took its graph-only fallback)"]
 
 
 def test_real_fallbacks_are_still_listed_with_their_codes_and_messages():
@@ -66,7 +66,7 @@ def test_the_browser_link_fills_in_the_server_and_the_trace_query():
     assert got == {"dbms": ["bolt://neo4j@127.0.0.1:7687"], "db": ["neo4j"], "cmd": ["edit"],
                    "editor": browser_cypher(TRACE)}
     # one token a terminal makes a link of: no space, no character a URL may not hold unencoded
-    assert re.fullmatch(r"[A-Za-z0-9%:/?&=+._~()',*\-]+", url), url
+    assert re.fullmatch(r"[A-Za-z0-9%:/?&=+._~()',*@\-]+", url), url
 
 
 def test_the_browser_link_of_another_server_user_and_database():

@@ -57,7 +57,7 @@ def browser_cypher(trace_id: str) -> str:
 
 
 #: Characters of the Browser query left as they are in its link (legal in a URL query, kept by terminals)
-_URL_SAFE = "():',.*"
+_URL_SAFE = "():',.*=@"
 
 
 def browser_url(settings, trace_id: str) -> str:

@@ -4,15 +4,15 @@
 //          node of each fact's type: a fact is typed by its property id (P19) and Browser captions a relationship
 //          with its type, so these nodes are the legend that names them (place of birth)
 // params:  $id (string, question/trace id; kgqa.core.trace.browser_cypher writes it in)
-// returns: q, evidence (paths q->Path->node, q->Subgraph->node), links (paths q->start/answer/used node),
-//          facts (relationships between the nodes reached), relations (the Relation nodes of the facts' types);
-//          no row when the id is unknown
+// returns: q, trace (paths q->Path->node, q->Subgraph->node, q->start/answer/used node), facts (relationships
+//          between the nodes reached), relations (the Relation nodes of the facts' types); no row when the id
+//          is unknown
 MATCH (q:Question {id: $id})
 OPTIONAL MATCH a = (q)-[:HAS_PATH|HAS_SUBGRAPH]->()-[:STEP|CONTAINS]->()
 OPTIONAL MATCH b = (q)-[:STARTS_AT|ANSWERED_BY|USED]->()
-WITH q, collect(DISTINCT a) AS evidence, collect(DISTINCT b) AS links
-WITH q, evidence, links, [p IN evidence + links | last(nodes(p))] AS reached
-UNWIND reached + [null] AS x
-OPTIONAL MATCH (x)-[f]->(y) WHERE y IN reached
+WITH q, collect(DISTINCT a) + collect(DISTINCT b) AS trace
+WITH q, trace, [p IN trace | last(nodes(p))] AS ns
+UNWIND ns + [null] AS x
+OPTIONAL MATCH (x)-[f]->(y) WHERE y IN ns
 OPTIONAL MATCH (r:Relation {id: type(f)})
-RETURN q, evidence, links, collect(DISTINCT f) AS facts, collect(DISTINCT r) AS relations
+RETURN q, trace, collect(DISTINCT f) AS facts, collect(DISTINCT r) AS relations

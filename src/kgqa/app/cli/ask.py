@@ -30,15 +30,16 @@ def fallback_lines(ans) -> list[str]:
     """What ``kgqa ask`` says about the fallbacks an answer took.
 
     Steps that were off by design (codes ``BY_DESIGN``) are one line: ``graph-only (no LLM step asked)`` when
-    no LLM was called at all, else how many steps took their graph-only fallback. Real fallbacks (a reply that
-    came and was unusable, an empty graph, …) are listed with their codes and first messages."""
+    no LLM was called at all, else how many steps took their graph-only fallback, by code. Real fallbacks (a
+    reply that came and was unusable, an empty graph, …) are listed with their codes and first messages."""
     out = []
     off = [f for f in ans.fallbacks if f.code in BY_DESIGN]
     fb = [f for f in ans.fallbacks if f.code not in BY_DESIGN]
     if off:
         asked = sum(c.calls for role, c in ans.cost.items() if role in ("chat", "softprompt"))
-        out.append("graph-only (no LLM step asked)" if not asked
-                   else f"not asked by design: {len(off)} step(s), each took its graph-only fallback")
+        by_code = ", ".join(f"{k} {v}" for k, v in Counter(f.code for f in off).items())
+        out.append("graph-only (no LLM step asked)" if not asked else
+                   f"not asked by design: {len(off)} step(s), by code {by_code} (each took its graph-only fallback)")
     if fb:
         codes = Counter(f.code for f in fb)
         out.append(f"fallbacks taken: {len(fb)}, by code {', '.join(f'{k} {v}' for k, v in codes.items())} "
