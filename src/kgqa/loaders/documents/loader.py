@@ -65,7 +65,14 @@ class DocumentLoader:
         todo = []
         for d in docs:
             old = stored.get(d.id)
-            if old and old.get("status") == "complete" and old.get("content_hash") == d.content_hash:
+            if old and old.get("origin") and old["origin"] != d.origin:
+                # the same id from another file (another folder's collins.md): never replaced silently
+                reject(d.source, f"document id {d.id!r} is already loaded from another file "
+                       f"({old.get('source')}); rename this file, or remove that document first "
+                       f"(kgqa docs rm {d.id})", reason="id loaded from another file")
+                report.documents.append(DocResult(d.id, d.source, "skipped", reason="id loaded from another file"))
+            elif (old and old.get("status") == "complete" and old.get("content_hash") == d.content_hash
+                  and old.get("extractor") == self.extractor):
                 report.documents.append(DocResult(d.id, d.source, "unchanged"))
             else:
                 todo.append((d, old is not None))
