@@ -95,4 +95,12 @@ def llm_token_counter(settings: Settings) -> Callable[[str], int]:
     if not (folder / "config.json").exists():
         convert_gguf(locate_gguf(settings), folder)
     tok = AutoTokenizer.from_pretrained(str(folder))
-    return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
+
+    def count(text: str) -> int:
+        return len(tok(text, add_special_tokens=False)["input_ids"])
+
+    def many(texts: list[str]) -> list[int]:                # one batch call (the fast tokenizer's threads)
+        return [len(ids) for ids in tok(list(texts), add_special_tokens=False)["input_ids"]]
+
+    count.many = many
+    return count
