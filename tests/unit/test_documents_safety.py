@@ -97,3 +97,21 @@ def test_lenient_drops_and_counts_an_escaping_image_keeps_the_text(layout):
     [d] = discover(docs, DocOptions(strict=False), r)
     assert not d.images and "Text." in d.sections[0].text
     assert report.skipped == {"image outside the folder": 1}
+
+
+# --------------------------------------------------------------------------- issue 26 (4): progress in logs
+def test_progress_in_a_log_names_rate_and_eta_per_document_and_inside_a_long_one():
+    import io
+
+    from kgqa.loaders.progress import DocumentProgress
+
+    out = io.StringIO()
+    with DocumentProgress(3, enabled=False, log=True, interval=0.0, out=out) as prog:
+        prog.doc("big")
+        for i in range(1, 5):
+            prog.chunks("text graph", i, 4)
+        prog.advance()
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "kgqa load documents: 3 document(s) to load"
+    assert any("big: text graph 2/4 chunks" in x and "chunks/s · ETA" in x for x in lines), lines
+    assert "1/3 documents · big in" in lines[-1] and "documents/min · ETA" in lines[-1], lines

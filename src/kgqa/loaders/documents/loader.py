@@ -76,7 +76,8 @@ class DocumentLoader:
                 report.documents.append(DocResult(d.id, d.source, "unchanged"))
             else:
                 todo.append((d, old is not None))
-        with DocumentProgress(len(todo), enabled=self.options.progress) as prog:
+        with DocumentProgress(len(todo), enabled=self.options.progress is True,
+                              log=self.options.progress == "log") as prog:
             for d, existed in todo:
                 prog.doc(d.id)
                 res = self.load_one(d, report, prog)
@@ -95,7 +96,7 @@ class DocumentLoader:
         report.stage("segment", time.perf_counter() - t)
         kg = DocumentKG()
         for i, ch in enumerate(chunks):
-            prog.stage(f"text graph {i + 1}/{len(chunks)}")
+            prog.chunks("text graph", i + 1, len(chunks))
             t = time.perf_counter()
             text_graph(self.models.chat, doc, ch, kg, report, self.options.extract_max_tokens)
             report.stage("text_graph", time.perf_counter() - t)
