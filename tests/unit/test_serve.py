@@ -220,3 +220,101 @@ def test_methods_lists_the_registry(app_with):
     with app_with(_ok) as c:
         names = [m["name"] for m in c.get("/methods").json()]
     assert "vispath" in names
+
+
+# --------------------------------------------------------------------------- issue 26 (6): nesting, Retry-After, paths
+@pytest.mark.parametrize("make", [
+    lambda n: ("json", '{"question": "q", "options": {"x": ' + "[" * n + "]" * n + "}}"),
+    lambda n: ("json", "[" * n + "]" * n),
+    lambda n: ("form", "{\"x\": " + "{\"y\": " * n + "1" + "}" * n + "}"),
+])
+def test_deeply_nested_json_is_400_not_a_recursion_error(app_with, make):
+    calls = []
+    kind, text = make(100_000)
+    with app_with(lambda req, image: calls.append(req)) as c:
+        if kind == "json":
+            r = c.post("/ask", content=text.encode(), headers={"content-type": "application/json"})
+        else:
+            r = c.post("/ask", data={"question": "q", "options": text}, files={"image": ("x.png", _png(), "image/png")})
+    assert r.status_code == 400, r.text
+    assert r.json()["code"] == "bad_input" and "nests deeper than 32 levels" in r.json()["message"]
+    assert not calls
+
+
+def test_nesting_within_the_limit_still_reaches_validation(app_with):
+    with app_with(_ok) as c:
+        r = c.post("/ask", json={"question": "q", "options": {"M9": [[[[1]]]]}})
+    assert r.status_code == 400 and "vispath option(s) M9 unknown" in r.json()["message"]
+
+
+def test_retry_after_is_the_measured_drain_time_not_the_waits_times_the_queue(app_with):
+    """Four questions of 0.6 s each drain in 2.4 s: a client told to retry should wait about one
+    question's time (the old estimate, mean latency with the queue wait x in flight, said 6 s)."""
+    gate = threading.Event()
+
+    def answer(req, image):
+        if req.question.startswith("gated"):
+            gate.wait(20)
+        else:
+            time.sleep(0.6)
+        return {"answer": req.question}
+
+    with app_with(answer, queue=4) as c:
+        burst = [threading.Thread(target=lambda i=i: c.post("/ask", json={"question": f"q{i}"})) for i in range(4)]
+        for t in burst:
+            t.start()
+        for t in burst:
+            t.join(20)
+        held = [threading.Thread(target=lambda i=i: c.post("/ask", json={"question": f"gated {i}"}))
+                for i in range(4)]
+        for t in held:
+            t.start()
+        time.sleep(0.5)
+        r = c.post("/ask", json={"question": "one too many"})
+        gate.set()
+        for t in held:
+            t.join(20)
+    assert r.status_code == 503, r.text
+    assert 1 <= int(r.headers["retry-after"]) <= 2, r.headers["retry-after"]
+    assert f"retry in about {r.headers['retry-after']} s" in r.json()["message"]
+
+
+def _truncated_jpeg() -> bytes:
+    import numpy as np
+
+    buf = io.BytesIO()
+    Image.fromarray((np.random.default_rng(0).random((480, 640, 3)) * 255).astype("uint8")).save(buf, "JPEG")
+    data = buf.getvalue()
+    return data[: len(data) // 2]      # the header is whole: only decoding every pixel finds the cut
+
+
+def test_a_truncated_upload_is_400_and_its_error_shows_no_server_path(app_with, tmp_path):
+    def pipeline(req, image):          # what the pipeline does with the file: decode it, naming it
+        from kgqa.core.images import load_image, open_rgb
+
+        try:
+            open_rgb(load_image(image))
+        except OSError as e:
+            raise InvalidInput(f"{image}: cannot decode the image ({e})") from None
+        return {"answer": "?"}
+
+    with app_with(pipeline) as c:
+        r = c.post("/ask", data={"question": "What is shown?"},
+                   files={"image": ("x.jpg", _truncated_jpeg(), "image/jpeg")})
+    assert r.status_code == 400, r.text
+    msg = r.json()["message"]
+    assert msg.startswith("image upload: truncated or corrupt image"), msg
+    assert str(tmp_path) not in r.text and "upload-" not in r.text and "/tmp" not in r.text
+    assert list((tmp_path / "serve" / "uploads").iterdir()) == []
+
+
+def test_pipeline_errors_naming_the_upload_or_data_dir_show_neither(app_with, tmp_path):
+    def pipeline(req, image):
+        raise InvalidInput(f"{image}: no entity recognised in the image (cache {tmp_path / 'models'})")
+
+    with app_with(pipeline) as c:
+        r = c.post("/ask", data={"question": "What is shown?"}, files={"image": ("x.png", _png(), "image/png")})
+    assert r.status_code == 400
+    msg = r.json()["message"]
+    assert msg.startswith("the uploaded image: no entity recognised"), msg
+    assert str(tmp_path) not in r.text and "<data dir>/models" in msg

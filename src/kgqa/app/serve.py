@@ -42,6 +42,7 @@ import secrets
 import tempfile
 import threading
 import time
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -60,6 +61,10 @@ log = logging.getLogger("kgqa.app.serve")
 
 #: Room for the form fields of a multipart request beside the image itself.
 FORM_OVERHEAD_BYTES = 64 * 1024
+#: The deepest nesting of arrays/objects a request body may have (deeper: 400, never a RecursionError).
+MAX_JSON_DEPTH = 32
+#: How many recent answers the drain rate (Retry-After) is measured over.
+DRAIN_WINDOW = 32
 
 
 class AskRequest(BaseModel):
@@ -97,8 +102,14 @@ def error_status(e: KgqaError) -> tuple[int, str]:
     return 500, "error"
 
 
+_HIDDEN_DIRS: list[tuple[str, str]] = []      # (server path, what a client sees instead)
+
+
 def _error(status: int, code: str, message: str, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({"code": code, "message": cap(" ".join(str(message).split()), MESSAGE_LIMIT)},
+    message = str(message)
+    for path, name in _HIDDEN_DIRS:
+        message = message.replace(path, name)
+    return JSONResponse({"code": code, "message": cap(" ".join(message.split()), MESSAGE_LIMIT)},
                         status_code=status, headers=headers)
 
 
@@ -118,6 +129,7 @@ class Service:
         self.answered = 0
         self.seconds = 0.0         # total inference seconds of the answered questions
         self.rejected = 0          # 503 queue_full
+        self.recent: deque[float] = deque(maxlen=DRAIN_WINDOW)     # running seconds of recent questions
         self.uploads = Path(settings.data_dir) / "serve" / "uploads"
 
     def start(self) -> None:
@@ -138,16 +150,29 @@ class Service:
         with self._lock:
             if self.inflight >= self.queue_size:
                 self.rejected += 1
-                avg = self.seconds / self.answered if self.answered else 10.0
-                retry = max(1, min(600, math.ceil(avg * self.inflight)))
+                retry = self.retry_after()
                 raise ServeError(503, "queue_full", f"{self.inflight} questions are queued or running "
                                  f"(queue {self.queue_size}); retry in about {retry} s",
                                  headers={"Retry-After": str(retry)})
             self.inflight += 1
 
-    def release(self, seconds: float | None) -> None:
+    def retry_after(self) -> int:
+        """Seconds until the queue has room again, from the measured drain rate. One inference thread
+        takes the questions one after another, so the queue drains one question per inference time;
+        a slot frees when the running question ends: the mean inference time of the last
+        ``DRAIN_WINDOW`` questions that left (answered or failed; their running time, never their
+        wait in the queue, which made a 10 s burst say 115-172 s), 10 s before any has ended."""
+        ran = list(self.recent)
+        per_slot = sum(ran) / len(ran) if ran else 10.0
+        return max(1, min(600, math.ceil(per_slot)))
+
+    def release(self, seconds: float | None, ran: float | None = None) -> None:
+        """A question left the queue: ``seconds`` its inference time when answered, ``ran`` how long
+        it ran in the inference thread (answered or not; None when it never started)."""
         with self._lock:
             self.inflight -= 1
+            if ran is not None:
+                self.recent.append(ran)
             if seconds is not None:
                 self.answered += 1
                 self.seconds += seconds
@@ -190,6 +215,44 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def json_depth_ok(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the brackets of a JSON text nest at most ``limit`` deep (strings skipped), counted
+    without recursion, so that a deeply nested body is refused before it is decoded."""
+    s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    depth, in_str, esc = 0, False, False
+    for ch in s:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
+def _json_value(text: str | bytes, where: str) -> Any:
+    """``text`` decoded as JSON, or a 400 line: not JSON, or nested deeper than ``MAX_JSON_DEPTH``."""
+    if not text.strip():
+        return None
+    if not json_depth_ok(text):
+        raise ServeError(400, "bad_input", f"{where} nests deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ServeError(400, "bad_input", f"{where} is not valid JSON ({getattr(e, 'msg', e)})") from None
+    except RecursionError:
+        raise ServeError(400, "bad_input", f"{where} nests too deeply") from None
+
+
 def _validation_line(e: ValidationError, where: str) -> str:
     loc, msg = first_error(e, default_loc=where)
     return f"{where} field {loc}: {msg}"
@@ -220,10 +283,7 @@ async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, byt
                     raise ServeError(413, "too_large", f"image is {len(image):,} bytes, over the "
                                      f"{service.max_upload:,}-byte limit")
             elif key == "options":
-                try:
-                    fields["options"] = json.loads(value) if value.strip() else {}
-                except json.JSONDecodeError as e:
-                    raise ServeError(400, "bad_input", f"form field options: not a JSON object ({e.msg})") from None
+                fields["options"] = _json_value(value, "form field options") if value.strip() else {}
             elif key == "ablations":
                 fields["ablations"] = [a.strip() for a in value.split(",") if a.strip()]
             else:
@@ -231,10 +291,7 @@ async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, byt
         data: Any = fields
         where = "form"
     else:
-        try:
-            data = json.loads(body) if body.strip() else None
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ServeError(400, "bad_input", f"request body is not valid JSON ({getattr(e, 'msg', e)})") from None
+        data = _json_value(body, "request body")
         if not isinstance(data, dict):
             raise ServeError(400, "bad_input", "request body must be a JSON object {question, method?, options?, "
                                                "ablations?, entity_id?}")
@@ -265,11 +322,34 @@ def save_upload(service: Service, data: bytes) -> Path:
         fh.write(data)
     path = Path(name)
     try:
-        load_image(path, max_bytes=service.max_upload)
+        img = load_image(path, max_bytes=service.max_upload)   # header: format, size, pixels
+        _decode_fully(img.data)                                 # then every pixel: truncated → 400 here
     except InvalidInput as e:
         path.unlink(missing_ok=True)
-        raise InvalidInput("image upload: " + str(e).removeprefix(f"{path}: ")) from None
+        raise InvalidInput("image upload: " + hide_paths(str(e).removeprefix(f"{path}: "), path)) from None
     return path
+
+
+def _decode_fully(data: bytes) -> None:
+    """Decode every pixel (the pixel limit was checked from the header first): a truncated or
+    corrupt file is refused here, before it is queued, not inside the pipeline."""
+    import io
+
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+    except Exception as e:
+        raise InvalidInput(f"truncated or corrupt image ({type(e).__name__})") from None
+
+
+def hide_paths(message: str, *paths: Path | str | None) -> str:
+    """``message`` with the server's own paths (the upload's temporary file, the data dir) replaced by
+    what they are, so that no error body tells a client where the server keeps its files."""
+    for p, name in ((x, "the uploaded image") for x in paths if x):
+        message = message.replace(str(p), name)
+    return message
 
 
 # --------------------------------------------------------------------------- the app
@@ -281,6 +361,10 @@ def create_app(settings=None) -> FastAPI:
     settings = settings or Settings()
     service = Service(settings)
     token = settings.api_token or None
+    for d, name in ((service.uploads, "<uploads>"), (Path(settings.data_dir), "<data dir>")):
+        for form in {str(d), str(Path(d).resolve())}:
+            if (form, name) not in _HIDDEN_DIRS:
+                _HIDDEN_DIRS.append((form, name))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -363,18 +447,27 @@ def create_app(settings=None) -> FastAPI:
             if image is not None:
                 image.unlink(missing_ok=True)
             raise
-        t0 = time.perf_counter()
-        fut = service.executor.submit(service.answer, req, image)
+        started: list[float] = []
+
+        def timed(req, image):
+            started.append(time.perf_counter())          # inference time, not the wait in the queue
+            return service.answer(req, image)
+
+        fut = service.executor.submit(timed, req, image)
 
         def done(f):
             ok = not f.cancelled() and f.exception() is None
-            service.release(time.perf_counter() - t0 if ok else None)
+            ran = time.perf_counter() - started[0] if started else None
+            service.release(ran if ok else None, ran)
             if image is not None:
                 image.unlink(missing_ok=True)
 
         fut.add_done_callback(done)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=service.timeout_s)
+        except KgqaError as e:
+            status, code = error_status(e)
+            raise ServeError(status, code, hide_paths(str(e), image)) from None
         except asyncio.TimeoutError:
             raise ServeError(504, "timeout", f"not answered within {service.timeout_s:g} s "
                              "(KGQA_SERVE_TIMEOUT_S / --timeout)") from None

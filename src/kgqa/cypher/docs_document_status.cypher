@@ -1,6 +1,8 @@
-// purpose: the stored state of documents by id, to skip unchanged ones and replace changed ones (kgqa load documents)
+// purpose: the stored state of documents by id, to skip unchanged ones, replace changed ones, refuse an id
+//          loaded from another file (kgqa load documents)
 // params:  $ids: list of document ids
-// returns: id, content_hash, status
+// returns: id, content_hash, status, extractor, origin (the resolved file path or E-VQA url; null before issue 26), source
 UNWIND $ids AS id
 MATCH (d:Document {id: id})
-RETURN d.id AS id, d.content_hash AS content_hash, d.status AS status
+RETURN d.id AS id, d.content_hash AS content_hash, d.status AS status, d.extractor AS extractor,
+       d.origin AS origin, d.source AS source

@@ -3,7 +3,9 @@
 * ``Bars``: one rich bar per phase of a Wikidata5M load (rows, rows/s) on a terminal's stderr;
   ``LogProgress`` lines on stdout when stderr is not a terminal; or nothing.
 * ``DocumentProgress``: one bar over the documents of ``kgqa load documents``, its description
-  naming the document and the stage running; or nothing.
+  naming the document and the stage running; with ``log=True`` (stderr not a terminal) lines on
+  stdout instead: one per document done and, inside a long document, one every 30 s, each with
+  its rate and ETA; or nothing.
 """
 
 from __future__ import annotations
@@ -104,12 +106,16 @@ class Bars:
 
 
 class DocumentProgress:
-    """One bar over documents; its description names the document and the stage running. Disabled,
-    it shows nothing."""
+    """One bar over documents; its description names the document and the stage running. With
+    ``log`` (no terminal), lines with rate and ETA instead. Disabled, it shows nothing."""
 
-    def __init__(self, total: int, enabled: bool = True):
+    def __init__(self, total: int, enabled: bool = True, log: bool = False, interval: float = 30.0, out=None):
         self.p = None
         self.name = ""
+        self.total, self.done = total, 0
+        self.log = log and not enabled
+        self.interval, self.out = interval, out or sys.stdout
+        self.t0 = self.doc_t0 = self.last = time.monotonic()
         if enabled:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -117,23 +123,53 @@ class DocumentProgress:
                               transient=True)
             self.task = self.p.add_task("documents", total=total)
 
+    def _say(self, text: str) -> None:
+        print(f"kgqa load documents: {text}", file=self.out, flush=True)
+
     def __enter__(self):
         if self.p:
             self.p.__enter__()
+        if self.log and self.total:
+            self._say(f"{self.total:,} document(s) to load")
         return self
 
     def __exit__(self, *exc):
         return self.p.__exit__(*exc) if self.p else False
 
     def doc(self, name):
+        self.name = name
+        self.doc_t0 = self.last = time.monotonic()
         if self.p:
-            self.name = name
             self.p.update(self.task, description=f"{name}")
 
     def stage(self, name):
         if self.p:
             self.p.update(self.task, description=f"{self.name}: {name}")
 
+    def chunks(self, what: str, done: int, total: int) -> None:
+        """Inside a document: ``done`` of ``total`` chunks through ``what``; a log line every ``interval`` s."""
+        if self.p:
+            self.p.update(self.task, description=f"{self.name}: {what} {done}/{total}")
+        if not self.log:
+            return
+        now = time.monotonic()
+        if now - self.last >= self.interval and done:
+            self.last = now
+            rate = done / max(now - self.doc_t0, 1e-9)
+            self._say(f"{self.name}: {what} {done:,}/{total:,} chunks · {rate:,.1f} chunks/s · "
+                      f"ETA {_eta((total - done) / rate)}")
+
     def advance(self):
+        self.done += 1
         if self.p:
             self.p.advance(self.task)
+        if self.log:
+            now = time.monotonic()
+            rate = self.done / max(now - self.t0, 1e-9) * 60
+            left = self.total - self.done
+            self._say(f"{self.done:,}/{self.total:,} documents · {self.name} in {now - self.doc_t0:,.1f} s · "
+                      f"{rate:,.1f} documents/min" + (f" · ETA {_eta(left / rate * 60)}" if left else ""))
+
+
+def _eta(seconds: float) -> str:
+    return f"{seconds:,.0f} s" if seconds < 120 else f"{seconds / 60:,.1f} min"

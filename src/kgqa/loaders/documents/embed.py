@@ -30,7 +30,8 @@ def document_rows(encoder, doc: ParsedDocument, chunks: list[Chunk], kg: Documen
     ev, rv, cv, dv = vecs[:ne], vecs[ne:ne + nr], vecs[ne + nr:ne + nr + nc], vecs[ne + nr + nc]
     namev = vecs[ne + nr + nc + 1:ne + nr + nc + 1 + ne]
     return {
-        "document": {"id": doc.id, "title": doc.title, "source": doc.source, "format": doc.format,
+        "document": {"id": doc.id, "title": doc.title, "source": doc.source, "origin": doc.origin,
+                     "format": doc.format,
                      "content_hash": doc.content_hash, "bytes": len(doc.raw), "n_chunks": nc,
                      "n_images": len(doc.images), "embedding": [float(x) for x in dv],
                      "extractor": extractor},

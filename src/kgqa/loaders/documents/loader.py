@@ -65,11 +65,19 @@ class DocumentLoader:
         todo = []
         for d in docs:
             old = stored.get(d.id)
-            if old and old.get("status") == "complete" and old.get("content_hash") == d.content_hash:
+            if old and old.get("origin") and old["origin"] != d.origin:
+                # the same id from another file (another folder's collins.md): never replaced silently
+                reject(d.source, f"document id {d.id!r} is already loaded from another file "
+                       f"({old.get('source')}); rename this file, or remove that document first "
+                       f"(kgqa docs rm {d.id})", reason="id loaded from another file")
+                report.documents.append(DocResult(d.id, d.source, "skipped", reason="id loaded from another file"))
+            elif (old and old.get("status") == "complete" and old.get("content_hash") == d.content_hash
+                  and old.get("extractor") == self.extractor):
                 report.documents.append(DocResult(d.id, d.source, "unchanged"))
             else:
                 todo.append((d, old is not None))
-        with DocumentProgress(len(todo), enabled=self.options.progress) as prog:
+        with DocumentProgress(len(todo), enabled=self.options.progress is True,
+                              log=self.options.progress == "log") as prog:
             for d, existed in todo:
                 prog.doc(d.id)
                 res = self.load_one(d, report, prog)
@@ -88,7 +96,7 @@ class DocumentLoader:
         report.stage("segment", time.perf_counter() - t)
         kg = DocumentKG()
         for i, ch in enumerate(chunks):
-            prog.stage(f"text graph {i + 1}/{len(chunks)}")
+            prog.chunks("text graph", i + 1, len(chunks))
             t = time.perf_counter()
             text_graph(self.models.chat, doc, ch, kg, report, self.options.extract_max_tokens)
             report.stage("text_graph", time.perf_counter() - t)

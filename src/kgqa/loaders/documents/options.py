@@ -22,7 +22,7 @@ class DocOptions:
     link_candidates: int = 5
     max_bytes: int = MAX_DOC_BYTES
     extract_max_tokens: int = 200
-    progress: bool = False
+    progress: bool | str = False       # True: a bar (terminal); "log": lines with rate and ETA; False: none
     images: Path | None = None         # E-VQA: folder holding the images named by their URL's file name
     only: tuple[str, ...] = ()         # load only these document ids (tests, benchmarks)
 

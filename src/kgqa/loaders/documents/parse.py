@@ -36,6 +36,7 @@ class ParsedDocument:
     sections: list[Section]
     raw: bytes
     content_hash: str = ""
+    origin: str = ""                   # what the id stands for: the resolved file path, or the E-VQA url
 
     @property
     def images(self) -> list[DocImage]:

@@ -27,8 +27,17 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_tokens: int) -> list[Chunk]:
     """Sections with images whole; text-only sections merged up to ``chunk_tokens`` or split at
-    sentence ends (a sentence longer than that is split by words). Nothing is dropped."""
-    pieces: list[tuple[list[str], str, list[DocImage]]] = []   # (sections, text, images)
+    sentence ends (a sentence longer than that is split by words). Nothing is dropped.
+
+    The text is tokenized once: every sentence of the text-only sections in one batch (with its
+    leading space: the tokenizer splits at spaces, so a piece's count is the sum of its sentences'),
+    since counting the growing piece at every sentence made a 5 MB document take minutes."""
+    pieces: list[tuple[list[str], str, list[DocImage], int]] = []   # (sections, text, images, tokens)
+    blocks = [(s, (f"{s.heading}\n{s.text}" if s.heading else s.text).strip()) for s in doc.sections]
+    sents = {k: [x for x in _SENTENCE.split(b) if x.strip()] for k, (s, b) in enumerate(blocks) if not s.images}
+    flat = [" " + x for k in sorted(sents) for x in sents[k]]
+    counts_flat = iter(count_many(count_tokens, flat))
+    counts = {k: [next(counts_flat) for _ in sents[k]] for k in sorted(sents)}
     buf_sections: list[str] = []
     buf_text: list[str] = []
     buf_tokens = 0
@@ -36,20 +45,19 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
     def flush():
         nonlocal buf_sections, buf_text, buf_tokens
         if buf_text:
-            pieces.append((buf_sections, "\n\n".join(buf_text), []))
+            pieces.append((buf_sections, "\n\n".join(buf_text), [], buf_tokens))
         buf_sections, buf_text, buf_tokens = [], [], 0
 
-    for s in doc.sections:
-        block = (f"{s.heading}\n{s.text}" if s.heading else s.text).strip()
+    for k, (s, block) in enumerate(blocks):
         if s.images:
             flush()
-            pieces.append(([s.heading], block, list(s.images)))
+            pieces.append(([s.heading], block, list(s.images), count_tokens(block)))
             continue
-        n = count_tokens(block)
+        n = sum(counts[k])
         if n > chunk_tokens:
             flush()
-            for part in _split(block, count_tokens, chunk_tokens):
-                pieces.append(([s.heading], part, []))
+            for part, m in _split(sents[k], counts[k], count_tokens, chunk_tokens):
+                pieces.append(([s.heading], part, [], m))
             continue
         if buf_tokens + n > chunk_tokens:
             flush()
@@ -57,27 +65,43 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
         buf_text.append(block)
         buf_tokens += n
     flush()
-    return [Chunk(id=f"{doc.id}#c{i}", order=i, text=text, sections=secs, tokens=count_tokens(text), images=imgs)
-            for i, (secs, text, imgs) in enumerate(pieces)]
+    return [Chunk(id=f"{doc.id}#c{i}", order=i, text=text, sections=secs, tokens=n, images=imgs)
+            for i, (secs, text, imgs, n) in enumerate(pieces)]
 
 
-def _split(text: str, count_tokens, limit: int) -> list[str]:
-    out, cur = [], ""
-    for sent in _SENTENCE.split(text):
-        cand = f"{cur} {sent}".strip()
-        if cur and count_tokens(cand) > limit:
-            out.append(cur)
-            cand = sent
-        if count_tokens(cand) > limit:             # one very long sentence: by words
-            words, cur = cand.split(), ""
-            for w in words:
-                c2 = f"{cur} {w}".strip()
-                if cur and count_tokens(c2) > limit:
-                    out.append(cur)
-                    c2 = w
-                cur = c2
-            continue
-        cur = cand
+def count_many(count_tokens: Callable[[str], int], texts: list[str]) -> list[int]:
+    """Token counts of many texts: one batch call when the counter has one (``.many``), else one by one."""
+    many = getattr(count_tokens, "many", None)
+    return list(many(texts)) if many is not None and texts else [count_tokens(t) for t in texts]
+
+
+def _pack(parts: list[str], counts: list[int], limit: int, out: list[tuple[str, int]]) -> None:
+    """Greedy packing of ``parts`` (counted with their leading space) into pieces of at most ``limit``."""
+    cur: list[str] = []
+    n = 0
+    for part, c in zip(parts, counts):
+        if cur and n + c > limit:
+            out.append((" ".join(cur), n))
+            cur, n = [], 0
+        cur.append(part)
+        n += c
     if cur:
-        out.append(cur)
+        out.append((" ".join(cur), n))
+
+
+def _split(sents: list[str], counts: list[int], count_tokens, limit: int) -> list[tuple[str, int]]:
+    """Sentences packed up to ``limit`` tokens, a longer sentence by words: (text, tokens) pieces."""
+    out: list[tuple[str, int]] = []
+    run_s: list[str] = []
+    run_c: list[int] = []
+    for sent, c in zip(sents, counts):
+        if c <= limit:
+            run_s.append(sent)
+            run_c.append(c)
+            continue
+        _pack(run_s, run_c, limit, out)                 # one very long sentence: by words
+        run_s, run_c = [], []
+        words = sent.split()
+        _pack(words, count_many(count_tokens, [" " + w for w in words]), limit, out)
+    _pack(run_s, run_c, limit, out)
     return out

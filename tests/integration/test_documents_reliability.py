@@ -1,0 +1,79 @@
+"""Documents on the real Neo4j (issue 26, items 3 and 4): an id from another folder never replaces a
+loaded document silently; a rerun of the same folder stays idempotent; a change of extractor (a
+graph-only load, then a live one) re-extracts instead of saying "unchanged"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import assert_one_line_error, run_kgqa
+
+GRAPH_ONLY = {"KGQA_CHAT_BACKEND": "none"}
+
+
+def _folder(root: Path, name: str, text: str) -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "collins.md").write_text(f"# Collins\n\n## About\n\n{text}\n", encoding="utf-8")
+    return d
+
+
+def _rm(graph, *ids):
+    from kgqa.loaders.documents.store import remove_document
+
+    for i in ids:
+        remove_document(graph, i)
+
+
+def _chunk_texts(graph, doc_id):
+    from kgqa.loaders.documents.store import show_document
+
+    return [c["text"] for c in show_document(graph, doc_id)["chunks"]]
+
+
+def test_same_id_from_another_folder_is_one_line_never_a_silent_replacement(graph, tmp_path):
+    _rm(graph, "collins")
+    a = _folder(tmp_path, "a", "Collins of folder A is an astronaut.")
+    b = _folder(tmp_path, "b", "Collins of folder B is a publisher.")
+    p = run_kgqa("load", "documents", str(a), "--json", env=GRAPH_ONLY)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["written"] == 1
+    # strict: one line, exit 2, nothing replaced
+    p = run_kgqa("load", "documents", str(b), env=GRAPH_ONLY)
+    assert_one_line_error(p, "b/collins.md", "document id 'collins' is already loaded from another file",
+                          "kgqa docs rm collins", code=2)
+    assert _chunk_texts(graph, "collins") == ["About\nCollins of folder A is an astronaut."]
+    # lenient: skipped and counted, still not replaced
+    p = run_kgqa("load", "documents", str(b), "--lenient", "--json", env=GRAPH_ONLY)
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(p.stdout)
+    assert (rep["written"], rep["replaced"], rep["skipped"]) == (0, 0, {"id loaded from another file": 1})
+    assert _chunk_texts(graph, "collins") == ["About\nCollins of folder A is an astronaut."]
+    # the same folder again, by a relative path from elsewhere: idempotent
+    p = run_kgqa("load", "documents", "a", "--json", env=GRAPH_ONLY, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["unchanged"] == 1
+    # after `kgqa docs rm collins`, folder B's document loads
+    assert run_kgqa("docs", "rm", "collins").returncode == 0
+    p = run_kgqa("load", "documents", str(b), "--json", env=GRAPH_ONLY)
+    assert p.returncode == 0 and json.loads(p.stdout)["written"] == 1
+    assert _chunk_texts(graph, "collins") == ["About\nCollins of folder B is a publisher."]
+    _rm(graph, "collins")
+
+
+def test_a_graph_only_load_is_re_extracted_by_a_live_one(graph, tmp_path):
+    """The document node records its extractor; "unchanged" compares it too."""
+    _rm(graph, "collins")
+    a = _folder(tmp_path, "a", "Michael Collins flew on Apollo 11 with Neil Armstrong.")
+    p = run_kgqa("load", "documents", str(a), "--no-link", "--json", env=GRAPH_ONLY)
+    assert p.returncode == 0, p.stderr
+    assert graph.read("docs_document_status", ids=["collins"])[0]["extractor"].split(" · ")[1].startswith("none:")
+    p = run_kgqa("load", "documents", str(a), "--no-link", "--json", "--replay-cache", str(tmp_path / "replay"))
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(p.stdout)
+    assert (rep["unchanged"], rep["replaced"]) == (0, 1), rep
+    assert graph.read("docs_document_status", ids=["collins"])[0]["extractor"].split(" · ")[1].startswith("local:")
+    p = run_kgqa("load", "documents", str(a), "--no-link", "--json", "--replay-cache", str(tmp_path / "replay"))
+    assert json.loads(p.stdout)["unchanged"] == 1                  # same extractor, same text: skipped
+    _rm(graph, "collins")
