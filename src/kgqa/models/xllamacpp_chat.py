@@ -9,7 +9,8 @@ API, so each ChatModel call is one or more completion requests handed to that en
   special tokens parsed and no BOS added, exactly as ``LlamaCppChat`` tokenizes it.
 * ``generate`` / ``generate_json``: greedy at temperature 0, else top-p 0.95 seeded by the attempt;
   ``generate_json`` decodes under the grammar llama.cpp's own JSON-schema converter makes from the
-  same ``decoding_schema`` (``gbnf_compatible``), validated and retried as ``LlamaCppChat`` does.
+  same ``decoding_schema`` (``gbnf_compatible``, objects closed: ``closed_objects``), validated and
+  retried as ``LlamaCppChat`` does.
 * ``choose``: the log-likelihood of each option as the whole assistant reply (its tokens, then the
   end-of-turn token). The engine reports the model's own log-probability of each token it emits
   (computed from the raw logits, before sampling), so each option token is emitted by a +100 logit
@@ -114,6 +115,22 @@ def load_engine(settings: Settings) -> _Engine:
         return _LOADED[key]
 
 
+def closed_objects(js):
+    """``additionalProperties: false`` on every object that does not say otherwise.
+
+    xllamacpp's converter emits an LLGuidance grammar, which follows JSON Schema (extra keys allowed);
+    llama-cpp-python's GBNF converter allows only the listed keys. Without this a small model appends
+    keys ("language", "name", …) until ``max_tokens`` cuts the JSON off."""
+    if isinstance(js, list):
+        return [closed_objects(v) for v in js]
+    if not isinstance(js, dict):
+        return js
+    out = {k: closed_objects(v) for k, v in js.items()}
+    if (out.get("type") == "object" or "properties" in out) and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
 class XLlamaCppChat(LocalLLMChat):
     """SmolLM2-135M-Instruct (or any chat GGUF) on llama.cpp via xllamacpp (implements ``ChatModel``)."""
 
@@ -178,7 +195,7 @@ class XLlamaCppChat(LocalLLMChat):
             import xllamacpp as xlc
 
             self._grammars[schema] = xlc.json_schema_to_grammar(
-                json.dumps(gbnf_compatible(decoding_schema(schema.model_json_schema()))))
+                json.dumps(closed_objects(gbnf_compatible(decoding_schema(schema.model_json_schema())))))
         return self._grammars[schema]
 
     def generate_json(self, prompt: str, schema: type[T], *, system: str | None = None,
