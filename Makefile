@@ -15,10 +15,11 @@ JARS    := neo4j-local/target/lib/.resolved
 TEST_ENV := KGQA_DATA_DIR=$(CURDIR)/.kgqa/test KGQA_NEO4J_BOLT_PORT=17687 KGQA_NEO4J_HTTP_PORT=17474 \
             NEO4J_URI=bolt://127.0.0.1:17687 NEO4J_PASSWORD=kgqa-local
 
-# llama-cpp-python (the local LLM runtime) comes from PyPI as source: its first install compiles
-# llama.cpp (~10 min on 2 idle cores), then pip reuses the wheel it cached in ~/.cache/pip/wheels.
-# Built for x86-64 with AVX2/FMA/F16C rather than -march=native, so the cached wheel also runs on
-# another machine of that class; no tests, tools, server or llava.
+# The local LLM runtime (llama.cpp through xllamacpp) comes as a prebuilt wheel: setup compiles nothing.
+# Only the optional other binding, `pip install -e '.[llama-cpp-python]'`, compiles llama.cpp from source
+# (~10 min on 2 idle cores; pip then reuses the wheel it cached in ~/.cache/pip/wheels). For that build:
+# x86-64 with AVX2/FMA/F16C rather than -march=native, so the cached wheel also runs on another machine
+# of that class; no tests, tools, server or llava.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
   -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF

@@ -15,6 +15,11 @@ Sections:
             valid rate, s/call, tokens/s, identical text
 - choose    log-likelihood of 8 options: ms/option, same argmax, largest per-token difference
 
+- bindings  llama.cpp through its two Python bindings, llama-cpp-python (compiled at install) and
+            xllamacpp (prebuilt wheels, the default install), same GGUF and calls: free generation
+            tokens/s, VisPath's JSON prompts (valid rate, s/call, identical text), choose() ms/option
+            and largest difference; `--only bindings` runs just this (needs both installed)
+
 Threads are pinned (--threads, default KGQA_TORCH_THREADS) for torch and llama.cpp alike and
 printed with the machine's load average.
 """
@@ -191,6 +196,76 @@ def bench_choose(tf, lc, threads: int) -> None:
           f"largest difference between runtimes {gap:.3f} nats/token", ["runtime", "argmax", "ms/option"], rows)
 
 
+def bench_bindings(lc, xl, n_new: int, json_n: int, max_tokens: int, threads: int) -> None:
+    """llama-cpp-python against xllamacpp: the same _decode / grammar / choose calls of each ChatModel."""
+    from kgqa.models.accounting import CallRecord
+    from kgqa.models.structured import parse
+
+    from models import json_cases
+
+    P = vispath_prompts()
+    chats = (("llama-cpp-python", lc), ("xllamacpp", xl))
+
+    def run(chat, prompt, system, schema, n):
+        rec = CallRecord()
+        t0 = time.perf_counter()
+        text = chat._decode(chat.prompt_tokens(prompt, system), max_tokens=n, temperature=0.0, seed=0,
+                            grammar=chat.grammar(schema) if schema else None, rec=rec)
+        return text, rec.completion_tokens, time.perf_counter() - t0
+
+    for _, c in chats:                                   # warm-up: load, first prompt shape
+        run(c, PROMPTS[0][:20], None, None, 4)
+    gen = {k: Timed() for k, _ in chats}
+    same_gen = 0
+    for p in PROMPTS:
+        outs = []
+        for k, c in chats:
+            text, toks, dt = run(c, p, None, None, n_new)
+            gen[k].add(dt, toks)
+            outs.append(text)
+        same_gen += outs[0] == outs[1]
+    cases = json_cases(json_n)
+    for schema in {sc for _, sc in cases}:               # warm-up: one call per schema (grammar parse)
+        for _, c in chats:
+            run(c, cases[0][0], P.VISPATH_SYSTEM, schema, 8)
+    js = {k: Timed() for k, _ in chats}
+    valid = {k: 0 for k, _ in chats}
+    per_call = {k: [] for k, _ in chats}
+    same_json = 0
+    for prompt, schema in cases:
+        outs = []
+        for k, c in chats:
+            text, toks, dt = run(c, prompt, P.VISPATH_SYSTEM, schema, max_tokens)
+            js[k].add(dt, toks)
+            per_call[k].append(dt)
+            try:
+                parse(text, schema)
+                valid[k] += 1
+            except ValueError:
+                pass
+            outs.append(text)
+        same_json += outs[0] == outs[1]
+    opts = ["Paris", "Berlin", "London", "Madrid", "Rome", "Vienna", "Lisbon", "Prague"]
+    q = "What is the capital of France? Answer with the name only."
+    ch, res = {}, []
+    for k, c in chats:
+        c.choose(q, opts[:2])
+        t0 = time.perf_counter()
+        sc = c.choose(q, opts, per_token=True)
+        ch[k] = (1000 * (time.perf_counter() - t0) / len(opts), opts[max(range(len(opts)), key=sc.__getitem__)])
+        res.append(sc)
+    gap = max(abs(a - b) for a, b in zip(*res))
+    table(f"llama.cpp bindings, same GGUF (threads {threads}, {load()}): generation {len(PROMPTS)} prompts × "
+          f"{n_new} new tokens max; JSON {len(cases)} VisPath prompts, first greedy try, max {max_tokens}; "
+          f"choose() {len(opts)} options",
+          ["binding", "gen tokens/s", "JSON valid", "JSON s/call (median)", "JSON tokens/s", "choose ms/option",
+           "choose argmax"],
+          [[k, f"{gen[k].rate:.1f}", f"{valid[k]}/{len(cases)}", f"{statistics.median(per_call[k]):.2f}",
+            f"{js[k].rate:.1f}", f"{ch[k][0]:.0f}", ch[k][1]] for k, _ in chats])
+    print(f"identical text: generation {same_gen}/{len(PROMPTS)}, JSON {same_json}/{len(cases)}; choose(): largest "
+          f"difference {gap:.3f} nats/token")
+
+
 def load() -> str:
     return "load avg " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -217,9 +292,17 @@ def main() -> None:
     only = set(args.only.split(","))
     import llama_cpp
     import transformers
+    import xllamacpp
 
     print(f"threads {threads} (torch and llama.cpp) · torch {torch.__version__} · transformers "
-          f"{transformers.__version__} · llama-cpp-python {llama_cpp.__version__} · {os.cpu_count()} CPUs · {load()}")
+          f"{transformers.__version__} · llama-cpp-python {llama_cpp.__version__} · xllamacpp "
+          f"{xllamacpp.__version__} · {os.cpu_count()} CPUs · {load()}")
+    if only == {"bindings"}:
+        from kgqa.models.xllamacpp_chat import XLlamaCppChat
+
+        bench_bindings(LlamaCppChat(settings), XLlamaCppChat(settings), args.new_tokens, args.json_n,
+                       args.json_max_tokens, threads)
+        return
     tf = LocalChat(settings.model_copy(update={"local_llm_runtime": "transformers"}))
     lc = LlamaCppChat(settings)
     t0 = time.perf_counter()

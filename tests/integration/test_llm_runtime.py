@@ -27,12 +27,17 @@ def llm_settings(settings):
     return settings.model_copy(update={"model_timeout_s": 600.0})
 
 
-@pytest.fixture(scope="module")
-def lchat(llm_settings):
-    from kgqa.models.llamacpp_chat import LlamaCppChat
+BINDINGS = ["llama-cpp-python", "xllamacpp"]
 
-    chat = LlamaCppChat(llm_settings)
-    chat.runtime  # noqa: B018 - load once
+
+@pytest.fixture(scope="module", params=BINDINGS)
+def lchat(llm_settings, request):
+    """The llama.cpp chat model on each Python binding (both run every test below)."""
+    from kgqa.models.llamacpp_chat import llamacpp_chat_class
+
+    s = llm_settings.model_copy(update={"llamacpp_binding": request.param})
+    chat = llamacpp_chat_class(s)(s)
+    chat.prompt_tokens("load once")
     return chat
 
 
@@ -133,11 +138,10 @@ def test_generation_after_choose_reads_the_whole_prompt_again(lchat):
 
 def test_a_call_past_the_timeout_fails_loudly_and_caches_nothing(llm_settings, lchat, tmp_path):
     from kgqa.models.accounting import ReplayCache
-    from kgqa.models.llamacpp_chat import LlamaCppChat
 
     before = lchat.generate("Name the capital of Italy in one word.", max_tokens=8)
     cache = ReplayCache(tmp_path / "replay")
-    slow = LlamaCppChat(llm_settings.model_copy(update={"model_timeout_s": 1e-6}), cache=cache)
+    slow = type(lchat)(lchat.settings.model_copy(update={"model_timeout_s": 1e-6}), cache=cache)
     with pytest.raises(ModelUnavailable, match="KGQA_MODEL_TIMEOUT_S"):
         slow.generate("Describe the Eiffel Tower in detail.", max_tokens=64)
     with pytest.raises(ModelUnavailable, match="KGQA_MODEL_TIMEOUT_S"):
@@ -149,18 +153,22 @@ def test_a_call_past_the_timeout_fails_loudly_and_caches_nothing(llm_settings, l
     assert lchat.generate("Name the capital of Italy in one word.", max_tokens=8) == before
 
 
-def test_replay_cache_replays_llamacpp_replies_only(llm_settings, tmp_path):
+def test_replay_cache_replays_llamacpp_replies_only(lchat, tmp_path):
     from kgqa.models.accounting import ReplayCache
-    from kgqa.models.llamacpp_chat import LlamaCppChat
 
     cache = ReplayCache(tmp_path / "replay")
     meter = Meter()
-    chat = LlamaCppChat(llm_settings, meter=meter, cache=cache)
+    chat = type(lchat)(lchat.settings, meter=meter, cache=cache)
     prompt = "What is the capital of France?"
     text = chat.generate(prompt, max_tokens=12)
     v = chat.generate_json("Is Paris in France?", Verdict, max_tokens=48)
     assert len(cache) == 2 and meter.cache_hits.get("chat", 0) == 0
-    again = LlamaCppChat(llm_settings, meter=meter, cache=cache)
+    # replayed by the other binding too: same engine, model, prompts and parameters (the demo's caches)
+    from kgqa.models.llamacpp_chat import LlamaCppChat
+    from kgqa.models.xllamacpp_chat import XLlamaCppChat
+
+    other = XLlamaCppChat if type(lchat) is LlamaCppChat else LlamaCppChat
+    again = other(lchat.settings, meter=meter, cache=cache)
     assert again.generate(prompt, max_tokens=12) == text
     assert again.generate_json("Is Paris in France?", Verdict, max_tokens=48) == v
     assert meter.cache_hits["chat"] == 2 and len(cache) == 2
@@ -176,9 +184,9 @@ def test_local_chat_runs_on_llamacpp_when_the_runtime_says_so(llm_settings, lcha
     answers through llama.cpp, metered on its own meter, and says so in its replay keys."""
     from kgqa.models import build_models
 
-    models = build_models(llm_settings.model_copy(update={"local_llm_runtime": "llamacpp"}))
+    models = build_models(lchat.settings.model_copy(update={"local_llm_runtime": "llamacpp"}))
     chat = models.chat
-    assert chat.backend == "llamacpp"
+    assert chat.backend == "llamacpp" and type(chat._llamacpp) is type(lchat)
     prompt = "Name the capital of Italy in one word."
     assert chat.generate(prompt, max_tokens=8) == lchat.generate(prompt, max_tokens=8)
     assert models.meter.costs()["chat"].calls == 1

@@ -186,14 +186,14 @@ def _vispath(recognized, scores=None, **opts):
     return vp, m
 
 
-def test_abstention_is_off_by_default_and_the_method_answers():
+def test_no_abstention_answers_however_weak_the_grounding():
     from tests.fakes.vispath import IMAGE, Q2HOP
 
-    # a recognition score of 0.05 abstains as soon as abstain_below is set above it (next test) ...
-    vp, _ = _vispath("Government Museum, Chandigarh", scores=[("Q1", 0.05)])
-    assert vp.opt.abstain_below == 0.0
+    # a recognition score of 0.05 abstains as soon as abstain_below is above it (the default is; next test) ...
+    vp, _ = _vispath("Government Museum, Chandigarh", scores=[("Q1", 0.05)], abstain_below=0.0)
     run = vp.run(Q2HOP, IMAGE)
-    # ... by default the method reasons on from the recognised start to the fixture KG's answer
+    # ... with abstain_below=0 (--no-abstain) the method reasons on from the recognised start to the fixture
+    # KG's answer
     assert not run.stop_reason.startswith("abstained"), run.stop_reason
     assert run.start.id == "Q1" and len(run.hops) == 2
     assert (run.answer, run.answer_id) == ("La Chaux-de-Fonds", "Q5")

@@ -286,7 +286,12 @@ def test_no_start_entity_answers_from_the_image_as_last_resort():
     enc = BagOfWordsEncoder()
     g = FakeGraph({}, RELATIONS, [], encoder=enc)
     m = ScriptedModel(base_scripts(FinalAnswer={"answer": "a rocket"}))
+    # with abstention on (the default) an empty graph abstains; the paper's behaviour (abstain_below=0)
+    # answers from the image as a last resort
     run = make_vispath(g, enc, m, m, VisPathOptions()).run("What is shown?", IMAGE)
+    assert run.start is None and run.answer is None
+    assert run.stop_reason == "abstained: no start entity in the graph"
+    run = make_vispath(g, enc, m, m, VisPathOptions(abstain_below=0)).run("What is shown?", IMAGE)
     assert run.start is None and run.answer == "a rocket"
     assert run.stop_reason == "answered from the image alone"
 

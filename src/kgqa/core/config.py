@@ -137,6 +137,11 @@ class Settings(BaseSettings):
     # (GraSP, inputs_embeds) always run on transformers. Replay-cache keys name the runtime.
     local_llm_runtime: Literal["llamacpp", "transformers"] = Field(
         "llamacpp", validation_alias=AliasChoices("KGQA_LOCAL_LLM_RUNTIME", "local_llm_runtime"))
+    # Python binding of llama.cpp for the "llamacpp" runtime: "xllamacpp" (prebuilt PyPI wheels, the
+    # default install), "llama-cpp-python" (compiled at install; the optional extra kgqa[llama-cpp-python]),
+    # or "auto": xllamacpp when installed, else llama-cpp-python. Same engine and GGUF, same replay keys.
+    llamacpp_binding: Literal["auto", "xllamacpp", "llama-cpp-python"] = Field(
+        "auto", validation_alias=AliasChoices("KGQA_LLAMACPP_BINDING", "llamacpp_binding"))
     # OpenAI-compatible servers (vLLM); per-role URLs default to openai_base_url.
     openai_base_url: str = Field("http://127.0.0.1:8000/v1",
                                  validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))

@@ -29,6 +29,10 @@ where its speed on a CPU comes from (``bench/llm.py`` prints the figures).
 
 Not here: soft prompts (``inputs_embeds``, GraSP) stay on transformers
 (``softprompt_local``): llama-cpp-python takes token ids only.
+
+Binding: llama-cpp-python is compiled at install (PyPI has only its source), so the default install
+runs the same engine through ``xllamacpp`` (``kgqa.models.xllamacpp_chat``, prebuilt wheels);
+``llamacpp_chat_class`` picks the binding (``KGQA_LLAMACPP_BINDING``).
 """
 
 from __future__ import annotations
@@ -68,8 +72,9 @@ class _Runtime:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError as e:
-            raise ModelUnavailable("llama-cpp-python is not installed (make setup builds it; "
-                                   "or set KGQA_LOCAL_LLM_RUNTIME=transformers)") from e
+            raise ModelUnavailable("llama-cpp-python is not installed (pip install 'kgqa[llama-cpp-python]' "
+                                   "compiles it; or KGQA_LLAMACPP_BINDING=xllamacpp, or "
+                                   "KGQA_LOCAL_LLM_RUNTIME=transformers)") from e
         t0 = time.perf_counter()
         try:
             self.llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_batch=N_BATCH, n_ubatch=N_BATCH,
@@ -92,6 +97,17 @@ class _Runtime:
         self.stop = {eos, *self.end_of_turn}
         self.n_vocab = self.llm.n_vocab()
         self.lock = threading.Lock()   # a llama.cpp context serves one call at a time
+
+
+def llamacpp_chat_class(settings: Settings) -> type:
+    """The ChatModel class of the llama.cpp runtime for ``KGQA_LLAMACPP_BINDING`` (auto: xllamacpp when
+    installed, else llama-cpp-python; either missing is ModelUnavailable when it is first loaded)."""
+    from kgqa.models import xllamacpp_chat
+
+    binding = settings.llamacpp_binding
+    if binding == "xllamacpp" or (binding == "auto" and xllamacpp_chat.available()):
+        return xllamacpp_chat.XLlamaCppChat
+    return LlamaCppChat
 
 
 def load_runtime(settings: Settings) -> _Runtime:

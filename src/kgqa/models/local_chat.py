@@ -87,10 +87,11 @@ class LocalChat(LocalLLMChat):
         self.runtime = settings.local_llm_runtime
         self._llamacpp = None
         if self.runtime == "llamacpp":   # loads nothing yet
-            from kgqa.models.llamacpp_chat import LlamaCppChat
+            from kgqa.models.llamacpp_chat import llamacpp_chat_class
 
-            self._llamacpp = LlamaCppChat(settings, meter=self.meter, cache=cache, role=role)
-            self.backend = LlamaCppChat.backend   # replay-cache keys name the runtime
+            cls = llamacpp_chat_class(settings)
+            self._llamacpp = cls(settings, meter=self.meter, cache=cache, role=role)
+            self.backend = cls.backend   # replay-cache keys name the runtime
 
     def _fast(self):
         """The llama.cpp chat model sharing this one's meter and cache, or None (transformers)."""

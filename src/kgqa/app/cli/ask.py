@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from kgqa.app.cli.common import app, env_settings, scoped_options
+from kgqa.app.cli.common import app, env_settings, no_abstain, scoped_options
 
 #: Fallback codes of steps that were not asked on purpose (``-o llm_steps``, ``KGQA_CHAT_BACKEND=none``):
 #: ``kgqa ask`` says so once instead of listing them as fallbacks.
@@ -24,6 +24,23 @@ def _ask_args(args: list[str]):
     from kgqa.core.method import check_question  # empty / over the length limit: exit 2 before anything connects
 
     return (Path(args[0]), check_question(args[1])) if len(args) == 2 else (None, check_question(args[0]))
+
+
+NO_ABSTAIN_HELP = "Never abstain: answer however weakly the start is grounded (-o abstain_below=0, the paper's)."
+
+
+def grounding_line(ans) -> str | None:
+    """The grounding score of ``kgqa ask`` (VisPath: the weaker of the image match and the start entity's link
+    cosine) and what it means for abstention; None when the method reports none or the start was given."""
+    g = ans.details.get("grounding") if isinstance(ans.details, dict) else None
+    if not g or g.get("score") is None:
+        return None
+    names = {"recognition": "image match", "link": "entity link"}
+    parts = ", ".join(f"{names.get(k, k)} {v:.2f}" for k, v in g.items() if k in names and v is not None)
+    t = g.get("abstain_below") or 0.0
+    verdict = ("abstention off (abstain_below=0)" if not t else
+               f"below abstain_below={t}: abstained" if g["score"] < t else f"abstains below {t}")
+    return f"grounding: {g['score']:.2f}" + (f" ({parts})" if parts else "") + f" · {verdict}"
 
 
 def fallback_lines(ans) -> list[str]:
@@ -91,6 +108,7 @@ def ask(
     no_chain_pruning: bool = typer.Option(False, "--no-chain-pruning", help="VisPath ablation: keep paths by edge score."),
     no_evidence_check: bool = typer.Option(False, "--no-evidence-check", help="VisPath ablation: always run Dmax hops."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    no_abstain_: bool = typer.Option(False, "--no-abstain", help=NO_ABSTAIN_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON."),
 ):
     """Answer a question about an image (or a plain question) over the KG, and store its reasoning trace."""
@@ -104,6 +122,8 @@ def ask(
                "no_visual_intent": no_visual_intent or None, "no_chain_pruning": no_chain_pruning or None,
                "no_evidence_check": no_evidence_check or None}
     opts = {**{k: v for k, v in aliases.items() if v is not None}, **parse_kv(option)}
+    if no_abstain_:
+        opts = no_abstain({method: opts}, [method])[method]
     settings = env_settings()
     pipe = Pipeline(settings, method=method, options=opts, ablations=[a.replace("-", "_") for a in ablate or []],
                     replay_cache=replay_cache)
@@ -119,6 +139,8 @@ def ask(
           + (f"  [{ans.answer_id}]" if ans.answer_id else ""))
     for line in pipe.render(ans):
         print(line)
+    if (g := grounding_line(ans)) is not None:
+        print(g)
     for ev in ans.evidence:
         score = f"score {ev.score}" if ev.score is not None else "score -"
         print(f"{ev.kind} {ev.rank} ({score}): {ev.one_line()}")
@@ -143,6 +165,7 @@ def compare(
     option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="[METHOD.]KEY=VALUE",
                                                help="A method option (repeatable)."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    no_abstain_: bool = typer.Option(False, "--no-abstain", help=NO_ABSTAIN_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the Answers as JSON."),
 ):
     """Every method answers the same question over the same graph: one side-by-side table."""
@@ -155,7 +178,10 @@ def compare(
     names = method_names(methods)
     errors: dict[str, KgqaError] = {}
     settings = env_settings()
-    pipes = Pipeline.many(settings, names, options=scoped_options(option, names), replay_cache=replay_cache,
+    opts = scoped_options(option, names)
+    if no_abstain_:
+        no_abstain(opts, names)
+    pipes = Pipeline.many(settings, names, options=opts, replay_cache=replay_cache,
                           errors=errors)
     by_name = {p.method_name: p for p in pipes}
     results: list[tuple[str, object, KgqaError | None]] = []

@@ -66,3 +66,18 @@ def scoped_options(pairs: list[str] | None, methods: list[str]) -> dict[str, dic
             for m in methods:
                 out[m][key] = value
     return out
+
+
+#: ``--no-abstain`` (ask, compare, eval): the option it sets to 0 in every method that has it (VisPath).
+ABSTAIN_OPTION = "abstain_below"
+
+
+def no_abstain(opts: dict[str, dict], methods: list[str]) -> dict[str, dict]:
+    """``--no-abstain``: ``abstain_below=0`` for each of ``methods`` whose options have it (the paper's
+    behaviour: always answer); other methods are left as they are."""
+    from kgqa.methods.registry import get_method
+
+    for m in methods:
+        if ABSTAIN_OPTION in get_method(m).Options.model_fields:
+            opts.setdefault(m, {})[ABSTAIN_OPTION] = 0.0
+    return opts

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from kgqa.app.cli.common import app, console, env_settings, scoped_options
+from kgqa.app.cli.common import app, console, env_settings, no_abstain, scoped_options
 
 
 @app.command("eval")
@@ -34,6 +34,8 @@ def eval_cmd(
     drop_edges: float = typer.Option(0.0, "--drop-edges", min=0.0, max=0.99, help="Incomplete KG: hide this share "
                                      "of each topic entity's facts at query time (the graph is not changed)."),
     seed: int = typer.Option(0, "--seed", help="Seed choosing the hidden facts (--drop-edges)."),
+    no_abstain_: bool = typer.Option(False, "--no-abstain", help="Never abstain (-o abstain_below=0 in each method "
+                                     "that has it, the paper's behaviour)."),
 ):
     """Run methods over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost, fallbacks."""
     from kgqa.app.eval.questions import load_questions
@@ -51,6 +53,8 @@ def eval_cmd(
         raise InvalidInput(f"{questions}: no valid questions to evaluate")
     s = env_settings()
     opts = scoped_options(option, names)
+    if no_abstain_:
+        no_abstain(opts, names)
     if selection:
         opts.setdefault("vispath", {})["selection"] = selection
         if "vispath" not in names:

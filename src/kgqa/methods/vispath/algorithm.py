@@ -61,6 +61,7 @@ from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.method import BaseMethod
 from kgqa.core.result import Answer
 from kgqa.methods.vispath import prompts as P
+from kgqa.methods.vispath.abstain import is_blank, overrides_instructions
 from kgqa.methods.vispath.options import VisPathOptions, parse_llm_steps, resolve_llm_steps
 from kgqa.methods.vispath.question import topic_mention_heuristic
 from kgqa.methods.vispath.records import HopRecord, ReasoningPath, RelationSketch, StartCandidate, VisPathRun
@@ -96,6 +97,8 @@ class VisPath(BaseMethod):
         ans = to_answer(self.run(query.question, query.image, query.entity_id, drop_edges=query.drop_edges,
                                  seed=query.seed), self.name)
         ans.details["llm_steps"] = self.llm_steps
+        if ans.details.get("grounding") is not None:
+            ans.details["grounding"]["abstain_below"] = self.opt.abstain_below
         return ans
 
     def render(self, answer: Answer) -> list[str]:
@@ -124,8 +127,10 @@ class VisPath(BaseMethod):
                 run.start, run.start_replaced = self.graph_aware_validation(question, cands, run,  # Eq. 2–3
                                                                             has_image=image is not None)
         run.timings["start_entity"] = time.perf_counter() - t0
-        if o.abstain_below > 0 and not entity_id:                               # opt-in abstention (not the paper's)
-            why = self.weak_grounding(image, run)
+        if not entity_id:
+            self.measure_grounding(image, run)
+        if o.abstain_below > 0 and not entity_id:                               # abstention (not the paper's)
+            why = self.weak_grounding(run)
             if why:
                 run.stop_reason = f"abstained: {why}"
                 run.timings["total"] = time.perf_counter() - t0
@@ -203,21 +208,49 @@ class VisPath(BaseMethod):
         run.timings["total"] = time.perf_counter() - t0
         return run
 
-    def weak_grounding(self, image, run: VisPathRun) -> str | None:
+    def measure_grounding(self, image, run: VisPathRun) -> None:
+        """How firmly the start entity is grounded: ``run.grounding`` (0–1) and its parts.
+
+        Our addition (the paper always answers). Parts: ``recognition``, the image's best match score
+        where the vision backend ranks reference images (a declined recognition counts its best score, or 0
+        when the backend reports none), and ``link``, the start entity's cosine to the object o it was
+        linked from. The grounding is the weaker of the two: every later hop stands on it."""
+        parts: dict[str, float] = {}
+        declined = any(f.message.startswith("recognition:") for f in run.fallbacks)
+        if image is not None:
+            rank = getattr(self.vision, "rank", None)                # the reference-image grounder's scores
+            try:
+                best = rank(image, 1) if callable(rank) else None
+            except BadModelReply:
+                best = None
+            if is_blank(image):
+                parts["recognition"], parts["blank"] = 0.0, 1.0
+            elif best:
+                parts["recognition"] = float(best[0][1])
+            elif declined:
+                parts["recognition"] = 0.0
+        if run.start is not None:
+            parts["link"] = float(run.start.retrieval)
+        run.grounding_parts = {k: round(v, 4) for k, v in parts.items()}
+        scores = [v for k, v in parts.items() if k != "blank"]
+        run.grounding = round(min(scores), 4) if run.start is not None and scores else 0.0
+
+    def weak_grounding(self, run: VisPathRun) -> str | None:
         """Why the start entity is too weakly grounded to answer from (``abstain_below``), or None.
 
-        Our interpretation of abstention (the paper has none): the grounding is the evidence every
-        later hop stands on, so a declined or low-scoring recognition (a black image "is" Monaco at
-        0.14), or a start entity whose name barely matches the object o (an injected "HACKED" links
-        to nothing at cosine 0.3), ends the run without an answer instead of reasoning from it."""
+        A low-scoring or declined recognition (a black image "is" Monaco at 0.14), or a start entity whose
+        name barely matches the object o (an injected "HACKED" links to nothing at cosine 0.3), ends the
+        run without an answer instead of reasoning from it (``measure_grounding`` gives the scores)."""
         t = self.opt.abstain_below
-        if image is not None:
+        if overrides_instructions(run.question):
+            return "the question asks to override instructions, not about the graph"
+        if run.grounding_parts.get("blank"):
+            return "the image is blank (one colour, nothing to recognise)"
+        rec = run.grounding_parts.get("recognition")
+        if rec is not None and rec < t:
             if any(f.message.startswith("recognition:") for f in run.fallbacks):
-                return "the image was not recognised"
-            rank = getattr(self.vision, "rank", None)                # the reference-image grounder's scores
-            best = rank(image, 1) if callable(rank) else None
-            if best and best[0][1] < t:
-                return f"image recognised as {run.object_name!r} with score {best[0][1]:.2f} < {t}"
+                return f"the image was not recognised (best match score {rec:.2f} < {t})"
+            return f"image recognised as {run.object_name!r} with score {rec:.2f} < {t}"
         if run.start is None:
             return "no start entity in the graph"
         if run.start.retrieval < t:

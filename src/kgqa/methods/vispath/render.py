@@ -30,6 +30,7 @@ def to_answer(run: VisPathRun, method: str) -> Answer:
             "start_candidates": [{"id": c.id, "name": c.name, "retrieval": round(c.retrieval, 4),
                                   "s_Q": None if c.s_Q is None else round(c.s_Q, 4),
                                   "best_relation": c.best_relation} for c in run.start_candidates],
+            "grounding": None if run.grounding is None else {"score": run.grounding, **run.grounding_parts},
             "start_replaced": run.start_replaced, "sketch": run.sketch, "depth_hat": run.depth_hat,
             "depth_range": list(run.depth_range) if run.depth_range else None,
             "hops": [{"hop": h.hop, "intent": h.intent, "candidates": h.candidates, "chain_kept": h.chain_kept,
