@@ -35,6 +35,8 @@ def lchat(llm_settings, request):
     """The llama.cpp chat model on each Python binding (both run every test below)."""
     from kgqa.models.llamacpp_chat import llamacpp_chat_class
 
+    if request.param == "llama-cpp-python":      # an optional extra (it compiles llama.cpp); make setup skips it
+        pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install -e '.[llama-cpp-python]')")
     s = llm_settings.model_copy(update={"llamacpp_binding": request.param})
     chat = llamacpp_chat_class(s)(s)
     chat.prompt_tokens("load once")
