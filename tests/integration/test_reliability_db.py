@@ -205,3 +205,32 @@ def test_bulk_interrupted_during_the_importer_then_a_rerun_loads(own_server, tmp
     assert _count(own_server, "MATCH (e:Entity) RETURN count(e) AS n") == 20_000
     assert _count(own_server, "MATCH (:Entity)-[r]->(:Entity) RETURN count(r) AS n") == facts
     _empty(own_server)
+
+
+# --------------------------------------------------------------------------- a panic and a FAILED index
+@pytest.mark.slow
+def test_a_panicked_database_is_down_for_status_and_init_rebuilds_the_failed_index(own_server):
+    """What an over-long label key written by an older kgqa (or by hand) does, and the way back."""
+    from kgqa.core.errors import GraphUnavailable
+
+    with _graph(own_server) as g:
+        g.apply_schema()
+        g.await_indexes()
+        with pytest.raises(GraphUnavailable) as info:      # Lucene: "immense term"; Neo4j panics
+            g._run("CREATE (:Entity {id: 'Q26000001', name: 'long', label_keys: [$k]})", {"k": "k" * 40_000},
+                   write=True)
+    assert "\n" not in str(info.value)
+    status = run_kgqa("neo4j", "status", env=own_server)
+    assert status.returncode == 3 and "database DOWN" in status.stderr, status.stdout + status.stderr
+    assert run_kgqa("neo4j", "stop", env=own_server).returncode == 0
+    assert run_kgqa("neo4j", "start", "--no-init", env=own_server).returncode == 0
+    doctor = run_kgqa("doctor", "--no-models", "--json", env=own_server)
+    schema = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "schema")
+    assert doctor.returncode == 1 and not schema["ok"]
+    assert schema["detail"] == "index(es) FAILED: entity_label_keys: run `kgqa neo4j init` to rebuild"
+    init = run_kgqa("neo4j", "init", env=own_server)
+    assert init.returncode == 0, init.stderr
+    assert "rebuilt FAILED index(es) entity_label_keys" in init.stdout
+    doctor = run_kgqa("doctor", "--no-models", "--json", env=own_server)
+    assert doctor.returncode == 0, doctor.stdout
+    _empty(own_server)
