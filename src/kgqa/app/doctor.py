@@ -33,11 +33,15 @@ def graph_checks(settings: Settings) -> list[Check]:
         missing = [c for c in REQUIRED_CONSTRAINTS if c not in constraints]
         missing += [i for i in REQUIRED_INDEXES if i not in indexes]
         not_online = [n for n in REQUIRED_INDEXES if n in indexes and indexes[n]["state"] != "ONLINE"]
-        if missing:
+        failed = [n for n, r in indexes.items() if r["state"] == "FAILED"]
+        if failed:      # any FAILED index, required or not: one line, and the command that rebuilds it
+            checks.append(Check("schema", False, f"index(es) FAILED: {', '.join(failed)}: run `kgqa neo4j init` "
+                                                 "to rebuild"))
+        elif missing:
             checks.append(Check("schema", False, f"missing {', '.join(missing)}: run `kgqa neo4j init`"))
         elif not_online:
             checks.append(Check("schema", False, "index(es) not ONLINE: " + ", ".join(
-                f"{n} {indexes[n]['state']}" for n in not_online)))
+                f"{n} {indexes[n]['state']}" for n in not_online) + " (populating: wait, or `kgqa neo4j init`)"))
         else:
             vec = sum(1 for r in indexes.values() if r["type"] == "VECTOR")
             checks.append(Check("schema", True, f"{len(constraints)} constraints, {vec} vector indexes ONLINE"))

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: The password ``kgqa neo4j start`` gives the local server's ``neo4j`` user on
@@ -90,12 +90,12 @@ class Settings(BaseSettings):
     neo4j_username: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_USERNAME", "neo4j_username"))
     neo4j_password: str = Field(LOCAL_PASSWORD, validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password"))
     neo4j_database: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database"))
-    neo4j_timeout_s: float = Field(10.0, validation_alias=AliasChoices("KGQA_NEO4J_TIMEOUT_S", "neo4j_timeout_s"))
+    neo4j_timeout_s: float = Field(10.0, gt=0, validation_alias=AliasChoices("KGQA_NEO4J_TIMEOUT_S", "neo4j_timeout_s"))
 
     # --- local server (kgqa neo4j start|stop|status) -----------------------
     data_dir: Path = Field(default_factory=_default_data_dir, validation_alias=AliasChoices("KGQA_DATA_DIR", "data_dir"))
-    neo4j_bolt_port: int = Field(7687, validation_alias=AliasChoices("KGQA_NEO4J_BOLT_PORT", "neo4j_bolt_port"))
-    neo4j_http_port: int = Field(7474, validation_alias=AliasChoices("KGQA_NEO4J_HTTP_PORT", "neo4j_http_port"))
+    neo4j_bolt_port: int = Field(7687, ge=1, le=65535, validation_alias=AliasChoices("KGQA_NEO4J_BOLT_PORT", "neo4j_bolt_port"))
+    neo4j_http_port: int = Field(7474, ge=1, le=65535, validation_alias=AliasChoices("KGQA_NEO4J_HTTP_PORT", "neo4j_http_port"))
     neo4j_heap: str = Field("1g", validation_alias=AliasChoices("KGQA_NEO4J_HEAP", "neo4j_heap"))
     neo4j_pagecache: str = Field("1g", validation_alias=AliasChoices("KGQA_NEO4J_PAGECACHE", "neo4j_pagecache"))
     neo4j_jars: Path = Field(
@@ -106,7 +106,7 @@ class Settings(BaseSettings):
 
     # --- compute ----------------------------------------------------------
     device: str = Field("cpu", validation_alias=AliasChoices("KGQA_DEVICE", "device"))
-    torch_threads: int = Field(1, validation_alias=AliasChoices("KGQA_TORCH_THREADS", "torch_threads"))
+    torch_threads: int = Field(1, ge=1, validation_alias=AliasChoices("KGQA_TORCH_THREADS", "torch_threads"))
     # Threads of a load's embedding phase (encoder forward passes); 0: every core. Queries keep
     # torch_threads. bench/embed.py measures both.
     load_threads: int = Field(0, ge=0, validation_alias=AliasChoices("KGQA_LOAD_THREADS", "load_threads"))
@@ -155,7 +155,7 @@ class Settings(BaseSettings):
                               validation_alias=AliasChoices("KGQA_VISION_MODEL", "KGQA_VLM_MODEL", "vision_model"))
     softprompt_model: str = Field("HuggingFaceTB/SmolLM2-360M-Instruct",
                                   validation_alias=AliasChoices("KGQA_SOFTPROMPT_MODEL", "softprompt_model"))
-    model_timeout_s: float = Field(120.0, validation_alias=AliasChoices("KGQA_MODEL_TIMEOUT_S", "model_timeout_s"))
+    model_timeout_s: float = Field(120.0, gt=0, validation_alias=AliasChoices("KGQA_MODEL_TIMEOUT_S", "model_timeout_s"))
     json_retries: int = Field(2, ge=0, le=10, validation_alias=AliasChoices("KGQA_JSON_RETRIES", "json_retries"))
     # opt-in replay cache of model replies (deterministic, cheap re-runs)
     model_cache_dir: Path | None = Field(None, validation_alias=AliasChoices("KGQA_MODEL_CACHE_DIR", "model_cache_dir"))
@@ -171,6 +171,23 @@ class Settings(BaseSettings):
                                                                               "serve_timeout_s"))
     serve_max_upload_mb: float = Field(10.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_MAX_UPLOAD_MB",
                                                                                  "serve_max_upload_mb"))
+
+    @field_validator("data_dir", "model_cache_dir")
+    @classmethod
+    def _a_folder(cls, v: Path | None) -> Path | None:
+        """A data folder must be a folder (or not exist yet): a file there would pass ``doctor`` and
+        fail the first write with NotADirectoryError. Checked here, before any command runs."""
+        if v is None:
+            return v
+        v = Path(v).expanduser()
+        if v.exists() and not v.is_dir():
+            raise ValueError(f"{v} exists and is not a folder")
+        for parent in v.parents:        # a file on the way: mkdir would fail the same way
+            if parent.exists():
+                if not parent.is_dir():
+                    raise ValueError(f"{parent} is a file, not a folder")
+                break
+        return v
 
     @property
     def embed_threads(self) -> int:

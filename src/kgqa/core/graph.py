@@ -115,12 +115,44 @@ class Graph:
         return len(stmts)
 
     def await_indexes(self, timeout_s: float = 300) -> None:
-        """Block until every index is ONLINE (raise GraphUnavailable on FAILED/timeout)."""
+        """Block until every index is ONLINE (raise GraphUnavailable naming a FAILED one, or on timeout)."""
+        self._raise_failed()        # db.awaitIndexes would answer a FAILED index with Lucene's stack trace
         self._guard(lambda: self.driver.execute_query(
             "CALL db.awaitIndexes($t)", {"t": int(timeout_s)}, database_=self.settings.neo4j_database))
-        failed = [r["name"] for r in self.read("schema_indexes") if r["state"] == "FAILED"]
+        self._raise_failed()
+
+    def failed_indexes(self) -> list[str]:
+        """Names of the indexes in state FAILED."""
+        return [r["name"] for r in self.read("schema_indexes") if r["state"] == "FAILED"]
+
+    def _raise_failed(self) -> None:
+        failed = self.failed_indexes()
         if failed:
-            raise GraphUnavailable(f"Neo4j index(es) FAILED: {', '.join(failed)}")
+            raise GraphUnavailable(f"Neo4j index(es) FAILED: {', '.join(failed)}: run `kgqa neo4j init` to rebuild")
+
+    def rebuild_failed_indexes(self) -> tuple[list[str], int]:
+        """Drop every FAILED index and create it again from ``cypher/schema.cypher``; returns (the
+        rebuilt names, entities whose over-long label keys were dropped first). A FAILED
+        ``entity_label_keys`` comes from a key over Lucene's term limit (written before the loaders
+        had byte limits): such keys are dropped from the entities, or the rebuild would fail again."""
+        from kgqa.core.kg import MAX_LABEL_KEY_BYTES
+
+        failed = self.failed_indexes()
+        fixed = 0
+        if "entity_label_keys" in failed:
+            rows = self.read("schema_long_label_keys", max_chars=MAX_LABEL_KEY_BYTES // 4)
+            fix = [{"id": r["id"], "label_keys": [k for k in r["label_keys"]
+                                                  if len(k.encode("utf-8")) <= MAX_LABEL_KEY_BYTES]}
+                   for r in rows]
+            fix = [f for f, r in zip(fix, rows) if len(f["label_keys"]) != len(r["label_keys"])]
+            if fix:
+                self.write("load_label_keys", rows=fix)
+            fixed = len(fix)
+        for name in failed:
+            self.write("schema_drop_index", {"name": name})
+        if failed:
+            self.apply_schema()
+        return failed, fixed
 
     def session(self, write: bool = True):
         """A raw session for batched loaders that manage their own transactions."""
@@ -150,7 +182,9 @@ class Graph:
         return self._guard(go)
 
     def _guard(self, fn):
-        """Turn driver failures into GraphUnavailable with one clear line."""
+        """Turn driver failures into GraphUnavailable with one clear line (exit 3): every error the
+        driver or the server can give at connect/auth time, a panicked or unavailable database, a
+        refused write. Only a query kgqa got wrong (syntax, types) still raises as it is."""
         from neo4j import exceptions as nx
 
         uri = self.settings.neo4j_uri
@@ -170,11 +204,42 @@ class Graph:
         except nx.ConstraintError as e:
             raise GraphUnavailable(f"Neo4j at {uri} refused a write: {cap(e.message, 300)} "
                                    "(another load writing the same ids at the same time?)") from e
-        except nx.DatabaseError as e:  # e.g. "Property value is too large to index"
-            raise GraphUnavailable(f"Neo4j at {uri} failed the query: {cap(e.message, 300)}") from e
-        except nx.ClientError as e:
-            if e.code and "DatabaseNotFound" in e.code:
-                raise GraphUnavailable(
-                    f"Neo4j at {uri} has no database {self.settings.neo4j_database!r} (set NEO4J_DATABASE)"
-                ) from e
-            raise
+        except (nx.CypherSyntaxError, nx.CypherTypeError):
+            raise                                  # a bug in kgqa's own query: the traceback is for us
+        except nx.Neo4jError as e:
+            raise GraphUnavailable(self._server_error_line(e)) from e
+        except nx.DriverError as e:                # e.g. a pool timeout, a bad auth configuration
+            raise GraphUnavailable(f"Neo4j at {uri}: {type(e).__name__}: {cap(one_line(str(e)), 300)}") from e
+
+    def _server_error_line(self, e) -> str:
+        """One line for an error the server returned: what happened and what to do."""
+        uri, code = self.settings.neo4j_uri, e.code or ""
+        message = one_line(e.message or str(e))
+        if code.endswith("Security.AuthenticationRateLimit"):
+            return (f"Neo4j at {uri} locked user {self.settings.neo4j_username!r} out after repeated wrong passwords "
+                    "(AuthenticationRateLimit): wait a few seconds (the server's dbms.security.auth_lock_time, "
+                    "5 s by default), then retry with the right NEO4J_PASSWORD")
+        if code.startswith("Neo.ClientError.Security."):
+            return f"Neo4j at {uri} refused user {self.settings.neo4j_username!r}: {code.rsplit('.', 1)[-1]}: {cap(message, 200)}"
+        if "DatabaseNotFound" in code:
+            return f"Neo4j at {uri} has no database {self.settings.neo4j_database!r} (set NEO4J_DATABASE)"
+        if is_panic(e):
+            return (f"Neo4j at {uri}: database {self.settings.neo4j_database!r} is down after a critical error "
+                    "(database panic; see its debug.log): restart it (`kgqa neo4j stop`, `kgqa neo4j start`), "
+                    "then run `kgqa neo4j init`")
+        if "DatabaseUnavailable" in code:
+            return (f"Neo4j at {uri}: database {self.settings.neo4j_database!r} is unavailable (stopped, starting "
+                    "or failed to recover; see its debug.log): restart the server, then run `kgqa neo4j init`")
+        return f"Neo4j at {uri} failed the query: {cap(message, 300)}"   # e.g. "Property value is too large to index"
+
+
+def one_line(text: str) -> str:
+    """A server message on one line (Neo4j's include stack traces and banners)."""
+    return " ".join(text.split())
+
+
+def is_panic(e) -> bool:
+    """Whether a Neo4j error says the database panicked (it answers nothing until restarted)."""
+    text = f"{getattr(e, 'code', '') or ''} {getattr(e, 'message', '') or e}"
+    return "critical error, and needs to be restarted" in text or "DatabasePanic" in text \
+        or "Could not apply the transaction" in text

@@ -46,11 +46,21 @@ def label_key(label: str) -> str:
     return " ".join(_WORDS.findall(label.lower()))
 
 
+#: Lucene's limit on one index term, in UTF-8 bytes: a longer ``label_keys`` entry makes Neo4j panic
+#: after the commit (and the ``entity_label_keys`` index FAILED after a restart).
+LUCENE_MAX_TERM_BYTES = 32_766
+#: The longest label key stored, in UTF-8 bytes, well below Lucene's term limit; the loaders' own
+#: limits (kgqa.loaders.wikidata5m.files: 4 KB per label or alias) keep keys under it already, this
+#: guards every other writer (``kgqa neo4j init``'s backfill of entities loaded before).
+MAX_LABEL_KEY_BYTES = 8_192
+
+
 def label_keys(name: str, aliases: Sequence[str] = ()) -> list[str]:
     """What the loaders store in ``Entity.label_keys`` (the ``entity_label_keys`` index): the ``label_key``
     of the name and of each alias, and for a label ending in a parenthesised qualifier also the key
     without it, marked ``QUALIFIED`` ("Notre-Dame de Paris (novel)" → "notre dame de paris novel",
-    "~notre dame de paris"), so a mention finds the qualified labels only after the exact ones."""
+    "~notre dame de paris"), so a mention finds the qualified labels only after the exact ones. A key
+    over ``MAX_LABEL_KEY_BYTES`` is left out (an index term that long would take the database down)."""
     out = []
     for x in (name, *aliases):
         if not isinstance(x, str):
@@ -61,7 +71,8 @@ def label_keys(name: str, aliases: Sequence[str] = ()) -> list[str]:
             bare = _TRAILING_QUALIFIER.sub("", x)
             if bare != x:
                 out.append(QUALIFIED + label_key(bare))
-    return list(dict.fromkeys(k for k in out if k.lstrip(QUALIFIED)))
+    return list(dict.fromkeys(k for k in out
+                              if k.lstrip(QUALIFIED) and len(k.encode("utf-8")) <= MAX_LABEL_KEY_BYTES))
 
 
 def cos_from_neo4j(similarity: float) -> float:

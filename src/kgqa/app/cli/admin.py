@@ -41,20 +41,23 @@ def neo4j_stop():
 
 @neo4j_app.command("status")
 def neo4j_status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
-    """Say whether the local server runs and answers (exit 1 when it does not)."""
+    """Say whether the local server runs and its database answers (exit 1: not running or Bolt silent;
+    exit 3: the server runs but the database is down, e.g. after a panic, or refuses kgqa)."""
     from kgqa.core.neo4j_local import LocalNeo4j
 
     s = env_settings()
     st = LocalNeo4j(s).status()
     info = st.as_dict()
+    info["database_answers"] = False
     if st.bolt_answers:
         from kgqa.core.errors import KgqaError
         from kgqa.core.graph import Graph
 
         try:
-            with Graph(s) as g:
+            with Graph(s) as g:      # server_info runs in the database: a panicked one fails it
                 row = g.read("server_info")[0]
             info["version"] = f"{row['version']} {row['edition']}"
+            info["database_answers"] = True
         except KgqaError as e:
             info["version"] = None
             info["error"] = str(e)
@@ -68,25 +71,35 @@ def neo4j_status(as_json: bool = typer.Option(False, "--json", help="Print JSON.
             if info.get("version"):
                 con.print(f"Neo4j {info['version']} · home {st.home}")
             if info.get("error"):
-                con.print(info["error"])
+                console(stderr=True).print(f"database DOWN: {info['error']}", soft_wrap=True)
         else:
             con.print(f"not running · home {st.home}")
-    raise typer.Exit(0 if st.running and st.bolt_answers else 1)
+    if not (st.running and st.bolt_answers):
+        raise typer.Exit(1)
+    raise typer.Exit(0 if info["database_answers"] else 3)
 
 
 @neo4j_app.command("init")
 def neo4j_init():
-    """Apply cypher/schema.cypher (idempotent) and wait for the indexes to be ONLINE."""
+    """Apply cypher/schema.cypher (idempotent), rebuild a FAILED index, wait for the indexes to be ONLINE."""
     from kgqa.core.graph import Graph
 
     from kgqa.loaders.wikidata5m.load import backfill_label_keys
 
     with Graph(env_settings()) as g:
         n = g.apply_schema()
+        rebuilt, fixed = g.rebuild_failed_indexes()
         g.await_indexes()
         keys = backfill_label_keys(g)
-    console().print(f"schema applied ({n} statements), indexes ONLINE"
-                     + (f"; label keys added to {keys:,} entities loaded before them" if keys else ""))
+    notes = []
+    if rebuilt:
+        notes.append(f"rebuilt FAILED index(es) {', '.join(rebuilt)}"
+                     + (f" after dropping label keys over the index's term limit from {fixed:,} entities"
+                        if fixed else ""))
+    if keys:
+        notes.append(f"label keys added to {keys:,} entities loaded before them")
+    console().print(f"schema applied ({n} statements), indexes ONLINE" + "".join(f"; {x}" for x in notes),
+                    soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- doctor

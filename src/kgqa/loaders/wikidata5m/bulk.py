@@ -12,6 +12,12 @@
 4. apply the schema, then load descriptions, images and embeddings over Bolt with the
    incremental loader's own phases (resumable, checkpointed).
 
+Interrupted (Ctrl-C, SIGTERM) while the server is stopped, the load stops the importer, starts the
+server again and removes the CSVs before it exits (130). Killed outright (kill -9), it leaves a
+state file (``<data_dir>/import/bulk-state.json``: its pid, the CSV folder, the importer's pid);
+the next ``--bulk`` finds it, stops a still-running importer, starts the server, removes the CSVs,
+and loads again over what the interrupted importer left (the database was empty before it).
+
 Against a Neo4j that is not the local server (Docker, a remote host), steps 3–4 cannot run
 from here: the CSVs are written and the report carries the exact ``neo4j-admin`` command to
 run where the database lives, followed by an incremental ``kgqa load wikidata5m`` for
@@ -26,8 +32,10 @@ changes"), so the schema is applied after it. It is the physical floor for struc
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -142,6 +150,178 @@ class BulkLoader(Loader):
                 "--overwrite-destination=true", f"--report-file={folder / 'import.report'}", "neo4j"]
 
 
+#: The state of a --bulk load in progress, under <data_dir>/import: who runs it, its CSVs, its importer.
+STATE_FILE = "bulk-state.json"
+
+
+def _pid_alive(pid, marker: bytes | None = None) -> bool:
+    """Whether ``pid`` runs (and its command line holds ``marker``: a reused pid is not ours)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+        if stat and stat[0] == "Z":
+            return False
+        return marker is None or marker in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (ProcessLookupError, PermissionError, FileNotFoundError):
+        return False
+    except OSError:
+        return True
+
+
+def _stop_process(pid: int, wait_s: float = 15.0) -> None:
+    """SIGTERM, then SIGKILL after ``wait_s``, to ``pid``'s process group (the importer's JVM)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:                                   # reap it when it is our child
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    return
+            except ChildProcessError:
+                pass
+            if not _pid_alive(pid):
+                return
+            time.sleep(0.2)
+
+
+class BulkState:
+    """``<data_dir>/import/bulk-state.json`` while a --bulk load runs: {owner pid, CSV folder,
+    importer pid, server stopped}; removed once the import is done (or nothing was imported)."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.path = Path(settings.data_dir) / "import" / STATE_FILE
+        self.data: dict = {}
+
+    def _write(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data))
+        tmp.replace(self.path)
+
+    def begin(self, folder: Path, resumed: str = "") -> None:
+        self.data = {"owner": os.getpid(), "folder": str(folder), "importer": None, "server_stopped": False,
+                     "imported_over": bool(resumed)}
+        self._write()
+
+    def update(self, **kw) -> None:
+        self.data.update(kw)
+        self._write()
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def release(self) -> None:
+        """This run ends before its import: forgotten, unless the database still holds an earlier
+        interrupted import (then the next --bulk must still import over it)."""
+        if self.data.get("imported_over"):
+            self.update(owner=None, folder=None, importer=None, server_stopped=False)
+        else:
+            self.clear()
+
+    def recover(self) -> str:
+        """Clean up after a --bulk that was killed; "" when there was none, else what was done. Refuses
+        (one line) while another --bulk still runs."""
+        from kgqa.core.neo4j_local import LocalNeo4j
+
+        try:
+            old = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return ""
+        except (OSError, ValueError):
+            old = {}
+        owner = old.get("owner")
+        if owner != os.getpid() and _pid_alive(owner, b"kgqa"):
+            raise InvalidInput(f"another --bulk load (pid {owner}) is running on {self.settings.data_dir}: "
+                               "wait for it, or stop it (it cleans up after itself)")
+        done = []
+        importer = old.get("importer")
+        if _pid_alive(importer, b"AdminTool"):
+            _stop_process(importer)
+            done.append(f"importer pid {importer} stopped")
+        folder = old.get("folder")
+        if folder and Path(folder).exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            done.append("its CSVs removed")
+        server = LocalNeo4j(self.settings)
+        if old.get("server_stopped") and not server.status().running:
+            server.start()
+            done.append("the local server started")
+        self.clear()
+        if not (old.get("server_stopped") or old.get("imported_over")):
+            return ""           # killed before the import: the database was not touched
+        return ", ".join(done) or "nothing left running"
+
+
+def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tuple[float, float]:
+    """Stop the server, run the importer, start the server again; returns (stopped at, imported at).
+
+    Ctrl-C or SIGTERM meanwhile: the importer is stopped, the server started, the CSVs removed,
+    then the interruption goes on (exit 130); the state file stays, so that the rerun imports over
+    what the importer had written."""
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term) if _main_thread() else None
+    proc = None
+    try:
+        state.update(server_stopped=True)
+        server.stop()
+        t1 = time.perf_counter()
+        env = {**os.environ, "NEO4J_HOME": str(server.home), "NEO4J_CONF": str(server.conf_dir)}
+        log = folder / "importer.log"
+        with open(log, "w", encoding="utf-8") as out:
+            # its own session: a Ctrl-C reaches kgqa, which stops it (never an orphan of the terminal's)
+            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+            state.update(importer=proc.pid)
+            rc = proc.wait()
+        t2 = time.perf_counter()
+        started = False
+        try:
+            server.start()
+            started = True
+        finally:
+            if rc != 0:
+                lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+                raise LocalServerError(f"neo4j-admin database import failed: {lines[-1] if lines else rc}"
+                                       f" (log: {log}; a rerun of --bulk imports over it)"
+                                       + ("" if started else "; the server did not start again"))
+        state.update(importer=None, server_stopped=False)
+        return t1, t2
+    except KeyboardInterrupt:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)     # a second SIGTERM must not cut the clean-up
+        import sys
+
+        print("kgqa: --bulk interrupted: stopping the importer, starting the server, removing the CSVs",
+              file=sys.stderr)
+        if proc is not None and proc.poll() is None:
+            _stop_process(proc.pid)
+        if not server.status().running:
+            server.start()
+        shutil.rmtree(folder, ignore_errors=True)
+        state.update(owner=None, importer=None, server_stopped=False, folder=None, imported_over=True)
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
 def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None = None, encoder=None,
                          options: LoadOptions | None = None) -> tuple[LoadReport, list[str]]:
     """First load into an empty database through the importer; see the module doc.
@@ -154,7 +334,11 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
     opts = options or LoadOptions()
     settings = graph.settings
     t_start = time.perf_counter()
-    n = graph.read("bulk_node_count")[0]["nodes"]
+    state = BulkState(settings)
+    interrupted = state.recover()          # before the first query: it may start the stopped server
+    # after an interrupted import the database holds what that importer wrote (or does not open at
+    # all): it was empty before, and is imported over again
+    n = 0 if interrupted else graph.read("bulk_node_count")[0]["nodes"]
     if n:
         raise InvalidInput(f"--bulk is for a first load into an empty database, and {settings.neo4j_uri} holds "
                            f"{n:,} node(s): load without --bulk (the incremental loader MERGEs), or empty the "
@@ -162,16 +346,21 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
     loader = BulkLoader(graph, path, images, encoder, opts)
     folder = Path(settings.data_dir) / "import" / f"wikidata5m-{time.strftime('%Y%m%dT%H%M%S')}"
     local = is_local_server(settings)
+    state.begin(folder, resumed=interrupted)
+    if interrupted:
+        loader.report.warnings.append(f"an interrupted --bulk was cleaned up ({interrupted}); loading again")
     try:
         with Bars(opts.progress) as bars:
             try:        # nothing reaches the database before every file is checked
                 counts = loader.validate_to_csv(folder, bars)
             except BaseException:
                 shutil.rmtree(folder, ignore_errors=True)     # no half-written CSVs left behind
+                state.release()
                 raise
             server = LocalNeo4j(settings)
             cmd = loader.import_command(folder, settings.java, settings.neo4j_jars)
             if not local or not server.status().running:
+                state.release()
                 steps = [
                     "the database is not the local kgqa server: run the importer where it lives, with the "
                     "database stopped (files under " + str(folder) + "):",
@@ -182,21 +371,8 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             st = loader.report.phase("neo4j-admin import")
             t0 = time.perf_counter()
             graph.close()
-            server.stop()
-            t1 = time.perf_counter()
-            env = {**os.environ, "NEO4J_HOME": str(server.home), "NEO4J_CONF": str(server.conf_dir)}
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            t2 = time.perf_counter()
-            started = None
-            try:
-                server.start()
-                started = True
-            finally:
-                if proc.returncode != 0:
-                    lines = [ln for ln in (proc.stderr or proc.stdout).strip().splitlines() if ln.strip()]
-                    raise LocalServerError(f"neo4j-admin database import failed: {lines[-1] if lines else proc.returncode}"
-                                           f" (report: {folder / 'import.report'})"
-                                           + ("" if started else "; the server did not start again"))
+            t1, t2 = _run_importer(state, server, cmd, folder)
+            state.clear()                                  # imported: a later kill is resumed without --bulk
             st.seconds = time.perf_counter() - t0
             st.detail.update(server_stop_s=t1 - t0, importer_s=t2 - t1, server_start_s=st.seconds - (t2 - t0))
             st.rows = sum(counts.values())

@@ -25,6 +25,17 @@ MAX_ID_CHARS = 32
 #: constraint-backed; Neo4j refuses an index key over ~8 KB ("Property value is too large to
 #: index") in the middle of a write, so validation rejects such a line first, with room to spare.
 MAX_LABEL_BYTES = 4096
+#: The longest alias kept, in UTF-8 bytes. Every alias becomes a term of the ``entity_label_keys``
+#: full-text index, and a term over Lucene's 32,766 bytes makes Neo4j panic after the commit (the
+#: database stops until a restart, then the index is FAILED); a label key is at most 1.5x its alias
+#: (lower-casing), so 4 KB keeps every key far below that term limit.
+MAX_ALIAS_BYTES = 4096
+#: The most bytes of one line's label and aliases together (the node's ``aliases`` and ``label_keys``
+#: lists): aliases past it are not kept.
+MAX_NAMES_BYTES = 65_536
+#: The longest description kept, in UTF-8 bytes (not indexed, but every question that reads the
+#: entity carries it into a prompt; Wikidata5M's longest are a few KB).
+MAX_DESCRIPTION_BYTES = 65_536
 
 
 # --------------------------------------------------------------------------- files
@@ -119,22 +130,44 @@ def read_lines(path: Path) -> Iterator[tuple[int, str | None, str, bytes]]:
                     yield lineno, text, "", raw
 
 
-def _names(cols: list[str]) -> tuple[str, list[str]]:
+def _names(cols: list[str]) -> tuple[str, list[str], str]:
+    """(label, aliases kept, why some were not kept or "") of a catalogue line's columns."""
     label = cols[1].strip()
     aliases: list[str] = []
     seen = {label}
+    total = len(label.encode("utf-8"))
+    long_alias = over_total = 0
     for a in cols[2:]:
         a = a.strip()
         if a and a not in seen:
             seen.add(a)
+            size = len(a.encode("utf-8"))
+            if size > MAX_ALIAS_BYTES:
+                long_alias = max(long_alias, size)
+                continue
+            if total + size > MAX_NAMES_BYTES:
+                over_total += 1
+                continue
+            total += size
             aliases.append(a)
-    return label, aliases
+    why = ""
+    if long_alias:
+        why = (f"alias too long: {long_alias:,} bytes (limit {MAX_ALIAS_BYTES:,}, aliases are "
+               "full-text index terms)")
+    elif over_total:
+        why = (f"aliases too long: {over_total:,} alias(es) past {MAX_NAMES_BYTES:,} bytes of label and "
+               "aliases")
+    return label, aliases, why
 
 
 def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str, keys: bool = True) -> tuple[dict | None, str]:
     """``ID<TAB>label<TAB>alias…`` → ({id, name, aliases, label_keys}, "") or (None, why); ``label_keys``
     (kgqa.core.kg.label_keys) are what entity linking looks labels up by (left out with ``keys=False``:
-    validation does not need them)."""
+    validation does not need them).
+
+    A row AND a why: the line is usable without the aliases over ``MAX_ALIAS_BYTES`` /
+    ``MAX_NAMES_BYTES``, which the row leaves out; ``--strict`` refuses the line with that why,
+    ``--lenient`` loads the row and counts it."""
     cols = text.split("\t")
     if len(cols) < 2:
         return None, f"column count: expected {kind}<TAB>label[<TAB>alias…], got 1 column"
@@ -143,7 +176,7 @@ def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str, keys: bool =
         return None, f"id syntax: {cap_repr(ident, 40)} is longer than {MAX_ID_CHARS} characters"
     if not id_rule.match(ident):
         return None, f"id syntax: {cap_repr(ident)} is not a Wikidata {kind}"
-    label, aliases = _names(cols)
+    label, aliases, trimmed = _names(cols)
     if not label:
         return None, f"empty label for {ident}"
     size = len(label.encode("utf-8"))
@@ -152,7 +185,7 @@ def parse_catalogue_line(text: str, id_rule: re.Pattern, kind: str, keys: bool =
     row = {"id": ident, "name": label, "aliases": aliases}
     if keys:
         row["label_keys"] = label_keys(label, aliases)
-    return row, ""
+    return row, (f"{trimmed} for {ident}" if trimmed else "")
 
 
 def parse_triple_line(text: str, relations: set[str] | dict, entities: set[str]) -> tuple[tuple | None, str]:
@@ -177,11 +210,19 @@ def parse_triple_line(text: str, relations: set[str] | dict, entities: set[str])
 
 
 def parse_text_line(text: str) -> tuple[dict | None, str]:
-    """``QID<TAB>description`` → ({id, description}, "") or (None, why)."""
+    """``QID<TAB>description`` → ({id, description}, "") or (None, why); a row AND a why: the
+    description was cut to ``MAX_DESCRIPTION_BYTES`` (``--strict`` refuses the line, ``--lenient``
+    loads the cut one and counts it)."""
     cols = text.split("\t", 1)
     if len(cols) != 2:
         return None, "column count: expected 2 (QID<TAB>description), got 1"
     ident = cols[0].strip()
     if len(ident) > MAX_ID_CHARS or not QID.match(ident):
         return None, f"id syntax: {cap_repr(ident)} is not a Wikidata entity id"
-    return {"id": ident, "description": cols[1].strip()}, ""
+    desc = cols[1].strip()
+    size = len(desc.encode("utf-8"))
+    if size > MAX_DESCRIPTION_BYTES:
+        cut = desc.encode("utf-8")[:MAX_DESCRIPTION_BYTES].decode("utf-8", "ignore")
+        return {"id": ident, "description": cut}, (f"description too long: {size:,} bytes for {ident} "
+                                                    f"(limit {MAX_DESCRIPTION_BYTES:,})")
+    return {"id": ident, "description": desc}, ""

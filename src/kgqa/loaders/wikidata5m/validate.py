@@ -1,7 +1,7 @@
 """Step 1 of a Wikidata5M load: every input file validated completely before anything is written.
 
-Column count, id syntax, unknown relation, dangling entity, encoding, label size and images are
-checked; a bad line raises (``--strict``) or is rejected and skipped by the write pass
+Column count, id syntax, unknown relation, dangling entity, encoding, label size, the byte limits
+of aliases and descriptions (kgqa.loaders.wikidata5m.files) and images are checked; a bad line raises (``--strict``) or is rejected and skipped by the write pass
 (``--lenient``, kgqa.loaders.rejects). A repeated id keeps its first line. ``--limit`` keeps the
 first N valid triples and the entities they use. ``--bulk`` passes sinks that receive each
 accepted row as it is read (kgqa.loaders.wikidata5m.bulk writes them as the importer's CSV).
@@ -104,6 +104,8 @@ class Validation:
             if row is None:
                 self.rejects.line(path, lineno, why, text)
                 continue
+            if why:     # usable without its over-long aliases: strict refuses, lenient counts
+                self._over_limit(path, lineno, why, text, f"lines with aliases left out in {path.name}")
             if row["id"] in seen:  # first line wins; later ones are skipped and counted
                 dups.add(lineno)
                 self.report.skipped[f"duplicate ids in {path.name}"] = \
@@ -115,6 +117,13 @@ class Validation:
         self.line_counts[path] = n
         bars.finish(task, n)
         return n
+
+    def _over_limit(self, path: Path, lineno: int, why: str, text: str, counted_as: str) -> None:
+        """A line over a byte limit that the loader can still use once cut: ``--strict`` refuses it
+        (``file:line: why``), ``--lenient`` counts it in the report and loads the cut row."""
+        if self.rejects.strict:
+            self.rejects.line(path, lineno, why, text)      # raises InvalidInput("file:line: why")
+        self.report.skipped[counted_as] = self.report.skipped.get(counted_as, 0) + 1
 
     def _validate_triples(self, bars, sink=None) -> int:
         limit = self.opt.limit
@@ -174,6 +183,8 @@ class Validation:
             row, why = parse_text_line(text)
             if row is None:
                 self.rejects.line(path, lineno, why, text)
+            elif why:   # loaded cut (lenient) or refused (strict)
+                self._over_limit(path, lineno, why, text, "descriptions cut to the byte limit")
         self.line_counts[path] = n
         bars.finish(task, n)
         return n
