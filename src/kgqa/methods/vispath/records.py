@@ -142,6 +142,8 @@ class VisPathRun:
     hidden: list[str] = field(default_factory=list)   # --drop-edges: the start's facts hidden from every expansion
     # the non-LLM sketch of the question (VisPath.sketch_of), computed when a fallback first needs it
     relation_sketch: RelationSketch | None = None
+    # path_scorer=learned took the place of the rules (no LLM intent, the checkpoint loaded)
+    learned: bool = False
 
     def fell_back(self, message: str, code: str = "empty") -> None:
         """Record a documented fallback (``code``: why; see kgqa.core.result.Fallback)."""
