@@ -81,3 +81,54 @@ def train_grasp_cmd(
     print(f"loss per epoch: " + ", ".join(f"{v:.4f}" for v in rep["epoch_losses"]))
     print(f"checkpoint: {rep['checkpoint']} ({rep['bytes'] / 1e6:.1f} MB)")
     print(f"loss curve: {rep['plot']}")
+
+
+@train_app.command("paths")
+def train_paths_cmd(
+    data: Optional[Path] = typer.Option(None, "--data", help="Question/answer pairs (JSON lines, the kgqa eval "
+                                        "format: question, answer, aliases, topic.id); only the answer is used, the "
+                                        "relation paths to it are searched in the graph."),
+    examples: int = typer.Option(400, "--examples", min=0, help="How many questions to generate from the KG "
+                                 "(relation labels and aliases in templates); 0 with --data: the file only."),
+    exclude: Optional[Path] = typer.Option(None, "--exclude", help="A question file whose topic entities generated "
+                                           "questions must not use (e.g. the eval set)."),
+    depth: int = typer.Option(3, "--depth", min=1, max=4, help="Longest relation chain searched (VisPath's Dmax)."),
+    epochs: int = typer.Option(10, "--epochs", min=1, help="Epochs over the examples."),
+    lr: float = typer.Option(1e-3, "--lr", help="AdamW learning rate of the head."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the generated questions, the initial weights and the order."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (safetensors). Default: "
+                                              "<data dir>/models/paths/path-retriever.safetensors, what VisPath's "
+                                              "-o path_scorer=learned loads first."),
+    resume: bool = typer.Option(False, "--resume", help="Continue after the checkpoint's last epoch."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+):
+    """Train the relation-path retriever (weak supervision: searched paths from topic to answer); seeded,
+    resumable, loss per epoch."""
+    from kgqa.app.runtime import open_runtime
+    from kgqa.models.path_supervision import train_paths
+
+    s = env_settings()
+    ckpt = checkpoint or Path(s.models_dir) / "paths" / "path-retriever.safetensors"
+    encoder_name = Path(s.encoder_model).name if s.encoder_model else "all-MiniLM-L6-v2"
+
+    def on_epoch(epoch: int, mean: float) -> None:
+        if not as_json:
+            print(f"epoch {epoch + 1}/{epochs}: mean loss {mean:.4f}", flush=True)
+
+    with open_runtime(s) as rt:
+        ctx = rt.context()
+        rep = train_paths(ctx.graph, ctx.kg, checkpoint=ckpt, data=data, examples=examples,
+                          generated=examples > 0, exclude=exclude, depth=depth, epochs=epochs, lr=lr, seed=seed,
+                          resume=resume, encoder_name=encoder_name, on_epoch=on_epoch)
+    if as_json:
+        print(json.dumps(rep, indent=2, ensure_ascii=False, default=str))
+        return
+    sec = rep["seconds"]
+    print(f"examples: {rep['examples']} ({rep['how']}); {rep['used']} used, {rep['dropped_no_path']} dropped "
+          f"(no chain of ≤ {depth} relations reaches the answer); {rep['chains']} distinct relation chains")
+    if rep["resumed_from_epoch"]:
+        print(f"resumed after epoch {rep['resumed_from_epoch']}")
+    print(f"loss per epoch: " + ", ".join(f"{v:.4f}" for v in rep["epoch_losses"]))
+    print(f"seconds: search {sec['search']}, encode {sec['encode']}, train {sec['train']}, total {sec['total']} · "
+          f"{rep['examples_per_s']} examples/s in training · torch threads {s.torch_threads}")
+    print(f"checkpoint: {rep['checkpoint']} ({rep['bytes'] / 1e6:.2f} MB)")

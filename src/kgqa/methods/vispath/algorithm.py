@@ -62,6 +62,7 @@ from kgqa.core.method import BaseMethod
 from kgqa.core.result import Answer
 from kgqa.methods.vispath import prompts as P
 from kgqa.methods.vispath.abstain import is_blank, overrides_instructions
+from kgqa.methods.vispath.learned import LearnedPaths
 from kgqa.methods.vispath.options import VisPathOptions, parse_llm_steps, resolve_llm_steps
 from kgqa.methods.vispath.question import topic_mention_heuristic
 from kgqa.methods.vispath.records import HopRecord, ReasoningPath, RelationSketch, StartCandidate, VisPathRun
@@ -90,6 +91,8 @@ class VisPath(BaseMethod):
         self.llm_steps = resolve_llm_steps(self.opt.llm_steps, self.chat)
         self._llm_steps = parse_llm_steps(self.llm_steps)
         self.scorer = Scorer(self.kg, self.graph, self.opt)     # Eq. 2, 5–8 over the graph; no per-question state
+        self.learned = (LearnedPaths(self.kg, self.settings, self.opt.path_checkpoint)   # -o path_scorer=learned
+                        if self.opt.path_scorer == "learned" else None)
 
     # ========================================================================= the method interface
     def solve(self, query) -> Answer:
@@ -154,8 +157,10 @@ class VisPath(BaseMethod):
             th = time.perf_counter()
             q_i = self.hop_intent(question, image, paths, i, run)              # Eq. 4
             q_vec = self.scorer.embed([q_i])[0]
+            learned = self.learned.relation_scores(question, paths) if run.learned else None
             cand = self.scorer.expand_frontier(paths, q_i, q_vec, i,           # Eq. 5–7
-                                               relation_sketch=run.relation_sketch, hidden=run.hidden)
+                                               relation_sketch=run.relation_sketch, hidden=run.hidden,
+                                               learned=learned)
             hop = HopRecord(hop=i, intent=q_i, candidates=len(cand))
             run.hops.append(hop)
             if not cand:
@@ -168,8 +173,9 @@ class VisPath(BaseMethod):
                     p.sigma = p.edges[-1].score
                 hop.chain_kept = len(cand)
             else:
-                chain = self.scorer.chain_scores(cand, question, run.sketch, q_i,    # Eq. 8, top M2
-                                                 relation_sketch=run.relation_sketch)[: o.M2]
+                chain = (self.learned.chain_scores(question, cand) if run.learned else   # Eq. 8, top M2
+                         self.scorer.chain_scores(cand, question, run.sketch, q_i,
+                                                  relation_sketch=run.relation_sketch))[: o.M2]
                 hop.chain_kept = len(chain)
                 paths = self.examine_chains(question, run.sketch, chain, hop, run)  # ≤ M3 → P(i)
             hop.retained = list(paths)
@@ -395,6 +401,9 @@ class VisPath(BaseMethod):
             why = "empty"
         except BadModelReply as e:
             why = e.code
+        if self.learned is not None and self._learned_ready(run):
+            run.fell_back(f"hop {i} intent: no usable reply; the learned path scorer reads Q", why)
+            return question
         if self.opt.intent_fallback == "relations" and not run.depth_predicted:
             # Fallback (our choice; the paper has none) when the model gave no sketch S_Q either (a sketch
             # it gave names this hop's relation: below): the relations the question names, matched
@@ -554,6 +563,16 @@ class VisPath(BaseMethod):
         return self.kg.ground_answer(answer, names)
 
     # ========================================================================= helpers
+    def _learned_ready(self, run: VisPathRun) -> bool:
+        """path_scorer=learned: whether its checkpoint is usable; when not, the rules take over and the run
+        records why once (one line, fallback code ``checkpoint``)."""
+        if self.learned.retriever() is not None:
+            run.learned = True
+            return True
+        if not any(f.code == "checkpoint" for f in run.fallbacks):
+            run.fell_back(f"path scorer: {self.learned.error}; the rules take over", "checkpoint")
+        return False
+
     def _ask(self, step: str) -> None:
         """Per-step ablation (``llm_steps``): a step that is off takes its fallback, as in the graph-only setting."""
         if step not in self._llm_steps:

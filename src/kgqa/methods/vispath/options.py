@@ -97,6 +97,17 @@ class VisPathOptions(BaseModel):
     chain_relation_weight: float = Field(1.0, ge=0.0, le=1.0, description="Eq. 8: σ = w·cos(SBERT(relation "
                                          "chain of p), target) + (1−w)·cos(SBERT(Verbalize(p)), target); 0 = the "
                                          "paper's verbalised path with entity names")
+    # The learned relation-path retriever (ours, weakly supervised as in "Subgraph Retrieval Enhanced Model for
+    # Multi-hop Knowledge Base Question Answering"): when the intent step gives nothing, its chain scores
+    # replace the rules' Eq. 5 relation scores, Eq. 8's σ and terminal selection's order.
+    path_scorer: Literal["rules", "learned"] = Field(
+        "rules", description="when no LLM step gives the hop intent: rules (the non-LLM sketch and its scores) "
+                             "or learned (the relation-path retriever of `kgqa train paths`: Eq. 5 relation "
+                             "scores, Eq. 8 σ and terminal selection from its question ↔ chain scores; a "
+                             "missing or unreadable checkpoint falls back to the rules)")
+    path_checkpoint: str = Field("", description="path_scorer=learned: the checkpoint; empty = <data dir>/models/"
+                                 "paths/path-retriever.safetensors when it exists, else the shipped one "
+                                 "(data/demo/paths/, trained on the demo KG's generated questions)")
     # Per-step ablation of the model calls (ours; the paper asks the model at every step). A step that is
     # off takes its documented fallback, exactly as in the graph-only setting (KGQA_CHAT_BACKEND=none), so
     # the gain or loss of each step is measured on its own (recorded as fallback code "off").

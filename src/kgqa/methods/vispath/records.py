@@ -146,6 +146,8 @@ class VisPathRun:
     # the weakest of the image's recognition score and the start entity's link cosine to o
     grounding: float | None = None
     grounding_parts: dict[str, float] = field(default_factory=dict)
+    # path_scorer=learned took the place of the rules (no LLM intent, the checkpoint loaded)
+    learned: bool = False
 
     def fell_back(self, message: str, code: str = "empty") -> None:
         """Record a documented fallback (``code``: why; see kgqa.core.result.Fallback)."""

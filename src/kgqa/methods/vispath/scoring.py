@@ -159,12 +159,12 @@ class Scorer:
     # ========================================================================= Eq. 5–7
     def expand_frontier(self, paths: list[ReasoningPath], q_i: str, q_vec: np.ndarray, hop: int, *,
                         relation_sketch: RelationSketch | None = None,
-                        hidden: Sequence[str] = ()) -> list[ReasoningPath]:
+                        hidden: Sequence[str] = (), learned: dict | None = None) -> list[ReasoningPath]:
         """Eq. 5–7: top-M1 outgoing edges per frontier entity by c_r,q_i, then P_cand(i) (``relation_sketch``,
-        ``hidden``: as for ``score_edges``)."""
+        ``hidden``, ``learned``: as for ``score_edges``)."""
         frontier = list(dict.fromkeys(p.end_id for p in paths))
         kept = self.score_edges(frontier, q_vec, hop=hop, intent=q_i, relation_sketch=relation_sketch,
-                                hidden=hidden)
+                                hidden=hidden, learned=learned)
         cand: list[ReasoningPath] = []
         for p in paths:
             for e in kept.get(p.end_id, []):
@@ -174,12 +174,14 @@ class Scorer:
 
     def score_edges(self, frontier: Sequence[str], q_vec: np.ndarray, *, hop: int = 0, intent: str = "",
                     relation_sketch: RelationSketch | None = None, hidden: Sequence[str] = (),
-                    expansion: str | None = None, M1: int | None = None) -> dict[str, list[Step]]:
+                    expansion: str | None = None, M1: int | None = None,
+                    learned: dict | None = None) -> dict[str, list[Step]]:
         """Eq. 5 exact scores of (first-cut) outgoing edges; top M1 per frontier entity.
 
         ``relation_sketch``: the question's non-LLM sketch when computed; when ``intent`` is its intent (the
         relations fallback) a relation scores its best phrase match. ``hidden``: the fact keys --drop-edges
-        hides (``VisPathRun.hidden``)."""
+        hides (``VisPathRun.hidden``). ``learned``: frontier entity → relation id → the learned path scorer's
+        relation score (kgqa.methods.vispath.learned), in place of the cosine with q_i."""
         m1 = M1 or self.opt.M1
         mode = expansion or self.opt.expansion
         w = self.opt.edge_relation_weight
@@ -188,6 +190,8 @@ class Scorer:
             rel_scores = relation_sketch.scores          # relations fallback: best phrase match per relation
         else:
             rel_scores = {rid: float(vec @ q_vec) for rid, (_, vec) in rel.items() if vec is not None}
+        if learned:      # the first cut ranks by the best score any frontier entity gives a relation
+            rel_scores = {rid: max(m.get(rid, -1.0) for m in learned.values()) for rid in rel}
         if mode == "exact":
             rows = self.graph.read("vispath_frontier_edges_all", frontier=list(frontier), hidden=list(hidden))
         else:
@@ -199,7 +203,8 @@ class Scorer:
         if not rows:
             return {}
         rnames = [rel.get(r["relation_id"], (r["relation_id"], None))[0] for r in rows]
-        rs = np.array([rel_scores.get(r["relation_id"], -1.0) for r in rows], dtype=np.float32)
+        rs = np.array([(learned.get(r["head_id"], rel_scores) if learned else rel_scores).get(r["relation_id"], -1.0)
+                       for r in rows], dtype=np.float32)
         if w == 1.0 and mode != "exact":
             # relation first: the tail only breaks ties, by the first cut's stored tail-name cosine
             # (approx orders one relation's edges by it), so no "r ‖ e_t" needs encoding at a hub
@@ -269,8 +274,12 @@ class Scorer:
             return 0
 
         typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
-        ranked_paths = sorted(paths, key=lambda p: (-typing.get(id(p), 0.0), depth_gap(len(p.edges)),
-                                                    -(p.sigma if p.sigma is not None else -1.0)))
+        if run.learned:   # path_scorer=learned: its σ (one question, chains of every length) decides
+            ranked_paths = sorted(paths, key=lambda p: (-(p.sigma if p.sigma is not None else -1.0),
+                                                        -typing.get(id(p), 0.0)))
+        else:
+            ranked_paths = sorted(paths, key=lambda p: (-typing.get(id(p), 0.0), depth_gap(len(p.edges)),
+                                                        -(p.sigma if p.sigma is not None else -1.0)))
         # One candidate per endpoint entity, reached by its best-ranked path (an endpoint first seen
         # on a short path must still compete with the D̂-long path that reaches it).
         best: dict[str, ReasoningPath] = {}
