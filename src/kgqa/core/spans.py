@@ -42,6 +42,8 @@ COUNT_RE = re.compile(rf"\b({_NUM}|{_NUMW})\b((?: [A-Z][\w-]*)?(?: [a-z]+))?", r
 # a name: capitalised words (any script), possibly joined by of/de/la/and/hyphens, or a code like STS-93
 _CAP = r"(?:[A-Z\u00C0-\u00DE][\w'’\-]*|[A-Z]{2,}[\w\-]*)"
 NAME_RE = re.compile(rf"{_CAP}(?:(?: (?:of|de|la|le|von|van|der|du|del|da|di|the))? {_CAP})*(?: \d+[A-Za-z]?\b)?")
+NAMED_RE = re.compile(r"\b(?:called|known as|named|name is|names? are)\s+([\w'’-]+(?: [\w'’-]+){0,3}?)"
+                      r"(?=\s*(?:[,.;:()]|\band\b|\bbut\b|\bor\b|$))", re.IGNORECASE)
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\u00C0-\u00DE])")
 KV_RE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?([A-Z\u00C0-\u00DE][^:|]{0,40}?)\s*:\s+(\S.{0,200})$")
 LIST_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(\S.*)$")
@@ -67,7 +69,8 @@ def sentences(text: str) -> list[str]:
 
 def spans(sentence: str) -> list[Span]:
     """Typed spans of one sentence: dates, years, ratios, measures (number + unit), counts (number + noun)
-    and names (capitalised word runs that are not function words at the start of a clause)."""
+    and names (the phrase after a naming cue such as "called" or "known as", whatever its case, and
+    capitalised word runs that are not function words at the start of a clause)."""
     out: list[Span] = []
     taken: list[tuple[int, int]] = []
 
@@ -86,6 +89,12 @@ def spans(sentence: str) -> list[Span]:
             add(m.start(1), m.end(), "measure")
     for m in YEAR_RE.finditer(sentence):
         add(m.start(), m.end(), "year")
+    for m in NAMED_RE.finditer(sentence):           # "its scientific name is Felis catus", "known as robusta"
+        s, text = m.start(1), m.group(1)
+        first = text.split()[0]
+        if first.lower() in ("the", "a", "an") and len(text.split()) > 1:
+            s, text = s + len(first) + 1, text[len(first) + 1:]
+        add(s, s + len(text), "name")
     for m in NAME_RE.finditer(sentence):
         s, e = m.start(), m.end()
         words = sentence[s:e].split()

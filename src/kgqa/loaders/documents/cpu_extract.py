@@ -32,7 +32,7 @@ from kgqa.loaders.documents.kg import DocumentKG, KGEntity, KGRelation, name_key
 from kgqa.loaders.documents.parse import ParsedDocument
 from kgqa.loaders.documents.segment import Chunk
 
-CPU_EXTRACTOR = "cpu-rules-1"
+CPU_EXTRACTOR = "cpu-rules-2"
 RELATION_MIN_COS = 0.55
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|the \w+)\b", re.IGNORECASE)
 _SPAN_TYPES = {"date": "date", "year": "date", "ratio": "quantity", "measure": "quantity", "count": "quantity",
