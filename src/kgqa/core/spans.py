@@ -141,3 +141,24 @@ def table_rows(lines: list[str]) -> list[list[str]]:
         if m:
             rows.append([c.strip() for c in m.group(1).split("|")])
     return rows
+
+
+def row_sentence(header: list[str], row: list[str]) -> str:
+    """A table row as one line that keeps its column names ("Year: 2019; Visitors: 410,000")."""
+    return "; ".join(f"{h}: {c}" for h, c in zip(header, row) if c)
+
+
+def text_sentences(text: str) -> list[str]:
+    """The sentences of a chunk's text, a Markdown table's rows given as ``row_sentence`` lines."""
+    out: list[str] = []
+    table: list[str] = []
+    for line in text.split("\n") + [""]:
+        if line.strip().startswith("|"):
+            table.append(line)
+            continue
+        if table:
+            rows = table_rows(table)
+            out += [row_sentence(rows[0], r) for r in rows[1:]] if len(rows) > 1 else []
+            table = []
+        out += sentences(line)
+    return out

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from kgqa.core.spans import list_item, sentences, spans, structured_line, table_rows
+from kgqa.core.spans import list_item, row_sentence, sentences, spans, structured_line, table_rows
 from kgqa.loaders.documents.kg import DocumentKG, KGEntity, KGRelation, name_key
 from kgqa.loaders.documents.parse import ParsedDocument
 from kgqa.loaders.documents.segment import Chunk
@@ -115,7 +115,7 @@ def _table(doc, ch, kg, subject, rows: list[list[str]], heading: str) -> None:
     for row in rows[1:]:
         if not row or not row[0]:
             continue
-        line = "; ".join(f"{h}: {c}" for h, c in zip(header, row) if c)
+        line = row_sentence(header, row)
         head = _entity(doc, ch, kg, subject, row[0], "name", line)
         _relate(doc, ch, kg, subject, head, line, heading, header[0] if header else heading)
         for h, cell in zip(header[1:], row[1:]):

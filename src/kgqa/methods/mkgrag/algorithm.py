@@ -136,7 +136,7 @@ class MKGRAG(BaseMethod):
         """cpu | llm (the ``reader`` option; auto: llm when a chat server is configured)."""
         if self.opt.reader != "auto":
             return self.opt.reader
-        return "llm" if self.settings.chat_backend in ("openai", "vllm") else "cpu"
+        return "llm" if getattr(self.settings, "chat_backend", None) in ("openai", "vllm") else "cpu"
 
     def solve(self, query) -> Answer:
         r = self.retrieve(query.question, query.image)
@@ -282,10 +282,17 @@ class MKGRAG(BaseMethod):
         seen: set[str] = set()
         out = []
         for el in elements:
-            summary = el.text.split(": ", 1)[-1] if el.kind == "relation" else ""
-            if summary and summary in seen:
-                out.append(f"relation: {el.name} (same sentence as above)")
-                continue
+            if el.kind == "relation":
+                head, summary = el.text.split(": ", 2)[:2], el.text.split(": ", 2)[-1]
+                if summary in seen:
+                    out.append(f"relation: {el.name} (same sentence as above)")
+                    continue
+            else:
+                head, _, rest = el.text.partition("): ")
+                summary = rest.split(" [depicted in an image")[0]
+                if rest and summary in seen:
+                    out.append(f"{head}) (described above){rest[len(summary):]}")
+                    continue
             seen.add(summary)
             out.append(el.text)
         return out

@@ -14,7 +14,9 @@ answer is read from the same context:
    + type fit (1 for the asked kind, ½ for a compatible one)                  the answer's shape
    + ½ · question words within six words of the candidate                   where in the sentence
    + ¼ · the type noun next to the candidate, + ¼ for a naming cue ("called", "known as") on a name
-   + ¼ · the candidate is an entity of G_r, or its sentence the provenance of a relation of G_r
+   + 0.35 · the candidate is the tail of an edge of G_r read from this sentence whose head is the question's
+     subject (what the image shows, or a node the question names), ¼ · of any edge of G_r read from this
+     sentence, 0.1 · it is a node of G_r or its sentence the provenance of an edge of G_r
    − candidates the question (or what the image shows, or the document's title) already names;
 4. the best candidate is the answer, its sentence the evidence; below ``min_sentence_cos`` (the best
    candidate's sentence is not about the question) or without a candidate of the asked type the
@@ -30,7 +32,7 @@ import re
 from dataclasses import dataclass
 
 from kgqa.core.kg import label_key
-from kgqa.core.spans import Span, sentences, spans
+from kgqa.core.spans import Span, sentences, spans, text_sentences
 
 _STOP = set("""a an the of in on at to for from by with and or is was are were be been did do does what which who whom
 whose when where how many much this that these those shown here photo image picture it its as into about
@@ -163,18 +165,27 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     cands: list[Candidate] = []
     for c in chunks:
         heading = (c.get("sections") or [""])[0]
-        for line in c["text"].split("\n"):
-            if line.strip() in (c.get("sections") or []):
-                heading = line.strip()
+        for sent in text_sentences(c["text"]):
+            if sent in (c.get("sections") or []):
+                heading = sent
                 continue
-            for sent in sentences(line):
-                for sp in spans(sent):
-                    cands += _typed(sp, sent, heading, c["id"], c.get("doc_id"), atype)
+            for sp in spans(sent):
+                cands += _typed(sp, sent, heading, c["id"], c.get("doc_id"), atype)
     rel_sentences = set()
     for el in elements:
         if el.kind == "relation":
             rel_sentences.add(" ".join(el.text.split(":", 1)[-1].split()))
     graph_names = {label_key(el.name) for el in elements if el.kind == "entity"}
+    # the edges of G_r as (tail, sentence): a candidate that is the tail of an edge read from its own sentence
+    edges = [(label_key(el.name.split(" -> ", 1)[0]), label_key(el.name.split(" -> ", 1)[-1]),
+              " ".join(el.text.split(": ", 2)[-1].split())) for el in elements
+             if el.kind == "relation" and " -> " in el.name]
+    graph_facts = {(t, sent) for _, t, sent in edges}
+    # the question's subject in G_r: what the image shows, or a G_r node the question names
+    qk = f" {label_key(question)} "
+    subject_keys = {label_key(image_note)} if image_note else set()
+    subject_keys |= {n for n in graph_names if len(n) > 2 and f" {n} " in qk}
+    subject_facts = {(t, sent) for h, t, sent in edges if h in subject_keys}
     seen_sentences = {x.sentence for x in cands}
     for el in elements:                      # G_r: its nodes and the sentences its edges were read from
         if not el.name:
@@ -214,7 +225,9 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
         noun_bonus = 0.25 if noun and x.start >= 0 and _noun_next(x, noun) else 0.0
         cue = 0.25 if atype in ("name", "other") and x.start > 0 and _NAMING_CUE.search(x.sentence[:x.start]) \
             else 0.0
-        graph = 0.25 if (key in graph_names or " ".join(x.sentence.split()) in rel_sentences) else 0.0
+        fact = (key, " ".join(x.sentence.split()))
+        graph = (0.35 if fact in subject_facts else 0.25 if fact in graph_facts
+                 else 0.1 if (key in graph_names or " ".join(x.sentence.split()) in rel_sentences) else 0.0)
         shape = _shape(x, atype)
         if atype == "place" and x.start > 0 and _PLACE_CUE.search(x.sentence[:x.start]):
             shape += 0.2
