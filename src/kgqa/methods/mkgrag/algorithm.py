@@ -19,7 +19,9 @@ Read top to bottom, ``answer`` is Section 3.2:
                neighbours whose cosine to the query exceeds ``threshold``
     context    the graph elements of G_r^l (entities, relations, regions) then their source chunks,
                best first, within ``budget`` tokens, in a delimited data block
-    answer     VisionModel(image, question, context), or the ChatModel without an image
+    answer     VisionModel(image, question, context), or the ChatModel without an image (``reader=llm``,
+               the default when a chat server is configured); without one, the CPU reader (reader.py):
+               a typed span of the context or a node of G_r, with its supporting sentence, or abstention
 
 Where the paper and the public reference code (xandery-geek/mKG-RAG) differ, we follow the paper:
 * the reference recalls documents by CLIP image-to-image similarity and retrieves graph elements by
@@ -37,9 +39,10 @@ Interpretations where the paper is silent (also noted where they happen):
 * ``threshold`` (default 0.3) is a cosine of all-MiniLM-L6-v2 embeddings: question-to-statement
   cosines of this encoder are low (0.2–0.6 for relevant facts), so the reference's 0.5 keeps
   almost nothing.
-* Answer fallback (the paper has none; a model answered but unusably, or the graph-only floor
-  ``KGQA_CHAT_BACKEND=none``): the name of the best-ranked retrieved entity that the question
-  and the recognised image name do not already mention; no entity → abstain.
+* Answer fallback of the LLM reader (the paper has none; a model answered but unusably, or
+  ``reader=llm`` under ``KGQA_CHAT_BACKEND=none``): the name of the best-ranked retrieved entity that
+  the question and the recognised image name do not already mention; no entity → abstain. Without a
+  chat server (``local`` or ``none``) ``reader=auto`` is the CPU reader, which needs no fallback.
 
 Ablations (Table 7): ``chunks_only`` (naive RAG: the top chunks of the Kd documents, no graph),
 ``no_expansion`` (G_r^0 only), ``no_visual_graph`` (regions neither scored nor shown).
@@ -386,8 +389,8 @@ class MKGRAG(BaseMethod):
         variant = "chunks only (naive RAG)" if o.chunks_only else "dual-stage graph retrieval"
         support = self._support(text, r, reading)
         if reading is not None:
-            stop = (f"{reading.reason} (cpu reader, answer type {reading.answer_type})" if text
-                    else f"abstained: {reading.reason} (cpu reader, answer type {reading.answer_type})")
+            why = reading.reason if (text or reading.reason.startswith("abstained")) else f"abstained: {reading.reason}"
+            stop = f"{why} (cpu reader, answer type {reading.answer_type})"
         else:
             stop = ("abstained" if not text else "fallback: best-ranked retrieved entity" if answer_fallback
                     else "answered from the retrieved context")

@@ -18,9 +18,9 @@ answer is read from the same context:
      subject (what the image shows, or a node the question names), ¼ · of any edge of G_r read from this
      sentence, 0.1 · it is a node of G_r or its sentence the provenance of an edge of G_r
    − candidates the question (or what the image shows, or the document's title) already names;
-4. the best candidate is the answer, its sentence the evidence; below ``min_sentence_cos`` (the best
-   candidate's sentence is not about the question) or without a candidate of the asked type the
-   reader abstains.
+4. the best candidate is the answer, its sentence the evidence; the reader abstains without a
+   candidate of the asked type, when none of the names the question gives occurs in the chunk the
+   best candidate is read from, or below ``min_sentence_cos`` (its sentence is not about the question).
 
 Weights are round numbers chosen from the answer-type taxonomy, not fitted per question; see
 bench/mkgrag.py for how they were checked (two folds of the bundled questions).
@@ -163,6 +163,7 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     atype, noun = answer_type(question)
     asked, allowed = KINDS[atype]
     cands: list[Candidate] = []
+    chunk_text = {c["id"]: f"{c.get('title') or ''} {c['text']}" for c in chunks}
     for c in chunks:
         heading = (c.get("sections") or [""])[0]
         for sent in text_sentences(c["text"]):
@@ -240,6 +241,14 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
         return Reading(None, atype, noun, None, len(cands), "every candidate is named by the question")
     ranked = sorted(best.values(), key=lambda x: (x.score, not x.from_graph), reverse=True)
     top = ranked[0]
+    # the names the question itself gives ("the Mona Lisa"): one must occur where the answer is read
+    q_names = [label_key(x.text) for x in spans(question) if x.kind == "name" and x.start > 0]
+    where = " ".join([(chunk_text.get(top.chunk_id) or top.sentence), (titles or {}).get(top.doc_id or "", ""),
+                      top.sentence])
+    if q_names and not any(f" {n} " in f" {label_key(where)} " for n in q_names if n):
+        return Reading(None, atype, noun, top, len(best),
+                       f"abstained: what the question names ({', '.join(q_names)}) is not where the best candidate "
+                       "was read")
     if top.sentence_cos < min_sentence_cos:
         return Reading(None, atype, noun, top, len(best),
                        f"abstained: the best sentence's cosine {top.sentence_cos:.2f} < {min_sentence_cos}")
