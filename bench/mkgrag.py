@@ -1,8 +1,8 @@
 """Benchmark mKG-RAG: ingestion speed, retrieval latency at scale, accuracy vs the chunks-only baseline.
 
-    KGQA_TORCH_THREADS=1 python bench/mkgrag.py ingest [--limit 3] [--replay-cache DIR]
+    KGQA_TORCH_THREADS=1 python bench/mkgrag.py ingest [--limit 3] [--replay-cache DIR] [--extractor cpu|llm|both]
     KGQA_TORCH_THREADS=1 python bench/mkgrag.py retrieval [--docs 10000]
-    KGQA_TORCH_THREADS=1 python bench/mkgrag.py accuracy --replay-cache DIR [--limit N]
+    KGQA_TORCH_THREADS=1 python bench/mkgrag.py accuracy --replay-cache DIR [--limit N] [--llm]
     KGQA_TORCH_THREADS=1 python bench/mkgrag.py scale [--docs 10000]
 
 * ``ingest``: ``kgqa load documents`` on the first N bundled documents (data/docs/corpus, copied to a
@@ -15,9 +15,14 @@
   comparison, single-stage graph retrieval over ALL document entities (the docentity_embedding
   vector index, and an exact Cypher scan) — the cost the paper's first stage avoids. The synthetic
   documents are removed at the end (``--keep`` leaves them). Prints p50/p95 ms with threads and load.
-* ``accuracy``: ``kgqa eval`` of data/docs/questions.jsonl with mkgrag and with its chunks-only
-  ablation (naive RAG) on the same questions: SBERT@0.3, exact match, document recall@Kd,
-  evidence recall, context tokens, side by side.
+* ``accuracy``: ``kgqa eval`` of data/docs/questions.jsonl, side by side in one run: mkgrag with the CPU
+  reader, its chunks-only ablation with the same reader (naive RAG), mkgrag with the LLM reader
+  (``--llm``: the paper's generation, the configured chat backend, replayed through ``--replay-cache``)
+  and VisPath on the demo KG: EM, SBERT@0.3, document recall@Kd, evidence recall, supporting-sentence
+  recall, abstentions; over all questions and per fold (d01–d14: the CPU reader's rules were developed
+  on them; d15–d28: held out).
+* ``ingest`` prints the CPU extractor beside the LLM extractor (``--extractor both``): wall-clock and this
+  process's CPU time, so a figure taken on a shared machine can be read (the load average is printed).
 * ``scale``: the distractor-scale check of stage 1 and stage 2 (bench/scale.py's for mKG-RAG). The
   bundled questions are evaluated graph-only (``KGQA_CHAT_BACKEND=none``: retrieval is what is
   measured) on the bundled corpus alone, then again after ``--docs`` distractor documents are added
