@@ -72,9 +72,47 @@ def test_chunks_only_ablation_has_no_graph_evidence(loaded):
 
 def test_graph_only_floor_takes_the_documented_fallback(loaded):
     graph, replay = loaded
-    a = ask(replay, "Who designed the Sydney Opera House?", env={"KGQA_CHAT_BACKEND": "none"})
+    a = ask(replay, "Who designed the Sydney Opera House?", "-o", "reader=llm", env={"KGQA_CHAT_BACKEND": "none"})
     assert [f["code"] for f in a["fallbacks"]] == ["graph_only"]
     assert a["details"]["document_ids"][0] == "sydney_opera_house"
+
+
+def test_without_a_chat_server_the_cpu_reader_answers_and_cites_its_sentence(loaded):
+    graph, replay = loaded
+    a = ask(replay, "Where was Edwin Hubble born?", env={"KGQA_CHAT_BACKEND": "none"})
+    assert a["answer"] == "Marshfield" and not a["fallbacks"]
+    sup = a["details"]["support"]
+    assert a["details"]["reader"] == "cpu" and "born on 20 November 1889 in Marshfield" in sup["sentence"]
+    assert sup["chunk_id"].startswith("edwin_hubble#") and sup["doc_id"] == "edwin_hubble"
+    # the documents record the extractor that built them
+    doc = graph.read("docs_show", id="edwin_hubble")[0]["document"]
+    assert "cpu-rules" in doc["extractor"]
+    # kgqa ask prints the sentence
+    p = run_kgqa("ask", "Where was Edwin Hubble born?", "--method", "mkgrag", "--replay-cache", str(replay))
+    assert p.returncode == 0, p.stderr
+    assert "supporting sentence (edwin_hubble#" in p.stdout and "Marshfield" in p.stdout
+
+
+def test_a_question_no_document_answers_abstains(loaded):
+    graph, replay = loaded
+    a = ask(replay, "Who painted the Mona Lisa?", env={"KGQA_CHAT_BACKEND": "none"})
+    assert a["answer"] is None and "abstained" in a["stop_reason"]
+
+
+def test_a_fact_only_in_a_table_is_answered_from_the_table(loaded, tmp_path):
+    graph, replay = loaded
+    (tmp_path / "harbour_ferry.md").write_text(
+        "# Harbour Ferry\n\n## Overview\n\nThe Harbour Ferry is a passenger ferry line in Oldport.\n\n"
+        "## Fleet\n\n| Vessel | Built | Capacity |\n|---|---|---|\n| Morning Gull | 1998 | 350 passengers |\n"
+        "| Evening Tern | 2004 | 420 passengers |\n", encoding="utf-8")
+    p = run_kgqa("load", "documents", str(tmp_path), "--json")
+    assert p.returncode == 0, p.stderr
+    try:
+        a = ask(replay, "In which year was the Evening Tern built?", env={"KGQA_CHAT_BACKEND": "none"})
+        assert a["answer"] == "2004"
+        assert a["details"]["support"]["sentence"] == "Vessel: Evening Tern; Built: 2004; Capacity: 420 passengers"
+    finally:
+        run_kgqa("docs", "rm", "harbour_ferry")
 
 
 def test_bad_option_is_one_line(loaded):

@@ -70,7 +70,7 @@ def method(rows, chat=None, **opts):
     ctx.graph = FakeGraph(rows)
     ctx.models = type("M", (), {"chat": chat or FakeChat("x"), "vision": None, "encoder": None})()
     ctx.kg = FakeKG()
-    m = MKGRAG(ctx, MKGRAGOptions(**opts))
+    m = MKGRAG(ctx, MKGRAGOptions(**{"reader": "llm", **opts}))     # the paper's generation (the CPU reader: test_mkgrag_reader)
     m._count_tokens = lambda text: len(text.split())
     return m
 

@@ -118,6 +118,11 @@ class Settings(BaseSettings):
     # chat also takes "none": the graph-only floor (every LLM step takes its documented fallback).
     chat_backend: Literal["local", "openai", "vllm", "none"] = Field(
         "local", validation_alias=AliasChoices("KGQA_CHAT_BACKEND", "chat_backend"))
+    doc_extractor: Literal["auto", "cpu", "llm"] = Field(
+        "auto", validation_alias=AliasChoices("KGQA_DOC_EXTRACTOR", "doc_extractor"),
+        description="what builds the document KGs of kgqa load documents: cpu (rules, kgqa.loaders.documents."
+                    "cpu_extract), llm (the ChatModel, mKG-RAG Section 3.1), auto: llm when a chat server is "
+                    "configured (openai | vllm), else cpu")
     vision_backend: Literal["local", "openai", "vllm"] = Field(
         "local", validation_alias=AliasChoices("KGQA_VISION_BACKEND", "vision_backend"))
     softprompt_backend: Literal["local", "openai", "vllm"] = Field(

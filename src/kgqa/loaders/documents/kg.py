@@ -34,6 +34,11 @@ class KGRelation:
     summaries: list[str]
     chunk_ids: list[str]
     region: dict | None = None
+    sentence: str = ""              # provenance (CPU extractor): the sentence or line the relation was read from
+    context: str = ""               # the section heading over it
+    relation_id: str | None = None  # the relation catalogue's entry its phrase maps to, if any
+    relation_name: str | None = None
+    phrase: str = ""                # the words that state the relation (mapped to the catalogue)
 
     @property
     def summary(self) -> str:

@@ -3,10 +3,13 @@ at a time; an unchanged document (same content hash) is skipped."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 from typing import Callable
 
+from kgqa.loaders.documents.cpu_extract import (CPU_EXTRACTOR, LITERAL_TYPES, RelationCatalogue, cpu_text_graph,
+                                                link_subject, match_stand_in_regions)
 from kgqa.loaders.documents.discover import content_hash, discover
 from kgqa.loaders.documents.embed import document_rows
 from kgqa.loaders.documents.extract import match, text_graph, visual_graph
@@ -30,6 +33,7 @@ class DocumentLoader:
         self.settings = settings
         self.options = options or DocOptions()
         self._count_tokens: Callable[[str], int] | None = None
+        self._catalogue = None
 
     @property
     def count_tokens(self) -> Callable[[str], int]:
@@ -43,8 +47,18 @@ class DocumentLoader:
         return self.settings.vision_backend == "local"
 
     @property
+    def extractor_kind(self) -> str:
+        """cpu | llm: ``settings.doc_extractor``; auto is llm when a chat server is configured, else cpu."""
+        kind = self.settings.doc_extractor
+        if kind == "auto":
+            kind = "llm" if self.settings.chat_backend in ("openai", "vllm") else "cpu"
+        return kind
+
+    @property
     def extractor(self) -> str:
-        """What extracted a document's graph, stored on the document."""
+        """What extracted a document's graph, stored on the document (a different one re-extracts it)."""
+        if self.extractor_kind == "cpu":
+            return f"{EXTRACTOR_VERSION} · {CPU_EXTRACTOR} · {STAND_IN if self.stand_in else 'VisionModel'}"
         return (f"{EXTRACTOR_VERSION} · {self.settings.chat_backend}:{getattr(self.models.chat, 'name', '?')} · "
                 f"{STAND_IN if self.stand_in else 'VisionModel'}")
 
@@ -52,7 +66,8 @@ class DocumentLoader:
     def load(self, path: Path) -> DocReport:
         t0 = time.perf_counter()
         report = DocReport(path=str(path), torch_threads=self.settings.torch_threads,
-                           chat=f"{self.settings.chat_backend}:{getattr(self.models.chat, 'name', '?')}",
+                           chat=(CPU_EXTRACTOR + " (no LLM)" if self.extractor_kind == "cpu" else
+                                 f"{self.settings.chat_backend}:{getattr(self.models.chat, 'name', '?')}"),
                            visual=STAND_IN if self.stand_in else f"VisionModel {getattr(self.models.vision, 'name', '?')}")
         reject = Rejects(self.options.strict, by_reason=report.skipped)
         t = time.perf_counter()
@@ -60,7 +75,8 @@ class DocumentLoader:
         report.stage("parse", time.perf_counter() - t)
         self.graph.apply_schema()
         for d in docs:
-            d.content_hash = content_hash(d, self.options)
+            # the extractor is part of the hash: a re-run with another extractor replaces the document
+            d.content_hash = hashlib.sha256(f"{content_hash(d, self.options)}|{self.extractor}".encode()).hexdigest()
         stored = {r["id"]: r for r in self.graph.read("docs_document_status", ids=[d.id for d in docs])}
         todo = []
         for d in docs:
@@ -95,6 +111,32 @@ class DocumentLoader:
         chunks = segment(doc, self.count_tokens, self.options.chunk_tokens)
         report.stage("segment", time.perf_counter() - t)
         kg = DocumentKG()
+        links: list[dict] = []
+        if self.extractor_kind == "cpu":
+            links = self._cpu_graph(doc, chunks, kg, report, prog)
+        else:
+            self._llm_graph(doc, chunks, kg, report, prog)
+        prog.stage("embeddings")
+        t = time.perf_counter()
+        rows = document_rows(self.models.encoder, doc, chunks, kg, self.extractor)
+        report.stage("embed", time.perf_counter() - t)
+        if self.options.link and rows["entities"]:
+            prog.stage("linking")
+            t = time.perf_counter()
+            done = {x["docentity_id"] for x in links}       # the CPU extractor's subject, linked by label key
+            named = [e for e in rows["entities"] if e["type"] not in LITERAL_TYPES and e["id"] not in done]
+            links += link_entities(self.graph, self.models.encoder, named, self.options) if named else []
+            report.stage("link", time.perf_counter() - t)
+        prog.stage("write")
+        t = time.perf_counter()
+        counts = {"entities": len(rows["entities"]), "relations": len(rows["relations"]),
+                  "regions": len(rows["regions"]) + len(rows["rel_regions"]), "same_as": len(links)}
+        write_document(self.graph, doc, rows, links, counts)
+        report.stage("write", time.perf_counter() - t)
+        return DocResult(doc.id, doc.source, "written", chunks=len(chunks), **counts)
+
+    def _llm_graph(self, doc, chunks, kg, report, prog) -> None:
+        """Steps 3–5 by the models (Sections 3.1.1–3.1.3)."""
         for i, ch in enumerate(chunks):
             prog.chunks("text graph", i + 1, len(chunks))
             t = time.perf_counter()
@@ -109,20 +151,21 @@ class DocumentLoader:
                 t = time.perf_counter()
                 match(self.models.vision, ch, im, objects, vrels, kg, report, self.stand_in)
                 report.stage("matching", time.perf_counter() - t)
-        prog.stage("embeddings")
+
+    def _cpu_graph(self, doc, chunks, kg, report, prog) -> list[dict]:
+        """Steps 3–5 without a large model (``cpu_extract``); returns the subject's SAME_AS link, if any."""
+        prog.stage("cpu graph")
         t = time.perf_counter()
-        rows = document_rows(self.models.encoder, doc, chunks, kg, self.extractor)
-        report.stage("embed", time.perf_counter() - t)
-        links: list[dict] = []
-        if self.options.link and rows["entities"]:
-            prog.stage("linking")
-            t = time.perf_counter()
-            links = link_entities(self.graph, self.models.encoder, rows["entities"], self.options)
-            report.stage("link", time.perf_counter() - t)
-        prog.stage("write")
+        subject = cpu_text_graph(doc, chunks, kg)
+        match_stand_in_regions(doc, chunks, kg, subject, self.stand_in)
+        report.stage("text_graph", time.perf_counter() - t)
         t = time.perf_counter()
-        counts = {"entities": len(rows["entities"]), "relations": len(rows["relations"]),
-                  "regions": len(rows["regions"]) + len(rows["rel_regions"]), "same_as": len(links)}
-        write_document(self.graph, doc, rows, links, counts)
-        report.stage("write", time.perf_counter() - t)
-        return DocResult(doc.id, doc.source, "written", chunks=len(chunks), **counts)
+        if self._catalogue is None:
+            self._catalogue = RelationCatalogue(self.graph, self.models.encoder)
+        self._catalogue.assign(list(kg.relations.values()))
+        report.stage("relation_phrases", time.perf_counter() - t)
+        if not (self.options.link and subject is not None):
+            return []
+        link = link_subject(self.graph, subject)
+        return [link] if link else []
+

@@ -80,8 +80,26 @@ def parse_markdown(text: str) -> tuple[str | None, list[tuple[str, str, list[Raw
     return title, [(h, clean_text("\n".join(lines)), imgs) for h, lines, imgs in sections]
 
 
+_STRUCTURED_LINE = re.compile(r"^\s*(?:\|.*\||[-*+]\s+\S.*|\d+[.)]\s+\S.*|[^\s:|][^:|]{0,40}:\s+\S.*)\s*$")
+
+
 def clean_text(text: str) -> str:
-    paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
+    """Whitespace collapsed within a paragraph; table rows, list items and ``Key: value`` lines keep their own
+    line (the CPU extractor reads them as structured facts)."""
+    paras = []
+    for p in re.split(r"\n\s*\n", text):
+        lines, prose = [], []
+        for ln in p.split("\n"):
+            if _STRUCTURED_LINE.match(ln):
+                if prose:
+                    lines.append(" ".join(" ".join(prose).split()))
+                    prose = []
+                lines.append(" ".join(ln.split()))
+            elif ln.strip():
+                prose.append(ln)
+        if prose:
+            lines.append(" ".join(" ".join(prose).split()))
+        paras.append("\n".join(x for x in lines if x))
     return "\n\n".join(p for p in paras if p)
 
 

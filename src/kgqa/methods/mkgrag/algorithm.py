@@ -19,7 +19,9 @@ Read top to bottom, ``answer`` is Section 3.2:
                neighbours whose cosine to the query exceeds ``threshold``
     context    the graph elements of G_r^l (entities, relations, regions) then their source chunks,
                best first, within ``budget`` tokens, in a delimited data block
-    answer     VisionModel(image, question, context), or the ChatModel without an image
+    answer     VisionModel(image, question, context), or the ChatModel without an image (``reader=llm``,
+               the default when a chat server is configured); without one, the CPU reader (reader.py):
+               a typed span of the context or a node of G_r, with its supporting sentence, or abstention
 
 Where the paper and the public reference code (xandery-geek/mKG-RAG) differ, we follow the paper:
 * the reference recalls documents by CLIP image-to-image similarity and retrieves graph elements by
@@ -37,9 +39,10 @@ Interpretations where the paper is silent (also noted where they happen):
 * ``threshold`` (default 0.3) is a cosine of all-MiniLM-L6-v2 embeddings: question-to-statement
   cosines of this encoder are low (0.2–0.6 for relevant facts), so the reference's 0.5 keeps
   almost nothing.
-* Answer fallback (the paper has none; a model answered but unusably, or the graph-only floor
-  ``KGQA_CHAT_BACKEND=none``): the name of the best-ranked retrieved entity that the question
-  and the recognised image name do not already mention; no entity → abstain.
+* Answer fallback of the LLM reader (the paper has none; a model answered but unusably, or
+  ``reader=llm`` under ``KGQA_CHAT_BACKEND=none``): the name of the best-ranked retrieved entity that
+  the question and the recognised image name do not already mention; no entity → abstain. Without a
+  chat server (``local`` or ``none``) ``reader=auto`` is the CPU reader, which needs no fallback.
 
 Ablations (Table 7): ``chunks_only`` (naive RAG: the top chunks of the Kd documents, no graph),
 ``no_expansion`` (G_r^0 only), ``no_visual_graph`` (regions neither scored nor shown).
@@ -49,11 +52,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgqa.methods.mkgrag import prompts as P
+from kgqa.methods.mkgrag.reader import Reading, read
 from kgqa.core.errors import BadModelReply
 from kgqa.core.kg import cos_from_neo4j
 from kgqa.core.result import Answer, ChunkEvidence, EdgeRef, Fallback, NodeRef, SubgraphEvidence
@@ -74,6 +78,11 @@ class MKGRAGOptions(BaseModel):
                                                             "then source chunks")
     naive_k: int = Field(5, ge=1, le=100, description="chunks retrieved by the chunks-only baseline")
     max_tokens: int = Field(48, ge=4, le=512, description="answer tokens")
+    reader: Literal["auto", "cpu", "llm"] = Field("auto", description="who answers from the context: llm (the "
+                                                  "paper's generation), cpu (the extractive reader, reader.py); auto: "
+                                                  "llm when a chat server is configured (openai | vllm), else cpu")
+    min_sentence_cos: float = Field(0.3, ge=-1.0, le=1.0, description="cpu reader: abstain when the supporting "
+                                                                      "sentence's cosine to the question is lower")
     chunks_only: bool = Field(False, description="ablation: naive RAG over chunks of the Kd documents (no graph)")
     no_expansion: bool = Field(False, description="ablation: no subgraph expansion (G_r^0 only)")
     no_visual_graph: bool = Field(False, description="ablation: image regions neither scored nor put in context")
@@ -125,14 +134,32 @@ class MKGRAG(BaseMethod):
         self._count_tokens = None
 
     # ========================================================================= Section 3.2
+    @property
+    def reader(self) -> str:
+        """cpu | llm (the ``reader`` option; auto: llm when a chat server is configured)."""
+        if self.opt.reader != "auto":
+            return self.opt.reader
+        return "llm" if getattr(self.settings, "chat_backend", None) in ("openai", "vllm") else "cpu"
+
     def solve(self, query) -> Answer:
         r = self.retrieve(query.question, query.image)
         t = time.perf_counter()
+        if self.reader == "cpu":
+            reading = self.read(query.question, r)
+            r.timings["read"] = time.perf_counter() - t
+            return self.to_answer(query.question, reading.answer, r, reading=reading)
         text, fb = self.generate(query.question, query.image, r)
         r.timings["generate"] = time.perf_counter() - t
         if fb:
             r.fallbacks.append(fb)
         return self.to_answer(query.question, text, r, answer_fallback=fb is not None)
+
+    def read(self, question: str, r: Retrieval) -> Reading:
+        """The CPU reader over the same context the LLM would get (reader.py)."""
+        return read(question, r.chunks, r.elements, self.kg.embed, image_note=r.image_note,
+                    titles={d["id"]: d["title"] for d in r.documents[:1]},
+                    doc_cos={d["id"]: d["cos"] for d in r.documents},
+                    min_sentence_cos=self.opt.min_sentence_cos)
 
     def retrieve(self, question: str, image=None) -> Retrieval:
         o = self.opt
@@ -183,7 +210,7 @@ class MKGRAG(BaseMethod):
             chunk_rank = self._chunk_order(elements)
             chunks = self.graph.read("mkgrag_chunks", ids=list(chunk_rank), vector=qvec) if chunk_rank else []
             chunks.sort(key=lambda c: (chunk_rank[c["id"]], -c["sim"]))
-            graph_lines = [el.text for el in elements]
+            graph_lines = self._lines(elements)
             used = self.count_tokens(self._context(graph_lines, [])) if graph_lines else 0
             r.chunks = self._fit_chunks(chunks, budget=o.budget - used - 2)   # 2: the "Sources:" header
             r.context = self._context(graph_lines, r.chunks)
@@ -252,6 +279,28 @@ class MKGRAG(BaseMethod):
                        head_id=row["head_id"], tail_id=row["tail_id"], region=region, hop=hop)
 
     @staticmethod
+    def _lines(elements: list[Element]) -> list[str]:
+        """The context lines of G_r; a relation whose summary an earlier line already gave (the CPU extractor's
+        relations of one sentence share it) is shortened to its head and tail, leaving budget for chunks."""
+        seen: set[str] = set()
+        out = []
+        for el in elements:
+            if el.kind == "relation":
+                head, summary = el.text.split(": ", 2)[:2], el.text.split(": ", 2)[-1]
+                if summary in seen:
+                    out.append(f"relation: {el.name} (same sentence as above)")
+                    continue
+            else:
+                head, _, rest = el.text.partition("): ")
+                summary = rest.split(" [depicted in an image")[0]
+                if rest and summary in seen:
+                    out.append(f"{head}) (described above){rest[len(summary):]}")
+                    continue
+            seen.add(summary)
+            out.append(el.text)
+        return out
+
+    @staticmethod
     def _chunk_order(elements: list[Element]) -> dict[str, int]:
         """Source chunks in the order of the best element citing them."""
         order: dict[str, int] = {}
@@ -308,7 +357,8 @@ class MKGRAG(BaseMethod):
             return None, Fallback(e.code, f"answer: abstained, no retrieved entity to fall back on ({e})")
 
     # ------------------------------------------------------------------ result
-    def to_answer(self, question: str, text: str | None, r: Retrieval, answer_fallback: bool = False) -> Answer:
+    def to_answer(self, question: str, text: str | None, r: Retrieval, answer_fallback: bool = False,
+                  reading: Reading | None = None) -> Answer:
         evidence: list = []
         titles = {d["id"]: d["title"] for d in r.documents}
         for rank, c in enumerate(r.chunks, 1):
@@ -337,11 +387,17 @@ class MKGRAG(BaseMethod):
                     break
         o = self.opt
         variant = "chunks only (naive RAG)" if o.chunks_only else "dual-stage graph retrieval"
+        support = self._support(text, r, reading)
+        if reading is not None:
+            why = reading.reason if (text or reading.reason.startswith("abstained")) else f"abstained: {reading.reason}"
+            stop = f"{why} (cpu reader, answer type {reading.answer_type})"
+        else:
+            stop = ("abstained" if not text else "fallback: best-ranked retrieved entity" if answer_fallback
+                    else "answered from the retrieved context")
         return Answer(
             question=question, answer=text, method=self.name, answer_id=answer_id,
             evidence=evidence, sufficient=None,
-            stop_reason=("abstained" if not text else "fallback: best-ranked retrieved entity" if answer_fallback
-                         else "answered from the retrieved context") + f" · {variant}",
+            stop_reason=f"{stop} · {variant}",
             hops=0 if (o.no_expansion or o.chunks_only) else o.l, fallbacks=r.fallbacks,
             details={
                 "query": r.query_text, "image_note": r.image_note,
@@ -358,8 +414,30 @@ class MKGRAG(BaseMethod):
                 "context_tokens": r.context_tokens, "budget": o.budget,
                 "timings": {k: round(v, 4) for k, v in r.timings.items()},
                 "titles": titles,
+                "reader": "cpu" if reading is not None else "llm",
+                "answer_type": reading.answer_type if reading is not None else None,
+                "support": support,
             },
         )
+
+    @staticmethod
+    def _support(text: str | None, r: Retrieval, reading: Reading | None) -> dict | None:
+        """The sentence the answer is read from: the reader's, or (LLM) the first context sentence holding it."""
+        if reading is not None and reading.candidate is not None and text:
+            c = reading.candidate
+            return {"sentence": c.sentence, "chunk_id": c.chunk_id, "doc_id": c.doc_id,
+                    "section": c.heading or None, "score": round(c.score, 4), "sentence_cos": round(c.sentence_cos, 4)}
+        if not text:
+            return None
+        from kgqa.core.spans import sentences
+
+        key = text.casefold()
+        for ch in r.chunks:
+            for sent in sentences(ch["text"]):
+                if key in sent.casefold():
+                    return {"sentence": sent, "chunk_id": ch["id"], "doc_id": ch["doc_id"],
+                            "section": (ch.get("sections") or [None])[0], "score": None, "sentence_cos": None}
+        return None
 
     def render(self, answer: Answer) -> list[str]:
         """The mKG-RAG lines of ``kgqa ask``: query, stage-1 documents, stage-2 elements, context size."""
@@ -378,6 +456,12 @@ class MKGRAG(BaseMethod):
             for e in els[:6]:
                 lines.append(f"  {e['kind']} {e['name']} [{e['id']}] cos {e['cos']:.2f}"
                              + (f" (hop {e['hop']})" if e["hop"] else ""))
+        sup = d.get("support")
+        if sup:
+            lines.append(f"supporting sentence ({sup.get('chunk_id')}, {sup.get('section') or '-'}): "
+                         f"\u201c{sup['sentence']}\u201d")
+        elif answer.answer is None:
+            lines.append(f"no supporting sentence: {answer.stop_reason}")
         lines.append(f"context: {len(d.get('chunk_ids') or [])} chunks, {d.get('context_tokens')} tokens "
                      f"(budget {d.get('budget')}): " + ", ".join(d.get("chunk_ids") or []))
         return lines

@@ -1,0 +1,227 @@
+"""Step 3 without a large model: a document's KG from its structure and its sentences (the CPU extractor).
+
+mKG-RAG ("mKG-RAG: Leveraging Multimodal Knowledge Graphs in Retrieval-Augmented Generation for
+Knowledge-intensive VQA", Section 3.1.1) prompts an MLLM for each segment's entities and relations;
+that extractor stays (``kgqa.loaders.documents.extract``) and is chosen when a chat server is
+configured. On a CPU-only machine SmolLM2-135M extracts almost nothing, so this module builds the
+same shape of graph (entities with a description, relations head → tail with a summary) by rules:
+
+* the **subject**: the document's title is its subject entity (type ``subject``), described by the
+  document's first sentence; linked to Wikidata through the label-key index (``link_subject``);
+* **structured facts**: a ``Key: value`` line (or list item) is subject -key-> value; a Markdown table
+  row is row[0] -column-> cell for every other column (row[0] itself hangs off the subject); a plain
+  list item is subject → item. The section heading is the fact's context;
+* **sentences**: the typed spans of ``kgqa.core.spans`` (names, dates, years, numbers with their unit,
+  ratios) become entities; each sentence relates its head (the name it opens with, else the subject)
+  to every other span, the summary and provenance being the sentence;
+* **relation phrases**: the words of the sentence that are not spans (or a structured fact's key) are
+  mapped to the relation catalogue of the Wikidata KG (names and aliases, all-MiniLM-L6-v2 cosine ≥
+  ``RELATION_MIN_COS``), stored on the ``DOC_REL`` edge as ``relation_id`` / ``relation_name``.
+
+Interpretations: a span equal to, or contained in, the title is the subject itself; the whole-image
+region of the CPU stand-in is matched to the entity its alt text names, else to the subject (an
+illustrated article's images show what it is about) — no model is asked.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kgqa.core.spans import list_item, row_sentence, sentences, spans, structured_line, table_rows
+from kgqa.loaders.documents.kg import DocumentKG, KGEntity, KGRelation, name_key
+from kgqa.loaders.documents.parse import ParsedDocument
+from kgqa.loaders.documents.segment import Chunk
+
+CPU_EXTRACTOR = "cpu-rules-2"
+RELATION_MIN_COS = 0.55
+_PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|the \w+)\b", re.IGNORECASE)
+_SPAN_TYPES = {"date": "date", "year": "date", "ratio": "quantity", "measure": "quantity", "count": "quantity",
+               "name": "name"}
+LITERAL_TYPES = ("date", "quantity")
+
+
+def _is_subject(name: str, title: str) -> bool:
+    k, t = name_key(name), name_key(title)
+    return bool(k) and (k == t or (len(k) > 3 and f" {k} " in f" {t} "))
+
+
+def cpu_text_graph(doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG) -> KGEntity | None:
+    """Fill ``kg`` from the chunks' structure and sentences; returns the subject entity."""
+    if not chunks:
+        return None
+    first = next((s for c in chunks for s in sentences(_body(c)) if not structured_line(s)), doc.title)
+    subject = kg.add_entity(doc.id, doc.title, "subject", first, chunks[0].id)
+    for ch in chunks:
+        heading = ch.sections[0] if ch.sections else ""
+        table: list[str] = []
+        for line in ch.text.split("\n"):
+            s = line.strip()
+            if not s:
+                continue
+            if s in ch.sections:                         # a heading line of a merged chunk
+                heading = s
+                continue
+            if s.startswith("|"):
+                table.append(s)
+                continue
+            if table:
+                _table(doc, ch, kg, subject, table_rows(table), heading)
+                table = []
+            kv = structured_line(s)
+            if kv:
+                _fact(doc, ch, kg, subject, kv[0], kv[1], s, heading)
+                continue
+            item = list_item(s)
+            if item is not None and len(item.split()) <= 8:
+                _fact(doc, ch, kg, subject, heading or "item", item, s, heading)
+                continue
+            for sent in sentences(item if item is not None else s):
+                _sentence(doc, ch, kg, subject, sent, heading)
+        if table:
+            _table(doc, ch, kg, subject, table_rows(table), heading)
+    return subject
+
+
+def _body(c: Chunk) -> str:
+    return "\n".join(ln for ln in c.text.split("\n") if ln.strip() not in c.sections)
+
+
+def _entity(doc, ch, kg, subject, text: str, kind: str, desc: str) -> KGEntity:
+    if kind == "name" and _is_subject(text, doc.title):
+        return subject
+    return kg.add_entity(doc.id, text, _SPAN_TYPES.get(kind, kind), desc, ch.id)
+
+
+def _relate(doc, ch, kg, head: KGEntity, tail: KGEntity, sentence: str, heading: str, phrase: str) -> None:
+    if head is tail:
+        return
+    r = kg.add_relation(doc.id, head.name, tail.name, sentence, ch.id)
+    if r is not None and not r.sentence:
+        r.sentence, r.context, r.phrase = sentence, heading, phrase
+
+
+def _fact(doc, ch, kg, subject, key: str, value: str, line: str, heading: str) -> None:
+    """subject -key-> value (the value's own spans are entities too when it holds several)."""
+    sp = spans(value)
+    kind = sp[0].kind if len(sp) == 1 and sp[0].text == value.strip(" .") else "value"
+    tail = _entity(doc, ch, kg, subject, value.strip(" ."), kind if kind != "value" else "name", line)
+    _relate(doc, ch, kg, subject, tail, line, heading, key)
+
+
+def _table(doc, ch, kg, subject, rows: list[list[str]], heading: str) -> None:
+    if len(rows) < 2:
+        return
+    header = rows[0]
+    for row in rows[1:]:
+        if not row or not row[0]:
+            continue
+        line = row_sentence(header, row)
+        head = _entity(doc, ch, kg, subject, row[0], "name", line)
+        _relate(doc, ch, kg, subject, head, line, heading, header[0] if header else heading)
+        for h, cell in zip(header[1:], row[1:]):
+            if cell:
+                sp = spans(cell)
+                kind = sp[0].kind if len(sp) == 1 and sp[0].text == cell.strip(" .") else "name"
+                tail = _entity(doc, ch, kg, subject, cell, kind, line)
+                _relate(doc, ch, kg, head, tail, line, heading, h)
+
+
+def _sentence(doc, ch, kg, subject, sent: str, heading: str) -> None:
+    sp = spans(sent)
+    if not sp:
+        return
+    ents = [(x, _entity(doc, ch, kg, subject, x.text, x.kind, sent)) for x in sp]
+    # the head: the name the sentence opens with, else (a pronoun, "The flag …") the subject
+    head = subject
+    if sp[0].start <= 4 and sp[0].kind == "name" and not _PRONOUN_START.match(sent):
+        head = ents[0][1]
+    elif _PRONOUN_START.match(sent) is None and sp[0].kind == "name" and sp[0].start < 12:
+        head = ents[0][1]
+    phrase = _phrase(sent, sp)
+    if head is not subject:
+        _relate(doc, ch, kg, subject, head, sent, heading, phrase)
+    for _, e in ents:
+        _relate(doc, ch, kg, head, e, sent, heading, phrase)
+
+
+def _phrase(sent: str, sp) -> str:
+    """The sentence's words that are not spans (what states the relation)."""
+    out, last = [], 0
+    for x in sp:
+        out.append(sent[last:x.start])
+        last = x.end
+    out.append(sent[last:])
+    return " ".join(" ".join(out).replace(",", " ").split()).strip(" .")
+
+
+def match_stand_in_regions(doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG, subject: KGEntity | None,
+                           stand_in: bool) -> None:
+    """The whole-image region of each image: to the entity its alt text names, else the subject."""
+    if subject is None:
+        return
+    for ch in chunks:
+        for im in ch.images:
+            target = subject
+            for x in spans(im.alt or ""):
+                e = kg.entities.get(name_key(x.text))
+                if e is not None and e.type not in LITERAL_TYPES:
+                    target = e
+                    break
+            kg.regions.append({"id": f"{target.id}:g:{im.sha256[:8]}:o0", "entity_id": target.id,
+                               "bbox": [0.0, 0.0, 1.0, 1.0], "category": im.alt or "image",
+                               "image_sha256": im.sha256, "stand_in": stand_in})
+
+
+# --------------------------------------------------------------------------- linking and relation phrases
+def link_subject(graph, subject: KGEntity) -> dict | None:
+    """The subject's Wikidata entity by its title's label key (exact name or alias), or None."""
+    from kgqa.core.kg import label_key
+
+    key = label_key(subject.name)
+    if not key:
+        return None
+    rows = graph.read("entity_label_search", query=f'"{key}"', k=3)
+    return {"docentity_id": subject.id, "entity_id": rows[0]["id"], "score": 1.0} if rows else None
+
+
+class RelationCatalogue:
+    """The Wikidata KG's relations (names and aliases), embedded once per load, to map relation phrases."""
+
+    def __init__(self, graph, encoder):
+        import numpy as np
+
+        rows = graph.read("kg_relation_catalogue")
+        self.labels: list[tuple[str, str]] = []
+        texts: list[str] = []
+        for r in rows:
+            for label in [r["name"], *(r.get("aliases") or [])]:
+                if label:
+                    self.labels.append((r["id"], r["name"]))
+                    texts.append(label)
+        self.vecs = _unit(np.asarray(encoder.encode(texts), dtype=np.float32)) if texts else None
+        self.encoder = encoder
+
+    def assign(self, relations: list[KGRelation]) -> int:
+        """Set relation_id / relation_name of the relations whose phrase maps to the catalogue; returns how many."""
+        import numpy as np
+
+        todo = [r for r in relations if r.phrase]
+        if self.vecs is None or not todo:
+            return 0
+        phrases = list(dict.fromkeys(r.phrase for r in todo))
+        pv = _unit(np.asarray(self.encoder.encode(phrases), dtype=np.float32))
+        sims = pv @ self.vecs.T
+        best = {p: (int(sims[i].argmax()), float(sims[i].max())) for i, p in enumerate(phrases)}
+        n = 0
+        for r in todo:
+            j, cos = best[r.phrase]
+            if cos >= RELATION_MIN_COS:
+                r.relation_id, r.relation_name = self.labels[j]
+                n += 1
+        return n
+
+
+def _unit(v):
+    import numpy as np
+
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
