@@ -231,13 +231,13 @@ def write_buried(g: dict, s, args, env: dict, load_argv: list[str]) -> dict:
     for h, r, t in g["facts"]:
         w.writerow([h, r, t])
     fh.close()
-    env = {**os.environ, "NEO4J_HOME": str(s.neo4j_home), "NEO4J_CONF": str(s.neo4j_home / "conf")}
+    admin_env = {**os.environ, "NEO4J_HOME": str(s.neo4j_home), "NEO4J_CONF": str(s.neo4j_home / "conf")}
     cmd = [s.java, "-cp", f"{s.neo4j_jars}/*", "org.neo4j.cli.AdminTool", "database", "import", "full",
            "--delimiter=|", "--array-delimiter=;", f"--nodes={imp / 'entities.csv'}",
            f"--nodes={imp / 'relations.csv'}", f"--relationships={imp / 'facts.csv'}",
            "--overwrite-destination=true", "--threads=2", f"--report-file={imp / 'import.report'}", "neo4j"]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=admin_env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit("neo4j-admin import failed: " + (proc.stderr or proc.stdout)[-2000:])
     import_s = time.perf_counter() - t0

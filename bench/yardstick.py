@@ -209,7 +209,7 @@ def print_table(results: list[tuple[str, str, dict]]) -> None:
     hops = sorted({h for _, _, r in results for h in r.get("by_hops", {}) if h.isdigit()}, key=int)
     cols = ["graph", "row", "n", "EM", "SBERT", "start", "path", "sel|path"] + [f"EM {h}h" for h in hops] + \
         [f"sel {h}h" for h in hops] + ["s/q", "fail"]
-    width = [20, 17, 4, 6, 6, 6, 6, 8] + [6] * (2 * len(hops)) + [6, 5]
+    width = [20, 17, 5, 7, 7, 7, 7, 10] + [8] * (2 * len(hops)) + [7, 6]
     print("".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cols, width))))
     print("-" * sum(width))
     for graph, label, rep in results:

@@ -119,3 +119,14 @@ def test_the_questions_object_with_a_relative_clause_is_the_answers_type():
                                                                                                         ["company"])
     assert type_nouns("What is the currency of the country where the Kamar Tower stands?", False) == (
         [], ["country"])
+
+
+def test_a_class_name_types_as_a_whole():
+    from kgqa.methods.vispath.question import type_words
+
+    # a sovereign state is no "state" of "the state where …" unless the KG says so by subclass of
+    assert "state" not in type_words(["sovereign state"], None)
+    assert "sovereign state" in type_words(["sovereign state"], None)
+    assert {"capital", "city"} <= type_words(["capital"], None)          # a single-word class implies as words do
+    assert "state" in type_words([], "state of the United States")       # description words stay words
+    assert type_words([], None) == set() and type_words([], "") == set()

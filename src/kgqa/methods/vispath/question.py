@@ -153,10 +153,13 @@ def description_words(text: str | None) -> set[str]:
 
 
 def type_words(classes, description: str | None) -> set[str]:
-    """An entity's type words: the words of its class names ("sovereign state", "country" for a country
-    whose ``instance of`` is sovereign state, a ``subclass of`` country) and of its description, each with
-    the types they imply (``description_words``). Empty when it has neither."""
-    return description_words(" ".join([*(c for c in classes if c), description or ""]))
+    """An entity's type words: the names of its classes, each as a whole ("country" for a country whose
+    ``instance of`` is sovereign state, a ``subclass of`` country), and the words of its description with
+    the types they imply (``description_words``). A class name is not split: a modifier changes the type
+    ("sovereign state" is no answer to "the *state* where …"; a KG that says a sovereign state is a state
+    says so by ``subclass of``). Empty when the entity has neither."""
+    names = {c.strip().casefold() for c in classes if c and c.strip()}
+    return description_words(description) | names | set().union(*(_TYPE_IMPLIES.get(n, ()) for n in names))
 
 
 def greedy_relation_matches(phrases: list[tuple[int, int, str]], sims: np.ndarray, min_cos: float,
