@@ -136,6 +136,10 @@ def generate(graph: str, args) -> tuple[dict, dict]:
         g = sd.generate_for_kg(kg, SETS["demo"][0], args.root / "tmp" / graph, **kw)
     honest = sd.check_honest(g["demo"], g["facts"])
     honest["gold_chains_checked"] = sd.gold_chains_unique(g["demo"], g["facts"], qs)
+    # scale_distractors keeps off the KG's names and aliases, not a question set's answer aliases (MORE's
+    # direct_answers: "Opel"): such a distractor gets a suffix, then the check below holds by construction
+    gold = {a.casefold() for q in qs for a in [q["answer"], *q.get("aliases", [])]}
+    g["names"] = [f"{n} (distractor)" if n.casefold() in gold else n for n in g["names"]]
     dnames = {n.casefold() for n in g["names"]}
     for q in qs:                       # an exact match must never be a distractor's name
         for a in [q["answer"], *q.get("aliases", [])]:
