@@ -173,12 +173,6 @@ def build_demo(args) -> dict:
 
 
 def build_buried(args) -> dict:
-    import numpy as np
-
-    from kgqa.core.graph import Graph
-    from kgqa.models.encoder import get_encoder
-    from kgqa.core.neo4j_local import LocalNeo4j
-    from kgqa.core.kg import label_keys
     from scale_distractors import check_honest, generate, gold_chains_unique
 
     s = settings_for("buried", args)
@@ -191,9 +185,26 @@ def build_buried(args) -> dict:
     gen_s = time.perf_counter() - t0
     print(f"generated {len(g['ids']):,} distractors, {len(g['facts']):,} distractor facts "
           f"({g['demo_headed']:,} leaving demo entities) in {gen_s:.0f} s; {honest}", flush=True)
+    info = write_buried(g, s, args, env_for("buried", args, graph_only=False), ["--path", "data/demo"])
+    return {**honest, **info, "generate_s": round(gen_s, 1)}
+
+
+def write_buried(g: dict, s, args, env: dict, load_argv: list[str]) -> dict:
+    """A generator's output into a fresh server: the structure by ``neo4j-admin database import full``, then
+    the real loader over it (``kgqa load wikidata5m`` + ``load_argv``: the KG's names, descriptions, images,
+    relation and entity embeddings exactly as in the small KG), then the distractor names embedded with the
+    real encoder into ``name_embedding`` (cached under ``args.root/cache`` by name list). Leaves the server
+    running; returns timings and counts. ``g``: ``ids, names, descriptions, relations, facts`` and the KG
+    itself as ``demo`` (``names``, ``facts``)."""
+    import numpy as np
+
+    from kgqa.core.graph import Graph
+    from kgqa.core.kg import label_keys
+    from kgqa.core.neo4j_local import LocalNeo4j
+    from kgqa.models.encoder import get_encoder
 
     reset_db(s)
-    imp = args.root / "import-buried"
+    imp = s.data_dir.parent / f"import-{s.data_dir.name}"
     shutil.rmtree(imp, ignore_errors=True)
     imp.mkdir(parents=True)
     demo = g["demo"]
@@ -220,13 +231,13 @@ def build_buried(args) -> dict:
     for h, r, t in g["facts"]:
         w.writerow([h, r, t])
     fh.close()
-    env = {**os.environ, "NEO4J_HOME": str(s.neo4j_home), "NEO4J_CONF": str(s.neo4j_home / "conf")}
+    admin_env = {**os.environ, "NEO4J_HOME": str(s.neo4j_home), "NEO4J_CONF": str(s.neo4j_home / "conf")}
     cmd = [s.java, "-cp", f"{s.neo4j_jars}/*", "org.neo4j.cli.AdminTool", "database", "import", "full",
            "--delimiter=|", "--array-delimiter=;", f"--nodes={imp / 'entities.csv'}",
            f"--nodes={imp / 'relations.csv'}", f"--relationships={imp / 'facts.csv'}",
            "--overwrite-destination=true", "--threads=2", f"--report-file={imp / 'import.report'}", "neo4j"]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=admin_env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit("neo4j-admin import failed: " + (proc.stderr or proc.stdout)[-2000:])
     import_s = time.perf_counter() - t0
@@ -236,7 +247,7 @@ def build_buried(args) -> dict:
         graph.apply_schema()
         graph.await_indexes(timeout_s=1800)
     t0 = time.perf_counter()
-    kgqa(env_for("buried", args, graph_only=False), "load", "wikidata5m", "--path", "data/demo")
+    kgqa(env, "load", "wikidata5m", *load_argv)
     load_s = time.perf_counter() - t0
 
     # distractor name embeddings (cached by name list, so a fact-only change re-uses them)
@@ -267,8 +278,8 @@ def build_buried(args) -> dict:
         graph.await_indexes(timeout_s=1800)
         counts = graph.read("graph_counts")[0]
     write_s = time.perf_counter() - t0
-    return {**honest, "counts": counts, "generate_s": round(gen_s, 1), "import_s": round(import_s, 1),
-            "demo_load_s": round(load_s, 1), "encode_s": round(encode_s, 1), "embed_write_s": round(write_s, 1)}
+    return {"counts": counts, "import_s": round(import_s, 1), "demo_load_s": round(load_s, 1),
+            "encode_s": round(encode_s, 1), "embed_write_s": round(write_s, 1)}
 
 
 def ensure(kg: str, args) -> None:

@@ -270,8 +270,7 @@ def generate(demo_dir: Path, n_entities: int = 200_000, n_facts: int = 730_000, 
     # --- relation catalogue: demo + extra
     relations = dict(demo["relations"])
     for p, lab in EXTRA_RELATIONS.items():
-        assert p not in relations, p
-        relations[p] = lab
+        relations.setdefault(p, lab)      # a KG in real-PID space (generate_for_kg) may have some already
     for t, ps in DOMAIN.items():
         for p in ps:
             assert p in relations, (t, p)
@@ -380,6 +379,37 @@ def generate(demo_dir: Path, n_entities: int = 200_000, n_facts: int = 730_000, 
     return {"demo": demo, "ids": ids.tolist(), "names": names, "types": type_names,
             "descriptions": make_descriptions(names, type_names, seed + 2),
             "relations": relations, "facts": facts, "demo_headed": n_demo_headed, "demo_types": dtype}
+
+
+def generate_for_kg(kg_dir: Path, demo_dir: Path, tmp: Path, **kw) -> dict:
+    """``generate`` over any Wikidata5M-format KG whose relations may have local ids (more-dev: P9001
+    "country" …): its relations are first renamed to the real PIDs of the same label (the demo's
+    catalogue and EXTRA_RELATIONS), the missing real ones added, the distractors generated, and every id
+    renamed back, so a distractor ``country`` fact uses the KG's own ``country`` relation. Returns
+    ``generate``'s dict with ``demo`` = the KG as it is."""
+    kg = read_demo(kg_dir)
+    real = {**read_demo(demo_dir)["relations"], **EXTRA_RELATIONS}
+    by_label = {v.casefold(): k for k, v in real.items()}
+    to_real = {k: by_label.get(v.casefold(), k) for k, v in kg["relations"].items()}
+    assert len(set(to_real.values())) == len(to_real), "two KG relations share a label"
+    back = {v: k for k, v in to_real.items()}
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "wikidata5m_entity.txt").write_text((kg_dir / "wikidata5m_entity.txt").read_text(encoding="utf-8"),
+                                               encoding="utf-8")
+    rels = {to_real[k]: v for k, v in kg["relations"].items()}
+    for k, v in real.items():
+        rels.setdefault(k, v)
+    (tmp / "wikidata5m_relation.txt").write_text("".join(f"{k}\t{v}\n" for k, v in rels.items()), encoding="utf-8")
+    (tmp / "wikidata5m_transductive_train.txt").write_text(
+        "".join(f"{h}\t{to_real[r]}\t{t}\n" for h, r, t in kg["facts"]), encoding="utf-8")
+    for split in ("valid", "test"):
+        (tmp / f"wikidata5m_transductive_{split}.txt").write_text("", encoding="utf-8")
+    g = generate(tmp, **kw)
+    g["facts"] = [(h, back.get(r, r), t) for h, r, t in g["facts"]]
+    g["relations"] = {back.get(k, k): (kg["relations"][back[k]] if k in back else v)
+                      for k, v in g["relations"].items()}
+    g["demo"] = kg
+    return g
 
 
 def check_honest(demo: dict, facts: list[tuple[str, str, str]]) -> dict:

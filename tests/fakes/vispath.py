@@ -124,8 +124,19 @@ class FakeGraph:
                                         p.get("per_relation", 0), p["cap"])
                 rows += edges
             return rows
-        if name == "vispath_entity_descriptions":
-            return [{"id": i, "description": self.descriptions.get(i)} for i in p["ids"] if i in self.entities]
+        if name == "vispath_entity_types":        # instance of, then up to three subclass of steps
+            rows = []
+            for i in p["ids"]:
+                if i not in self.entities:
+                    continue
+                level = {t for h, r, t in self.facts if h == i and r in p["instance_of"]}
+                classes = set(level)
+                for _ in range(3):
+                    level = {t for h, r, t in self.facts if h in level and r in p["subclass_of"]} - classes
+                    classes |= level
+                rows.append({"id": i, "description": self.descriptions.get(i),
+                             "classes": sorted(self.entities[c] for c in classes)})
+            return rows
         if name == "vispath_entity_images":
             return [{"id": i, "paths": self.images[i]} for i in p["ids"] if i in self.images]
         raise AssertionError(f"unexpected query {name}")

@@ -11,7 +11,13 @@ from kgqa.app.eval.questions import Support
 #: VisPath's open-ended semantic accuracy threshold (Section V-B).
 SBERT_THRESHOLD = 0.3
 
-METRICS = ("sbert@0.3", "exact_match", "hits@1", "start_entity", "gold_path")
+METRICS = ("sbert@0.3", "exact_match", "hits@1", "start_entity", "gold_path", "selected")
+
+#: Why a wrong answer was wrong, first cause first (``why_wrong``): the start entity was not the topic; the gold
+#: path was not among the retained paths; it was retained but the answer is another path's end; the gold path was
+#: chosen (the answer is its end entity) but the answer string matches neither the gold answer nor an alias;
+#: ``failed``: the method raised.
+WHY_WRONG = ("start_wrong", "gold_path_not_retained", "retained_not_selected", "selected_answer_differs", "failed")
 
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -79,6 +85,35 @@ def path_triples(answer_path) -> list[tuple[str, str, str]]:
 def gold_path_retained(gold: list[tuple[str, str, str]], retained_paths) -> bool:
     g = [tuple(e) for e in gold]
     return any(path_triples(p) == g for p in retained_paths)
+
+
+def gold_path_selected(gold: list[tuple[str, str, str]], answer_id: str | None, retained_paths) -> bool:
+    """The gold path was kept *and* chosen: it is among the retained paths and the answer is its end entity
+    (when the method names no answer entity: the gold path is the first retained path)."""
+    g = [tuple(e) for e in gold]
+    if not g or not gold_path_retained(g, retained_paths):
+        return False
+    if answer_id is not None:
+        return answer_id == g[-1][2]
+    first = next(iter(retained_paths), None)
+    return first is not None and path_triples(first) == g
+
+
+def why_wrong(*, correct: bool | None, start_entity: bool | None, gold_path: bool | None,
+              selected: bool | None) -> str | None:
+    """The first cause of a wrong answer among ``WHY_WRONG``; None for a right answer or when the question
+    lacks the gold fields that tell the causes apart (no topic and no path)."""
+    if correct or correct is None:
+        return None
+    if start_entity is False:
+        return "start_wrong"
+    if gold_path is None:
+        return None
+    if not gold_path:
+        return "gold_path_not_retained"
+    if not selected:
+        return "retained_not_selected"
+    return "selected_answer_differs"
 
 
 def percentile(values: list[float], q: float) -> float | None:

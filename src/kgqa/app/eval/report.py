@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Optional
 
-from kgqa.app.eval.metrics import SBERT_THRESHOLD, percentile
+from kgqa.app.eval.metrics import SBERT_THRESHOLD, WHY_WRONG, percentile
 from kgqa.app.eval.questions import SkippedLine
 
 if TYPE_CHECKING:
@@ -47,6 +47,9 @@ def summarize(results: list[QuestionResult]) -> dict:
         "hits@1": _rate([r.hits1 for r in results]),
         "start_entity": _rate([r.start_entity for r in results]),
         "gold_path": _rate([r.gold_path for r in results]),
+        # selection given retained: over the questions whose gold path was retained, the share where it was chosen
+        "selected": _rate([r.selected for r in results if r.gold_path]),
+        "why_wrong": {k: n for k in WHY_WRONG if (n := sum(1 for r in results if r.why_wrong == k))},
         "doc_recall": _rate([r.doc_recall for r in results]),
         "evidence_recall": _rate([r.evidence_recall for r in results]),
         "context_tokens": _mean_tokens(ran),
@@ -92,13 +95,14 @@ def render_tables(report: dict, console) -> None:
 
     t = Table(title=f"kgqa eval · {report['method']} · {report['questions_file']}", box=box.SIMPLE_HEAD)
     t.add_column("hops")
-    for col in ("n", "SBERT@0.3", "EM", "Hits@1", "start", "path", "abst.", "fail", "p50 s", "p95 s"):
+    for col in ("n", "SBERT@0.3", "EM", "Hits@1", "start", "path", "selected", "abst.", "fail", "p50 s", "p95 s"):
         t.add_column(col, justify="right")
     rows = [(f"{k}-hop" if k.isdigit() else k, v) for k, v in report["by_hops"].items()]
     rows.append(("overall", report["overall"]))
     for i, (name, m) in enumerate(rows):
         t.add_row(name, str(m["n"]), _pct(m["sbert@0.3"]), _pct(m["exact_match"]), _pct(m["hits@1"]),
-                  _pct(m["start_entity"]), _pct(m["gold_path"]), str(m["abstained"]), str(m["failed"]),
+                  _pct(m["start_entity"]), _pct(m["gold_path"]), _pct(m["selected"]), str(m["abstained"]),
+                  str(m["failed"]),
                   _sec(m["latency_s"]["p50"]), _sec(m["latency_s"]["p95"]), end_section=(i == len(rows) - 2))
     console.print(t)
     chat = (report.get("options") or {}).get("chat")
@@ -107,8 +111,9 @@ def render_tables(report: dict, console) -> None:
     render_document_metrics(report["overall"], console)
     console.print("accuracies in % over the questions that have the gold field each needs (counts: --json); "
                   "EM = exact match after normalisation, aliases accepted; start = start-entity accuracy; "
-                  "path = gold path among the retained paths; p50/p95 = seconds per question",
-                  markup=False, soft_wrap=True)
+                  "path = gold path among the retained paths; selected = of those, the gold path chosen (the answer is its "
+                  "end entity); p50/p95 = seconds per question", markup=False, soft_wrap=True)
+    render_why_wrong(report, console)
     replay = (report.get("options") or {}).get("replay_cache")
     if replay:
         console.print(f"--replay-cache {replay}: replies found there were replayed, so seconds and latency "
@@ -137,6 +142,30 @@ def render_tables(report: dict, console) -> None:
                       + (" …" if len(report["skipped_lines"]) > 5 else ""), soft_wrap=True, markup=False)
 
 
+_WHY_WORDS = {"start_wrong": "start wrong", "gold_path_not_retained": "gold path not retained",
+              "retained_not_selected": "retained but not selected",
+              "selected_answer_differs": "selected but the answer string differs", "failed": "failed"}
+
+
+_WRONG_LINES = 20
+
+
+def render_why_wrong(report: dict, console) -> None:
+    """Why the wrong answers were wrong: the count per cause, then one line per wrong question."""
+    why = report["overall"].get("why_wrong") or {}
+    if not why:
+        return
+    console.print("wrong answers by cause: " + ", ".join(f"{_WHY_WORDS[k]} {n}" for k, n in why.items()),
+                  markup=False, soft_wrap=True)
+    wrong = [q for q in report["questions"] if q.get("why_wrong") and q["why_wrong"] != "failed"]
+    for q in wrong[:_WRONG_LINES]:
+        console.print(f"wrong {q['id']}: {_WHY_WORDS[q['why_wrong']]} (answered {q['prediction']!r}, "
+                      f"gold {q['gold']!r})", markup=False, soft_wrap=True)
+    if len(wrong) > _WRONG_LINES:
+        console.print(f"… {len(wrong) - _WRONG_LINES} more wrong answer(s): --json has each question's why_wrong",
+                      markup=False, soft_wrap=True)
+
+
 def render_document_metrics(m: dict, console) -> None:
     """Document QA (mKG-RAG): document recall@Kd, evidence recall, context tokens — when the questions have
     a ``support`` and the method reports recalled documents."""
@@ -157,13 +186,15 @@ def render_comparison(reports: dict[str, dict], console) -> None:
     first = next(iter(reports.values()))
     t = Table(title=f"kgqa eval · side by side · {first['questions_file']}", box=box.SIMPLE_HEAD)
     t.add_column("method")
-    for col in ("n", "SBERT@0.3", "EM", "Hits@1", "start", "path", "abst.", "fail", "calls/q", "p50 s", "fallbacks"):
+    for col in ("n", "SBERT@0.3", "EM", "Hits@1", "start", "path", "selected", "abst.", "fail", "calls/q", "p50 s",
+                "fallbacks"):
         t.add_column(col, justify="right")
     for name, rep in reports.items():
         m = rep["overall"]
         calls = sum(c["calls"] for role, c in m["cost_per_question"].items() if role != "encoder")
         t.add_row(name, str(m["n"]), _pct(m["sbert@0.3"]), _pct(m["exact_match"]), _pct(m["hits@1"]),
-                  _pct(m["start_entity"]), _pct(m["gold_path"]), str(m["abstained"]), str(m["failed"]),
+                  _pct(m["start_entity"]), _pct(m["gold_path"]), _pct(m["selected"]), str(m["abstained"]),
+                  str(m["failed"]),
                   f"{calls:.1f}", _sec(m["latency_s"]["p50"]), str(sum((m.get("fallbacks") or {}).values())))
     console.print(t)
     console.print("calls/q = model calls per question except the encoder", markup=False)

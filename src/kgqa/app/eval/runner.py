@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable, Optional, Protocol
 
 from kgqa.app.eval.metrics import (Encoder, document_recall, evidence_recall, exact_match, gold_path_retained,
-                                   sbert_correct, sbert_cosines)
+                                   gold_path_selected, sbert_correct, sbert_cosines, why_wrong)
 from kgqa.app.eval.questions import EvalQuestion, SkippedLine
 from kgqa.app.eval.report import build_report
 
@@ -35,6 +35,8 @@ class QuestionResult:
     hits1: Optional[bool] = None
     start_entity: Optional[bool] = None
     gold_path: Optional[bool] = None
+    selected: Optional[bool] = None          # gold path retained and chosen; None unless it was retained
+    why_wrong: Optional[str] = None          # a wrong answer's first cause (metrics.WHY_WRONG); None if right
     doc_recall: Optional[bool] = None        # document QA: supporting document among the recalled ones
     evidence_recall: Optional[bool] = None   # document QA: supporting section among the context's chunks
     context_tokens: Optional[int] = None     # document QA: tokens of the retrieved context
@@ -93,6 +95,7 @@ def _score_failed(r: QuestionResult, q: EvalQuestion) -> None:
     r.hits1 = False if q.answer_id else None
     r.start_entity = False if q.topic else None
     r.gold_path = False if q.path else None
+    r.why_wrong = "failed"                   # the method raised: none of the causes can be told
     r.doc_recall = False if q.support else None
     r.evidence_recall = False if q.support else None
 
@@ -115,6 +118,9 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
     r.hits1 = (ans.answer_id is not None and ans.answer_id == q.answer_id) if q.answer_id else None
     r.start_entity = (ans.start_entity_id == q.topic.id) if q.topic and _grounds_start(ans) else None
     r.gold_path = gold_path_retained(q.path, ans.paths or []) if q.path else None
+    r.selected = gold_path_selected(q.path, ans.answer_id, ans.paths or []) if r.gold_path else None
+    r.why_wrong = why_wrong(correct=r.exact_match, start_entity=r.start_entity, gold_path=r.gold_path,
+                            selected=r.selected)
     r.doc_recall = document_recall(q.support, ans)
     r.evidence_recall = evidence_recall(q.support, ans)
     r.context_tokens = (getattr(ans, "details", None) or {}).get("context_tokens")

@@ -125,12 +125,19 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
     return excluded, answer_type
 
 
+_COPULA = frozenset({"is", "was", "are", "were"})
+
+
 def type_nouns(question: str, has_image: bool) -> tuple[list[str], list[str]]:
     """The type nouns of ``mention_tokens``, lower-cased: (the answer's, after "which"/"what": "In which
-    *city* …"; those of entities on the way: "the *state* where …", "the *novel* Notre-Dame de Paris")."""
+    *city* …", or the question's object, "What is the *river* that …"; those of entities on the way: "the
+    *state* where …", "the *novel* Notre-Dame de Paris")."""
     toks = [t.lower() for t in question_tokens(question)]
     _, typed = mention_tokens(question, has_image)
     answer = {i for i in typed if i > 0 and toks[i - 1] in ("which", "what")}
+    # "What is the river that flows through …", "Who was the architect who …": the question's own object
+    answer |= {i for i in typed if i == 3 and toks[0] in ("what", "which", "who") and toks[1] in _COPULA
+               and toks[2] in ("the", "a", "an")}
     return [toks[i] for i in sorted(answer)], [toks[i] for i in sorted(typed - answer)]
 
 
@@ -143,6 +150,16 @@ def description_words(text: str | None) -> set[str]:
     stemming, so "United States" names no state."""
     words = set(re.findall(r"\w+", (text or "").lower()))
     return words.union(*(_TYPE_IMPLIES.get(w, ()) for w in words))
+
+
+def type_words(classes, description: str | None) -> set[str]:
+    """An entity's type words: the names of its classes, each as a whole ("country" for a country whose
+    ``instance of`` is sovereign state, a ``subclass of`` country), and the words of its description with
+    the types they imply (``description_words``). A class name is not split: a modifier changes the type
+    ("sovereign state" is no answer to "the *state* where …"; a KG that says a sovereign state is a state
+    says so by ``subclass of``). Empty when the entity has neither."""
+    names = {c.strip().casefold() for c in classes if c and c.strip()}
+    return description_words(description) | names | set().union(*(_TYPE_IMPLIES.get(n, ()) for n in names))
 
 
 def greedy_relation_matches(phrases: list[tuple[int, int, str]], sims: np.ndarray, min_cos: float,

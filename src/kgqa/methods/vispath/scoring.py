@@ -36,8 +36,8 @@ import numpy as np
 from kgqa.core.kg import KG, cos_from_neo4j
 from kgqa.core.result import Step
 from kgqa.methods.vispath.options import VisPathOptions
-from kgqa.methods.vispath.question import (PHRASE_STOP, description_words, greedy_relation_matches, mention_tokens,
-                                           question_phrases, type_nouns)
+from kgqa.methods.vispath.question import (PHRASE_STOP, greedy_relation_matches, mention_tokens, question_phrases,
+                                           type_nouns, type_words)
 from kgqa.methods.vispath.records import ReasoningPath, RelationSketch, VisPathRun
 
 
@@ -287,22 +287,50 @@ class Scorer:
             best.setdefault(p.end_id, p)
         return list(best.values())
 
+    def type_relations(self) -> tuple[list[str], list[str]]:
+        """The relation ids that mean ``instance of`` and ``subclass of`` in this KG (Wikidata's P31 and P279,
+        or a relation named so); empty lists when the KG has none."""
+        inst, sub = [], []
+        for rid, (name, _) in self.relations().items():
+            n = (name or "").strip().casefold()
+            if rid == "P31" or n == "instance of":
+                inst.append(rid)
+            elif rid == "P279" or n == "subclass of":
+                sub.append(rid)
+        return inst, sub
+
+    def entity_types(self, ids: list[str]) -> dict[str, set[str]]:
+        """The type words of each entity that has type evidence: the names of its classes (``instance of``
+        and its ``subclass of`` chain, where the KG has them) and its description's words (where it has
+        one). An entity with neither is absent: it has no type evidence."""
+        inst, sub = self.type_relations()
+        out = {}
+        for r in self.graph.read("vispath_entity_types", ids=ids, instance_of=inst, subclass_of=sub):
+            words = type_words(r.get("classes") or (), r.get("description"))
+            if words:
+                out[r["id"]] = words
+        return out
+
     def path_typing(self, question: str, has_image: bool, paths: list[ReasoningPath]) -> dict[int, float]:
-        """Answer typing (ours; the paper has none): how well a path's entities have the types the question
-        names, read from their descriptions. 1 when the endpoint's description has the answer's type noun
-        ("In which *city* …"), plus the share of the other type nouns ("the *state* where …") found in the
-        description of an entity after the start. Keyed by id(path); empty when the question names no type."""
+        """Answer typing (ours; the paper has none), from the graph's type evidence (``entity_types``):
+        1 when the endpoint has the answer's type noun ("In which *city* …"), plus the share of the other
+        type nouns ("the *country* where …") that an entity strictly between the start and the endpoint has.
+        An endpoint that has only another type noun of the question (a country for "the currency of the
+        country where …") gains nothing. Keyed by id(path); empty — the ranking unchanged — when the question
+        names no type or no candidate entity has type evidence."""
         answer, along = type_nouns(question, has_image)
+        along = [t for t in along if t not in answer]
         if not answer and not along:
             return {}
         ids = list(dict.fromkeys(e.tail_id for p in paths for e in p.edges))
-        words = {r["id"]: description_words(r["description"])
-                 for r in self.graph.read("vispath_entity_descriptions", ids=ids)}
+        words = self.entity_types(ids)
+        if not words:
+            return {}
         out = {}
         for p in paths:
             score = 1.0 if answer and all(t in words.get(p.end_id, ()) for t in answer) else 0.0
             if along:
-                seen = set().union(*(words.get(e.tail_id, set()) for e in p.edges))
+                seen = set().union(*(words.get(e.tail_id, set()) for e in p.edges[:-1]))
                 score += sum(t in seen for t in along) / len(along)
             out[id(p)] = score
         return out
