@@ -51,6 +51,7 @@ def test_graph_only_answer_is_one_node_the_top_scored(tmp_path):
     ps = [s["p"] for s in r["scores"]]
     assert ps == sorted(ps, reverse=True) and 0 < sum(ps) <= 1.0001
     assert a.hops == 1 and "by the node head" in a.stop_reason and m.softprompt.calls == []
+    assert m.chat.prompts == [] and a.fallbacks == []          # no LLM in the loop by default
 
 
 def test_below_answer_p_the_loop_moves_on_from_the_top_node_and_answers_the_best_seen(tmp_path):
@@ -69,11 +70,12 @@ def test_below_answer_p_the_loop_moves_on_from_the_top_node_and_answers_the_best
 
 def test_llm_answer_is_grounded_to_a_node_else_the_top_node(tmp_path):
     ck = str(save_head(tmp_path / "n.safetensors"))
-    m, _ = make([{"decision": "ANSWER", "answer": "gamma river", "evidence": "e"}], [], head="nodes", checkpoint=ck)
+    m, _ = make([{"decision": "ANSWER", "answer": "gamma river", "evidence": "e"}], [], head="nodes", checkpoint=ck,
+                answer_llm=True)
     a = m.answer(q())
     assert (a.answer, a.answer_id) == ("Gamma River", "Q3")
     m, _ = make([{"decision": "ANSWER", "answer": "Gamma River; Beta City", "evidence": "e"}], [], head="nodes",
-                checkpoint=ck)
+                checkpoint=ck, answer_llm=True)
     a = m.answer(q())
     assert a.answer == a.details["rounds"][0]["scores"][0]["name"] and a.answer_id in NAMES
     assert "unresolved" in [f.code for f in a.fallbacks]

@@ -55,7 +55,11 @@ class GraphSoftPromptEncoder(nn.Module):
                  hidden_channels: int = 128, num_layers: int = 2, heads: int = 4,
                  projector_hidden: int = 256, dropout: float = 0.0, edge_hidden: int = 32):
         super().__init__()
-        from torch_geometric.nn import GATConv
+        import warnings
+
+        with warnings.catch_warnings():       # PyG's import-time torch.jit.script deprecation notice, not ours
+            warnings.filterwarnings("ignore", message=".*torch.jit.script.*", category=FutureWarning)
+            from torch_geometric.nn import GATConv
 
         if hidden_channels % heads:
             raise ValueError(f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads})")

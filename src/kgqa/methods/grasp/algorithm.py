@@ -227,7 +227,8 @@ class GraSP(BaseMethod):
             selected_names += [sub.names[n] for n in rnd.selected if sub.names[n] not in selected_names]
 
             t3 = time.perf_counter()
-            decision = self.decide(question, selected_names, evidence, forced, rnd, run)   # 4.3 LLM_answer
+            decision = (None if self.variant == "nodes" and not o.answer_llm           # the head decides
+                        else self.decide(question, selected_names, evidence, forced, rnd, run))  # 4.3 LLM_answer
             rnd.seconds["answer"] = time.perf_counter() - t3
             if self.variant == "nodes":
                 nxt = self.node_round(decision, sub, rnd, run, visited, forced)

@@ -31,7 +31,9 @@ class GraSPOptions(BaseModel):
         "auto", description="LLM_select: softprompt (the paper: a soft-prompt LLM reads the GAT's tokens) or nodes "
                             "(a node-scoring head on the same GAT, no LLM); auto = softprompt when a soft-prompt "
                             "model is served (KGQA_SOFTPROMPT_BACKEND=vllm|openai) or an ablation is asked, else nodes")
-    answer_p: float = Field(0.5, ge=0.0, le=1.0, description="nodes head, no usable LLM_answer: answer when the "
+    answer_llm: bool = Field(False, description="nodes head: ask LLM_answer (the chat model) for ANSWER/ENTITY "
+                                                "as Section 4.3 does; default: the head decides, no LLM in the loop")
+    answer_p: float = Field(0.5, ge=0.0, le=1.0, description="nodes head, no LLM_answer: answer when the "
                                                               "top node's probability reaches this, else move on")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
