@@ -96,6 +96,9 @@ def bench_eval(questions: Path, checkpoint: Path, drops: list[float], limit: int
     env = {**os.environ, "KGQA_CHAT_BACKEND": "none"}
     print(f"\n3. kgqa eval {questions} --method vispath,grasp, graph-only (KGQA_CHAT_BACKEND=none), "
           f"grasp head=nodes ({checkpoint.name})" + (f", first {limit} questions" if limit else ""))
+    def acc(m: dict, key: str) -> float:
+        return 100 * ((m.get(key) or {}).get("accuracy") or 0.0)
+
     rows = {}
     for d in drops:
         cmd = [KGQA, "eval", str(questions), "--method", "vispath,grasp", "--json", "--quiet", "--drop-edges", str(d),
@@ -111,15 +114,15 @@ def bench_eval(questions: Path, checkpoint: Path, drops: list[float], limit: int
     print(f"{'drop':>5} {'n':>4} {'VisPath EM':>10} {'start':>6} {'GraSP EM':>9} {'start':>6} {'GraSP p50 s':>11}")
     for d, (o, wall) in rows.items():
         v, g = o["vispath"], o["grasp"]
-        print(f"{d:>5.0%} {v['n']:>4} {100 * (v['exact_match'] or 0):>9.1f}% {100 * (v['start_entity'] or 0):>5.0f}% "
-              f"{100 * (g['exact_match'] or 0):>8.1f}% {100 * (g['start_entity'] or 0):>5.0f}% "
+        print(f"{d:>5.0%} {v['n']:>4} {acc(v, 'exact_match'):>9.1f}% {acc(v, 'start_entity'):>5.0f}% "
+              f"{acc(g, 'exact_match'):>8.1f}% {acc(g, 'start_entity'):>5.0f}% "
               f"{g['latency_s']['p50'] or 0:>11.2f}")
     if 0.0 in rows:
         base = rows[0.0][0]
         for d, (o, _) in rows.items():
             if d:
-                lv = 100 * ((base["vispath"]["exact_match"] or 0) - (o["vispath"]["exact_match"] or 0))
-                lg = 100 * ((base["grasp"]["exact_match"] or 0) - (o["grasp"]["exact_match"] or 0))
+                lv = acc(base["vispath"], "exact_match") - acc(o["vispath"], "exact_match")
+                lg = acc(base["grasp"], "exact_match") - acc(o["grasp"], "exact_match")
                 print(f"   at {d:.0%} dropped: VisPath loses {lv:.1f} points, GraSP {lg:.1f}")
 
 
