@@ -163,7 +163,7 @@ def test_vllm_prompt_embeds_request_carries_the_gat_soft_prompt(settings, grasp_
                 return schema(decision="ANSWER", answer="Merovan City", evidence="capital")
 
         m = make(s, grasp_kg, models, chat=Chat(), softprompt=remote, checkpoint=str(tmp_path / "g.safetensors"),
-                 hops=1)
+                 hops=1, head="softprompt")
         srv.replies.append("Merovan City")
         a = m.answer(Query("What is the capital of Vandoria?", entity_id=TOPIC))
         req = [r for r in srv.requests if r["path"] == "/v1/completions"][-1]
@@ -180,7 +180,7 @@ def test_vllm_prompt_embeds_request_carries_the_gat_soft_prompt(settings, grasp_
 # ------------------------------------------------------------------------------------------ CLI
 def test_ask_without_a_trained_encoder_is_one_line_exit_2(grasp_kg, tmp_path):
     p = run_kgqa("ask", "--method", "grasp", "--entity", TOPIC, "-o", f"checkpoint={tmp_path}/none.safetensors",
-                 "grasp-it: What is the capital of Vandoria?")
+                 "-o", "head=softprompt", "grasp-it: What is the capital of Vandoria?")
     assert_one_line_error(p, "no trained gat encoder", "kgqa train grasp", code=2)
 
 
@@ -189,7 +189,8 @@ def test_train_resume_then_ask_graph_only(grasp_kg, tmp_path):
     qs = tmp_path / "train.jsonl"
     qs.write_text("\n".join(json.dumps({"question": q, "answer": a, "topic": {"id": TOPIC}}) for q, a in [
         ("What is the capital of Vandoria?", "Merovan City"), ("What is the currency of Vandoria?", "Vandorian crown")]))
-    base = ["train", "grasp", "--data", str(qs), "--checkpoint", str(ck), "-o", "hops=1", "-o", "cap=6", "-o", "k2=2"]
+    base = ["train", "grasp", "--head", "softprompt", "--data", str(qs), "--checkpoint", str(ck), "-o", "hops=1",
+            "-o", "cap=6", "-o", "k2=2"]
     p = run_kgqa(*base, "--epochs", "1")
     assert p.returncode == 0, p.stderr
     assert "epoch 1" in p.stdout and ck.is_file() and ck.with_suffix(".loss.png").is_file()
@@ -197,6 +198,34 @@ def test_train_resume_then_ask_graph_only(grasp_kg, tmp_path):
     assert p.returncode == 0, p.stderr
     assert "resumed after epoch 1" in p.stdout and "epoch 2" in p.stdout
     p = run_kgqa("ask", "--method", "grasp", "--entity", TOPIC, "-o", f"checkpoint={ck}", "-o", "hops=1",
-                 "grasp-it: What is the capital of Vandoria?", env={"KGQA_CHAT_BACKEND": "none"})
+                 "-o", "head=softprompt", "grasp-it: What is the capital of Vandoria?", env={"KGQA_CHAT_BACKEND": "none"})
     assert p.returncode == 0, p.stderr
     assert "round 1: Vandoria" in p.stdout and "not asked by design" in p.stdout
+
+
+# ------------------------------------------------------------------------------------------ the nodes head
+def test_train_nodes_head_on_generated_questions_then_ask_one_entity(grasp_kg, tmp_path):
+    ck = tmp_path / "n.safetensors"
+    p = run_kgqa("train", "grasp", "--head", "nodes", "--examples", "40", "--epochs", "2", "--checkpoint", str(ck))
+    assert p.returncode == 0, p.stderr
+    assert "examples/s" in p.stdout and ck.is_file() and ck.with_suffix(".loss.png").is_file()
+    p = run_kgqa("ask", "--method", "grasp", "--entity", TOPIC, "-o", f"checkpoint={ck}", "--json",
+                 "grasp-it: What is the capital of Vandoria?", env={"KGQA_CHAT_BACKEND": "none"})
+    assert p.returncode == 0, p.stderr
+    a = json.loads(p.stdout)
+    node_names = {s["id"]: s["name"] for r in a["details"]["rounds"] for s in r["scores"]}
+    assert a["details"]["head"] == "nodes" and a["answer_id"] in node_names
+    assert a["answer"] == node_names[a["answer_id"]]          # one entity, its own name, never a list
+
+
+def test_a_nodes_head_from_another_kg_is_refused_in_one_line(grasp_kg, tmp_path):
+    torch = pytest.importorskip("torch")
+    from kgqa.gnn import checkpoint as ckpt
+    from kgqa.gnn.encoder import GraphNodeScorer
+
+    torch.manual_seed(0)
+    ck = ckpt.save(tmp_path / "other.safetensors", GraphNodeScorer(384, 384, hidden_channels=8, heads=2),
+                   variant="nodes", meta={"kg_fingerprint": "0123456789abcdef", "kg_relations": 3})
+    p = run_kgqa("ask", "--method", "grasp", "--entity", TOPIC, "-o", f"checkpoint={ck}",
+                 "grasp-it: What is the capital of Vandoria?", env={"KGQA_CHAT_BACKEND": "none"})
+    assert_one_line_error(p, "trained on another KG", "kgqa train grasp --head nodes", code=2)

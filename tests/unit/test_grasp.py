@@ -116,6 +116,8 @@ def make(chat, small, settings=None, **opts):
                              encoder=FakeEncoder())
     kg = KG(graph, models.encoder)
     settings = settings or SimpleNamespace(models_dir="/nonexistent")
+    if not any(opts.get(k) for k in ("no_soft_prompt", "triples_only", "text_soft_prompt")):
+        opts.setdefault("head", "softprompt")       # the paper's path; the nodes head: test_grasp_nodes.py
     return GraSP(Context(settings=settings, graph=graph, models=models, kg=kg), GraSPOptions(**opts)), graph
 
 

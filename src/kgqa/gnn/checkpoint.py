@@ -27,16 +27,19 @@ FORMAT = 1
 
 
 def build_encoder(variant: str, config: dict):
-    """The encoder module of a variant ("gat" or "text") from its stored constructor arguments."""
-    from kgqa.gnn.encoder import GraphSoftPromptEncoder, TextSoftPromptEncoder
+    """The encoder module of a variant ("gat", "text" or "nodes": the node-scoring head) from its stored constructor arguments."""
+    from kgqa.gnn.encoder import GraphNodeScorer, GraphSoftPromptEncoder, TextSoftPromptEncoder
 
+    if variant == "nodes":
+        c = dict(config)
+        return GraphNodeScorer(c.pop("in_channels"), c.pop("edge_channels"), c.pop("llm_hidden"), **c)
     if variant == "gat":
         c = dict(config)
         return GraphSoftPromptEncoder(c.pop("in_channels"), c.pop("edge_channels"), c.pop("llm_hidden"), **c)
     if variant == "text":
         c = dict(config)
         return TextSoftPromptEncoder(c.pop("in_channels"), c.pop("llm_hidden"), **c)
-    raise InvalidInput(f"GraSP encoder variant {variant!r} is unknown (gat or text)")
+    raise InvalidInput(f"GraSP encoder variant {variant!r} is unknown (gat, text or nodes)")
 
 
 def save(path: Path, encoder, *, variant: str, meta: dict[str, Any] | None = None, optimizer=None) -> Path:

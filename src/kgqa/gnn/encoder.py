@@ -55,7 +55,11 @@ class GraphSoftPromptEncoder(nn.Module):
                  hidden_channels: int = 128, num_layers: int = 2, heads: int = 4,
                  projector_hidden: int = 256, dropout: float = 0.0, edge_hidden: int = 32):
         super().__init__()
-        from torch_geometric.nn import GATConv
+        import warnings
+
+        with warnings.catch_warnings():       # PyG's import-time torch.jit.script deprecation notice, not ours
+            warnings.filterwarnings("ignore", message=".*torch.jit.script.*", category=FutureWarning)
+            from torch_geometric.nn import GATConv
 
         if hidden_channels % heads:
             raise ValueError(f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads})")
@@ -124,6 +128,30 @@ class GraphSoftPromptEncoder(nn.Module):
                 f"llm_hidden={self.llm_hidden})")
 
 
+class GraphNodeScorer(GraphSoftPromptEncoder):
+    r"""A node-scoring head on the same question-conditioned GAT: one logit per subgraph node.
+
+    *interpretation* (not in the paper): when no soft-prompt LLM capable of reading the graph
+    tokens is served, LLM_select is replaced by this head. It keeps ``node_states`` (the l-layer
+    GAT above) and swaps the projector's output for a single logit: the projector becomes
+    Linear(H, P)–Tanh–Linear(P, 1). Trained with cross-entropy over the nodes of the extracted
+    subgraph (the topic masked out), no LLM in the loop.
+
+    Shapes: the GAT's inputs -> scores (N,) (raw logits; the caller masks the topic and softmaxes).
+    """
+
+    def __init__(self, in_channels: int = 384, edge_channels: int = 384, llm_hidden: int = 1, *,
+                 hidden_channels: int = 128, num_layers: int = 2, heads: int = 4, projector_hidden: int = 128,
+                 dropout: float = 0.0, edge_hidden: int = 32):
+        super().__init__(in_channels, edge_channels, 1, hidden_channels=hidden_channels, num_layers=num_layers,
+                         heads=heads, projector_hidden=projector_hidden, dropout=dropout, edge_hidden=edge_hidden)
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor, question: Tensor,
+                topic_mask: Tensor) -> Tensor:
+        """One logit per node, shape (N,)."""
+        return super().forward(x, edge_index, edge_type, relation_emb, question, topic_mask).reshape(-1)
+
+
 class TextSoftPromptEncoder(nn.Module):
     r"""Ablation "text-based soft prompt" (Section 5.4): every triple's sentence embedding,
     projected by the same Linear–Tanh–Linear FFN, is one soft token; no graph structure.
@@ -159,4 +187,4 @@ class TextSoftPromptEncoder(nn.Module):
         return f"{self.__class__.__name__}({self.in_channels}, llm_hidden={self.llm_hidden})"
 
 
-__all__ = ["GraphSoftPromptEncoder", "TextSoftPromptEncoder"]
+__all__ = ["GraphSoftPromptEncoder", "GraphNodeScorer", "TextSoftPromptEncoder"]

@@ -16,22 +16,29 @@ from kgqa.app.cli.common import console, env_settings, train_app
 def train_grasp_cmd(
     data: Optional[Path] = typer.Option(None, "--data", help="Question/answer pairs (JSON lines: question, answer, "
                                         "topic.id; the kgqa eval format). Default: generated from the loaded KG."),
-    examples: int = typer.Option(64, "--examples", min=1, help="How many questions to generate from the KG."),
+    head: str = typer.Option("auto", "--head", help="nodes (a node-scoring head on the GAT, no LLM: minutes on a "
+                             "CPU) or softprompt (the paper's soft prompt, the small LLM frozen); auto = nodes unless "
+                             "a soft-prompt server is configured."),
+    examples: Optional[int] = typer.Option(None, "--examples", min=1, help="How many questions to generate from the "
+                                           "KG (default 5000 for --head nodes, 64 for softprompt)."),
     exclude: Optional[Path] = typer.Option(None, "--exclude", help="A question file whose topic entities generated "
                                            "questions must not use (e.g. the eval set)."),
     variant: str = typer.Option("gat", "--variant", help="gat (GraSP) or text (the text soft-prompt ablation)."),
     epochs: int = typer.Option(3, "--epochs", min=1, help="Epochs (Section 4.4: 3)."),
-    lr: float = typer.Option(2e-4, "--lr", help="AdamW learning rate (Section 4.4: 2e-4)."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="AdamW learning rate (default: Section 4.4's 2e-4; "
+                                       "1e-3 for --head nodes)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the generated questions, the initial weights and the order."),
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (safetensors). Default: "
-                                              "<data dir>/models/grasp/grasp-<variant>.safetensors, what ask loads."),
+                                              "<data dir>/models/grasp/grasp-<nodes|gat|text>.safetensors, what "
+                                              "ask loads."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the checkpoint's last saved step."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Loss curve PNG (default: beside the checkpoint)."),
     option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="KEY=VALUE",
                                                help="A GraSP extraction option (k1, k2, hops, cap, scan_cap)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
-    """Train GraSP's GAT + projector with the soft-prompt LLM frozen (Section 4.4); seeded, resumable."""
+    """Train GraSP's GAT: a node-scoring head (--head nodes, no LLM) or the GAT + projector with the
+    soft-prompt LLM frozen (Section 4.4); seeded, resumable."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     from kgqa.app.runtime import open_runtime
@@ -39,7 +46,19 @@ def train_grasp_cmd(
     from kgqa.methods.grasp.algorithm import GraSP
     from kgqa.methods.grasp.training import train_grasp
 
+    from kgqa.core.errors import InvalidInput
+
     s = env_settings()
+    if head == "auto":
+        head = "softprompt" if s.softprompt_backend in ("openai", "vllm") else "nodes"
+    if head not in ("nodes", "softprompt"):
+        raise InvalidInput(f"--head {head!r}: choose nodes or softprompt")
+    if head == "nodes":
+        if variant != "gat":
+            raise InvalidInput("--variant text is a soft-prompt ablation; use --head softprompt")
+        variant = "nodes"
+    examples = examples or (5000 if head == "nodes" else 64)
+    lr = lr or (1e-3 if head == "nodes" else 2e-4)
     opts = parse_options(GraSP, {**parse_kv(option), "triples_only": True})      # extraction options only
     opts = opts.model_copy(update={"triples_only": False})
     err = console(stderr=True)
@@ -76,6 +95,10 @@ def train_grasp_cmd(
         return
     print(f"examples: {rep['examples']} ({rep['how']}); {rep['used']} used, {rep['dropped_answer_not_in_subgraph']} "
           f"dropped (answer not in the extracted subgraph)")
+    sec = rep["seconds"]
+    print(f"time: generate {sec['generate']:.1f} s, subgraphs {sec['prepare']:.1f} s, train {sec['train']:.1f} s "
+          f"({rep['used'] * epochs / max(sec['train'], 1e-9):.0f} examples/s over {epochs} epochs); "
+          f"KG fingerprint {rep['kg_fingerprint']}")
     print(f"encoder: {rep['variant']}, {rep['parameters']:,} parameters · {rep['steps']} steps in all · "
           f"torch threads {s.torch_threads}")
     print(f"loss per epoch: " + ", ".join(f"{v:.4f}" for v in rep["epoch_losses"]))

@@ -76,6 +76,7 @@ class Round:
     decision: str = ""                                     # ANSWER | ENTITY | fallback
     entity: str = ""                                       # ENTITY's name as written
     next_topic: str | None = None
+    scores: list[tuple[str, float]] = field(default_factory=list)   # nodes head: (node id, p), best first
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -93,6 +94,7 @@ class GraSPRun:
     hidden_facts: int = 0
     evidence: list[PathEvidence] = field(default_factory=list)   # the selected entities' paths, all rounds
     fallbacks: list[Fallback] = field(default_factory=list)
+    best: tuple[str, float, str] | None = None    # nodes head: the top (id, p, name) over the rounds
 
     def fell_back(self, message: str, code: str = "empty") -> None:
         self.fallbacks.append(Fallback(code, message))
@@ -122,15 +124,28 @@ class GraSP(BaseMethod):
     def __init__(self, ctx, options: GraSPOptions | None = None, *, for_training: bool = False):
         super().__init__(ctx, options)
         self.softprompt = ctx.models.softprompt
-        self.variant = self.opt.variant
+        self.head = self.opt.head
+        if self.head == "auto":       # the paper's soft prompt when a model that reads it is served
+            served = getattr(self.settings, "softprompt_backend", "local") in ("openai", "vllm")
+            self.head = "softprompt" if served or self.opt.variant != "gat" else "nodes"
+        elif self.head == "nodes" and self.opt.variant != "gat":
+            raise InvalidInput("grasp: head=nodes has no soft prompt; the ablations no_soft_prompt / triples_only / "
+                               "text_soft_prompt need head=softprompt")
+        self.variant = "nodes" if self.head == "nodes" else self.opt.variant
         self.checkpoint: Path | None = None
-        if self.variant in ("gat", "text"):
+        if self.variant in ("gat", "text", "nodes"):
             self.checkpoint = (Path(self.opt.checkpoint).expanduser() if self.opt.checkpoint
                                else default_checkpoint(self.settings, self.variant))
+            if self.variant == "nodes" and not self.opt.checkpoint and not self.checkpoint.is_file() \
+                    and not for_training:
+                from kgqa.methods.grasp.nodes import shipped_checkpoint
+
+                self.checkpoint = shipped_checkpoint() or self.checkpoint   # the demo's, in a source checkout
             if not self.checkpoint.is_file() and not for_training:
                 raise InvalidInput(
                     f"grasp: no trained {self.variant} encoder at {self.checkpoint} (train one with "
-                    f"`kgqa train grasp{' --variant text' if self.variant == 'text' else ''}`, or pass "
+                    f"`kgqa train grasp{' --variant text' if self.variant == 'text' else ''}"
+                    f"{' --head nodes' if self.variant == 'nodes' else ''}`, or pass "
                     f"-o checkpoint=PATH; the ablations triples_only / no_soft_prompt need none)")
         self._encoder = None
 
@@ -144,7 +159,8 @@ class GraSP(BaseMethod):
                  if answer.start_entity_id else "topic entity: (none)",
                  f"LLM_select input: {d.get('variant_text')}"]
         for r in d.get("rounds", []):
-            sel = ", ".join(s["name"] for s in r["selected"]) or "-"
+            sel = (", ".join(f"{s['name']} {s['p']:.2f}" for s in r["scores"]) if r.get("scores")
+                   else ", ".join(s["name"] for s in r["selected"])) or "-"
             nxt = f" → next topic {r['next_topic']}" if r.get("next_topic") else ""
             lines.append(f"round {r['round']}: {r['topic']['name']} · subgraph {r['nodes']} nodes / {r['facts']} "
                          f"facts · {r['soft_tokens']} soft tokens · selected: {sel} · {r['decision']}{nxt}")
@@ -188,12 +204,21 @@ class GraSP(BaseMethod):
                 rnd.decision = "no facts"
                 break
             t1 = time.perf_counter()
-            soft = self.soft_prompt(sub, q_vec)                                            # 4.2
-            rnd.soft_tokens = int(soft.shape[0])
-            rnd.seconds["encode"] = time.perf_counter() - t1
-            t2 = time.perf_counter()
-            rnd.selected = self.select(question, sub, soft, rnd, run)                      # 4.3 LLM_select
-            rnd.seconds["select"] = time.perf_counter() - t2
+            if self.variant == "nodes":                        # the node-scoring head is LLM_select
+                rnd.scores = self.score_nodes(sub, q_vec, visited)
+                rnd.selected = [n for n, _ in rnd.scores[: o.max_selected]]
+                rnd.seconds["encode"] = time.perf_counter() - t1
+            else:
+                soft = self.soft_prompt(sub, q_vec)                                        # 4.2
+                rnd.soft_tokens = int(soft.shape[0])
+                rnd.seconds["encode"] = time.perf_counter() - t1
+                t2 = time.perf_counter()
+                rnd.selected = self.select(question, sub, soft, rnd, run)                  # 4.3 LLM_select
+                rnd.seconds["select"] = time.perf_counter() - t2
+            if self.variant == "nodes" and not rnd.selected:
+                run.fell_back(f"round {t}: no node of the subgraph besides the visited topics", "graph")
+                rnd.decision = "no candidates"
+                break
             for nid in rnd.selected:
                 chain = sub.path_to(nid)
                 if chain:
@@ -202,8 +227,17 @@ class GraSP(BaseMethod):
             selected_names += [sub.names[n] for n in rnd.selected if sub.names[n] not in selected_names]
 
             t3 = time.perf_counter()
-            decision = self.decide(question, selected_names, evidence, forced, rnd, run)   # 4.3 LLM_answer
+            decision = (None if self.variant == "nodes" and not o.answer_llm           # the head decides
+                        else self.decide(question, selected_names, evidence, forced, rnd, run))  # 4.3 LLM_answer
             rnd.seconds["answer"] = time.perf_counter() - t3
+            if self.variant == "nodes":
+                nxt = self.node_round(decision, sub, rnd, run, visited, forced)
+                if nxt is None:
+                    break
+                rnd.next_topic = nxt
+                topic_id, topic_name = nxt, sub.names[nxt]
+                visited.add(nxt)
+                continue
             if decision is None:                                # BadModelReply: first selected entity
                 run.answer = sub.names[rnd.selected[0]] if rnd.selected else None
                 run.stop_reason = f"fallback answer in round {t}"
@@ -223,8 +257,24 @@ class GraSP(BaseMethod):
             rnd.next_topic = nxt
             topic_id, topic_name = nxt, sub.names[nxt]
             visited.add(nxt)
-        run.answer_id = self.kg.ground_answer(run.answer, all_names) if run.answer else None
+        if run.answer and not run.answer_id:
+            run.answer_id = self.kg.ground_answer(run.answer, all_names)
         return run
+
+    # ========================================================================= the nodes head
+    def node_round(self, decision, sub: Subgraph, rnd: Round, run: GraSPRun, visited: set[str],
+                   forced: bool) -> str | None:
+        """The answer (returns None) or the next topic after a nodes-head round (``nodes.node_round``)."""
+        from kgqa.methods.grasp.nodes import node_round
+
+        return node_round(self, decision, sub, rnd, run, visited, forced)
+
+    def score_nodes(self, sub: Subgraph, q_vec: np.ndarray, visited: set[str]) -> list[tuple[str, float]]:
+        """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out."""
+        from kgqa.methods.grasp.nodes import node_probabilities, ranked
+
+        probs = node_probabilities(self.gat_encoder(), graph_tensors(self, sub, q_vec))
+        return ranked(sub.node_ids, probs, visited | {sub.topic_id})
 
     # ========================================================================= topic entity
     def topic_entity(self, query, run: GraSPRun) -> tuple[str | None, str | None, str]:
@@ -320,6 +370,10 @@ class GraSP(BaseMethod):
     # ========================================================================= 4.2
     def gat_encoder(self):
         """The trained GAT (or text) encoder, loaded once; its hidden size must match the soft-prompt LLM's."""
+        if self._encoder is None and self.variant == "nodes":
+            from kgqa.methods.grasp.nodes import load_head
+
+            self._encoder, _ = load_head(self.checkpoint, self.kg.relations())
         if self._encoder is None:
             from kgqa.gnn import checkpoint as ckpt
 
@@ -425,7 +479,8 @@ def to_path_evidence(chain: list[Fact], names: dict[str, str], rel_names: dict[s
     return PathEvidence(steps=steps, score=round(min(f.score for f in chain), 4), rank=rank)
 
 
-_VARIANT_TEXT = {"gat": "GAT soft prompt + triples (GraSP)", "text": "text soft prompt + triples (ablation)",
+_VARIANT_TEXT = {"nodes": "GAT node-scoring head (no soft-prompt LLM served)",
+                 "gat": "GAT soft prompt + triples (GraSP)", "text": "text soft prompt + triples (ablation)",
                  "triples": "triples only (ablation)", "none": "question + candidate names only (ablation)"}
 
 
@@ -445,7 +500,7 @@ def to_answer(run: GraSPRun, method: GraSP) -> Answer:
         start_entity_id=run.topic_id, start_entity_name=run.topic_name, evidence=evidence,
         sufficient=None, stop_reason=run.stop_reason, hops=len(run.rounds), fallbacks=list(run.fallbacks),
         details={
-            "variant": method.variant, "variant_text": _VARIANT_TEXT[method.variant],
+            "variant": method.variant, "head": method.head, "variant_text": _VARIANT_TEXT[method.variant],
             "checkpoint": str(method.checkpoint) if method.checkpoint else None,
             "topic_how": run.topic_how, "hidden_facts": run.hidden_facts, "evidence_text": run.evidence_text,
             "options": method.opt.model_dump(),
@@ -453,6 +508,8 @@ def to_answer(run: GraSPRun, method: GraSP) -> Answer:
                         "nodes": len(r.subgraph.names), "facts": len(r.subgraph.facts),
                         "soft_tokens": r.soft_tokens, "select_raw": r.select_raw,
                         "selected": [{"id": n, "name": r.subgraph.names[n]} for n in r.selected],
+                        "scores": [{"id": n, "name": r.subgraph.names[n], "p": round(p, 4)}
+                                   for n, p in r.scores[: method.opt.max_selected]],
                         "decision": r.decision, "entity": r.entity, "next_topic": r.next_topic,
                         "seconds": {a: round(b, 3) for a, b in r.seconds.items()}}
                        for k, r in enumerate(run.rounds, 1)],

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -24,7 +25,16 @@ class GraSPOptions(BaseModel):
     max_selected: int = Field(5, ge=1, le=20, description="entities kept from LLM_select per round")
     select_tokens: int = Field(48, ge=4, le=256, description="tokens LLM_select may write")
     checkpoint: str | None = Field(None, description="trained encoder (default: <data dir>/models/grasp/"
-                                                     "grasp-<gat|text>.safetensors, made by kgqa train grasp)")
+                                                     "grasp-<nodes|gat|text>.safetensors, made by kgqa train grasp; "
+                                                     "the nodes head falls back to the shipped demo checkpoint)")
+    head: Literal["auto", "nodes", "softprompt"] = Field(
+        "auto", description="LLM_select: softprompt (the paper: a soft-prompt LLM reads the GAT's tokens) or nodes "
+                            "(a node-scoring head on the same GAT, no LLM); auto = softprompt when a soft-prompt "
+                            "model is served (KGQA_SOFTPROMPT_BACKEND=vllm|openai) or an ablation is asked, else nodes")
+    answer_llm: bool = Field(False, description="nodes head: ask LLM_answer (the chat model) for ANSWER/ENTITY "
+                                                "as Section 4.3 does; default: the head decides, no LLM in the loop")
+    answer_p: float = Field(0.5, ge=0.0, le=1.0, description="nodes head, no LLM_answer: answer when the "
+                                                              "top node's probability reaches this, else move on")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
     text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "

@@ -1,0 +1,134 @@
+"""GraSP's node-scoring head: LLM_select without a soft-prompt LLM (the ``nodes`` head).
+
+"Topology-Aware Reasoning over Incomplete Knowledge Graph with Graph-Based Soft Prompting",
+Section 4.3 has a small LLM read the GAT's soft prompt and name entities (LLM_select). On a CPU
+without a served model that can read prompt embeddings, a 135M model reading soft tokens names
+almost nothing right; *interpretation* (ours, not the paper's): the same question-conditioned GAT
+(``kgqa.gnn.encoder.GraphNodeScorer``) gives every node of G_t a logit, trained with cross-entropy
+over the subgraph's nodes on questions generated from the loaded KG. Its ranking is LLM_select's
+selection; its top node is the answer (one entity, always).
+
+A checkpoint records a fingerprint of the relation catalogue it was trained on; a KG with another
+catalogue is refused in one line (its relation embeddings are what the head learned to match).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from kgqa.core.errors import InvalidInput
+
+SHIPPED = "grasp-nodes.safetensors"
+
+
+def kg_fingerprint(relations: dict[str, tuple[str, object]]) -> str:
+    """16 hex digits of sha256 over the sorted "id<TAB>name" lines of the relation catalogue."""
+    h = hashlib.sha256()
+    for rid in sorted(relations):
+        h.update(f"{rid}\t{relations[rid][0]}\n".encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+def shipped_checkpoint() -> Path | None:
+    """The demo checkpoint of a source checkout (``data/demo/grasp/grasp-nodes.safetensors``), if present."""
+    here = Path(__file__).resolve()
+    for up in here.parents:
+        cand = up / "data" / "demo" / "grasp" / SHIPPED
+        if cand.is_file():
+            return cand
+        if (up / "pyproject.toml").is_file():
+            break
+    return None
+
+
+def load_head(path: Path, relations: dict):
+    """The trained ``GraphNodeScorer`` at ``path``; refused in one line when made for another KG."""
+    from kgqa.gnn import checkpoint as ckpt
+
+    enc, info = ckpt.load(path, variant="nodes")
+    want, have = info.get("kg_fingerprint"), kg_fingerprint(relations)
+    if want and want != have:
+        raise InvalidInput(
+            f"grasp: {path} was trained on another KG (relation catalogue {want}, {info.get('kg_relations', '?')} "
+            f"relations; the loaded KG's is {have}, {len(relations)} relations); train one for this KG with "
+            f"`kgqa train grasp --head nodes`")
+    enc.eval()
+    return enc, info
+
+
+def node_probabilities(head, inputs, topic_index: int = 0) -> np.ndarray:
+    """Softmax over the subgraph's nodes of the head's logits, the topic masked out (N,)."""
+    import torch
+
+    with torch.inference_mode():
+        logits = head(*inputs).clone()
+        logits[topic_index] = float("-inf")
+        return torch.softmax(logits, dim=0).numpy()
+
+
+def node_loss(head, inputs, target: int):
+    """Cross-entropy of the gold node among the subgraph's nodes (topic masked out)."""
+    import torch
+
+    logits = head(*inputs)
+    mask = inputs[5]
+    logits = logits.masked_fill(mask, float("-inf"))
+    return torch.nn.functional.cross_entropy(logits.reshape(1, -1), torch.tensor([target]))
+
+
+def ranked(node_ids: list[str], probs: np.ndarray, exclude: set[str]) -> list[tuple[str, float]]:
+    """(node id, probability) best first, ``exclude`` left out; ties broken by node order."""
+    order = sorted(range(len(node_ids)), key=lambda i: (-float(probs[i]), i))
+    return [(node_ids[i], float(probs[i])) for i in order if node_ids[i] not in exclude]
+
+
+def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool) -> str | None:
+    """After a nodes-head round: set the answer (one node of G_t) and return None, or the next topic.
+
+    LLM_answer (when it replies) decides as in Section 4.3, its answer grounded to a node of G_t
+    (else the top node). Without a usable reply (graph-only): the top node is the answer when its
+    probability reaches ``answer_p`` or the round is the last; the best answer seen over the rounds
+    wins. *interpretation*: below ``answer_p`` the top node is taken as a bridge, not an answer, and
+    the loop continues from it (else from the best unvisited node).
+    """
+    top, p = rnd.scores[0]
+    best = run.best
+    if best is None or p > best[1]:
+        run.best = best = (top, p, sub.names[top])
+    t = len(run.rounds)
+
+    def answer(nid: str, name: str, why: str) -> None:
+        run.answer, run.answer_id = name, nid
+        rnd.decision = "ANSWER"
+        run.stop_reason = why
+
+    if decision is not None and (decision.decision == "ANSWER" or forced):
+        cands = {n: sub.names[n] for n, _ in rnd.scores}
+        nid = method.kg.ground_answer(decision.answer, cands) if decision.answer else None
+        if nid is None:
+            run.fell_back(f"round {t}: LLM_answer's answer is no node of the subgraph; the top-scored node",
+                          "unresolved")
+            nid = top
+        run.evidence_text = decision.evidence
+        answer(nid, sub.names[nid], f"answered in round {t}")
+        return None
+    if decision is not None:                            # ENTITY
+        rnd.entity = decision.entity
+        rnd.decision = "ENTITY"
+        nxt = method.resolve_next_topic(decision.entity, sub, rnd, visited, run)
+        if nxt is None:
+            answer(best[0], best[2], f"round {t}: no next topic; the best-scored node")
+        return nxt
+    if p >= method.opt.answer_p or forced:
+        nid, name = (top, sub.names[top]) if p >= method.opt.answer_p else (best[0], best[2])
+        answer(nid, name, f"answered in round {t} by the node head (p {max(p, best[1]):.2f})"
+               + (" (forced)" if forced and p < method.opt.answer_p else ""))
+        return None
+    rnd.decision = f"move on (p {p:.2f} < {method.opt.answer_p})"
+    return top
+
+
+__all__ = ["kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]
