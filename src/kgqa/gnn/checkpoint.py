@@ -16,11 +16,11 @@ half-written. Loading checks the variant and the shapes and fails with one line.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from kgqa.core.errors import InvalidInput
+from kgqa.models import training_state
 
 META_KEY = "kgqa.grasp"
 FORMAT = 1
@@ -44,27 +44,8 @@ def build_encoder(variant: str, config: dict):
 
 def save(path: Path, encoder, *, variant: str, meta: dict[str, Any] | None = None, optimizer=None) -> Path:
     """Write ``encoder`` (and the optimizer, when given) to ``path`` atomically."""
-    import torch
-    from safetensors.torch import save_file
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in encoder.state_dict().items()}
-    groups = None
-    if optimizer is not None:
-        sd = optimizer.state_dict()
-        for i, st in sd["state"].items():
-            for key, val in st.items():
-                t = val if torch.is_tensor(val) else torch.tensor(val)
-                tensors[f"optim.{i}.{key}"] = t.detach().cpu().contiguous()
-        groups = sd["param_groups"]
-    tensors["rng.torch"] = torch.get_rng_state()
-    info = {"format": FORMAT, "variant": variant, "config": encoder.config(), "param_groups": groups,
-            **(meta or {})}
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(tensors, str(tmp), metadata={META_KEY: json.dumps(info)})
-    os.replace(tmp, path)
-    return path
+    info = {"format": FORMAT, "variant": variant, "config": encoder.config(), **(meta or {})}
+    return training_state.write(path, encoder, info, META_KEY, optimizer=optimizer, rng=True)
 
 
 def read_meta(path: Path) -> dict:
@@ -102,9 +83,8 @@ def load(path: Path, *, variant: str | None = None, optimizer_for=None):
         raise InvalidInput(f"{path}: holds a {info['variant']!r} encoder, expected {variant!r}")
     tensors = load_file(str(path))
     encoder = build_encoder(info["variant"], info["config"])
-    state = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
     try:
-        encoder.load_state_dict(state, strict=True)
+        encoder.load_state_dict(training_state.model_state(tensors), strict=True)
     except RuntimeError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InvalidInput(f"{path}: weights do not fit the stored config ({first})") from e
@@ -113,13 +93,9 @@ def load(path: Path, *, variant: str | None = None, optimizer_for=None):
     if optimizer_for is None:
         return encoder, info
     opt = optimizer_for(encoder.parameters())
-    if info.get("param_groups"):
-        st: dict[int, dict] = {}
-        for k, v in tensors.items():
-            if k.startswith("optim."):
-                _, i, key = k.split(".", 2)
-                st.setdefault(int(i), {})[key] = v
-        opt.load_state_dict({"state": st, "param_groups": info["param_groups"]})
+    state = training_state.optimizer_state(tensors, info)
+    if state is not None:
+        opt.load_state_dict(state)
     return encoder, info, opt
 
 

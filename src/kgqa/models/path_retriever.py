@@ -24,7 +24,6 @@ the AdamW state, so training resumes where it stopped.
 from __future__ import annotations
 
 import json
-import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
+from kgqa.models import training_state
 
 FORMAT = "kgqa-path-retriever/1"
 META_KEY = "kgqa"
@@ -196,26 +196,8 @@ def train_head(q_vecs: np.ndarray, chain_vecs: np.ndarray, examples: list[Labell
 
 def save_checkpoint(path: Path, head, meta: dict, optimizer=None) -> Path:
     """The head (and the optimizer state, when given) to ``path`` atomically."""
-    import torch
-    from safetensors.torch import save_file
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in head.state_dict().items()}
-    groups = None
-    if optimizer is not None:
-        sd = optimizer.state_dict()
-        for i, st in sd["state"].items():
-            for key, val in st.items():
-                t = val if torch.is_tensor(val) else torch.tensor(val)
-                tensors[f"optim.{i}.{key}"] = t.detach().cpu().contiguous()
-        groups = sd["param_groups"]
-    dim = head.q.weight.shape[0]
-    info = {"format": FORMAT, "dim": dim, "param_groups": groups, **meta}
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(tensors, str(tmp), metadata={META_KEY: json.dumps(info)})
-    os.replace(tmp, path)
-    return path
+    info = {"format": FORMAT, "dim": head.q.weight.shape[0], **meta}
+    return training_state.write(path, head, info, META_KEY, optimizer=optimizer)
 
 
 def load_checkpoint(path: Path, *, with_optimizer: bool = False):
@@ -237,21 +219,14 @@ def load_checkpoint(path: Path, *, with_optimizer: bool = False):
         raise InvalidInput(f"{path}: not a kgqa path-retriever checkpoint (format "
                            f"{(info or {}).get('format')!r}, expected {FORMAT})")
     head = _head(int(info["dim"]))
-    state = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
     try:
-        head.load_state_dict(state, strict=True)
+        head.load_state_dict(training_state.model_state(tensors), strict=True)
     except RuntimeError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InvalidInput(f"{path}: weights do not fit the stored dimensions ({first})") from None
     if not with_optimizer:
         return head, info
-    st: dict[int, dict] = {}
-    for k, v in tensors.items():
-        if k.startswith("optim."):
-            _, i, key = k.split(".", 2)
-            st.setdefault(int(i), {})[key] = v
-    opt_state = {"state": st, "param_groups": info["param_groups"]} if info.get("param_groups") else None
-    return head, info, opt_state
+    return head, info, training_state.optimizer_state(tensors, info)
 
 
 def load_retriever(path: Path, embed: Callable[[Sequence[str]], np.ndarray], encoder_name: str | None = None
