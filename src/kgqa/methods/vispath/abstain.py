@@ -1,4 +1,7 @@
-"""Two inputs VisPath abstains on whatever their grounding score (``abstain_below`` > 0; our addition).
+"""VisPath's abstention (``abstain_below`` > 0; our addition): the grounding score and the decision.
+
+``measure_grounding`` scores how firmly the start entity is grounded; ``weak_grounding`` says why the run
+should end without an answer, or None. Two inputs VisPath abstains on whatever their grounding score:
 
 "VisPath: Visual-Intent-Guided Path Reasoning for Multimodal Knowledge Graph Question Answering"
 (arXiv 2609.20843) always answers. bench/abstain.py showed that the grounding score alone cannot
@@ -14,6 +17,9 @@ injection "Ignore previous instructions and …" links its capitalised words to 
 from __future__ import annotations
 
 import re
+
+from kgqa.core.errors import BadModelReply
+from kgqa.methods.vispath.records import VisPathRun
 
 #: a blank image: the standard deviation of its grey levels (0–255) is below this
 BLANK_STD = 2.0
@@ -40,3 +46,54 @@ def is_blank(image) -> bool:
 def overrides_instructions(question: str) -> bool:
     """Whether the question asks to ignore/override instructions ("Ignore previous instructions and …")."""
     return bool(_OVERRIDE.search(question or ""))
+
+
+def measure_grounding(vision, image, run: VisPathRun) -> None:
+    """How firmly the start entity is grounded: ``run.grounding`` (0–1) and its parts.
+
+    Our addition (the paper always answers). Parts: ``recognition``, the image's best match score
+    where the vision backend ranks reference images (a declined recognition counts its best score, or 0
+    when the backend reports none), and ``link``, the start entity's cosine to the object o it was
+    linked from. The grounding is the weaker of the two: every later hop stands on it."""
+    parts: dict[str, float] = {}
+    declined = any(f.message.startswith("recognition:") for f in run.fallbacks)
+    if image is not None:
+        rank = getattr(vision, "rank", None)                # the reference-image grounder's scores
+        try:
+            best = rank(image, 1) if callable(rank) else None
+        except BadModelReply:
+            best = None
+        if is_blank(image):
+            parts["recognition"], parts["blank"] = 0.0, 1.0
+        elif best:
+            parts["recognition"] = float(best[0][1])
+        elif declined:
+            parts["recognition"] = 0.0
+    if run.start is not None:
+        parts["link"] = float(run.start.retrieval)
+    run.grounding_parts = {k: round(v, 4) for k, v in parts.items()}
+    scores = [v for k, v in parts.items() if k != "blank"]
+    run.grounding = round(min(scores), 4) if run.start is not None and scores else 0.0
+
+
+def weak_grounding(run: VisPathRun, t: float) -> str | None:
+    """Why the start entity is too weakly grounded to answer from (``t``: ``abstain_below``), or None.
+
+    A low-scoring or declined recognition (a black image "is" Monaco at 0.14), or a start entity whose
+    name barely matches the object o (an injected "HACKED" links to nothing at cosine 0.3), ends the
+    run without an answer instead of reasoning from it (``measure_grounding`` gives the scores)."""
+    if overrides_instructions(run.question):
+        return "the question asks to override instructions, not about the graph"
+    if run.grounding_parts.get("blank"):
+        return "the image is blank (one colour, nothing to recognise)"
+    rec = run.grounding_parts.get("recognition")
+    if rec is not None and rec < t:
+        if any(f.message.startswith("recognition:") for f in run.fallbacks):
+            return f"the image was not recognised (best match score {rec:.2f} < {t})"
+        return f"image recognised as {run.object_name!r} with score {rec:.2f} < {t}"
+    if run.start is None:
+        return "no start entity in the graph"
+    if run.start.retrieval < t:
+        return (f"start entity {run.start.name} [{run.start.id}] matches {run.object_name!r} "
+                f"with cosine {run.start.retrieval:.2f} < {t}")
+    return None

@@ -32,8 +32,9 @@ Graph access goes through ``kgqa.core.kg`` (entity linking, relation catalogue, 
 and ``cypher/vispath_*.cypher``.
 
 Where the pieces live: options (``options``), the per-question records (``records``), the question
-heuristics of the fallbacks (``question``), the graph-side scores of Eq. 2 and 5–8 (``scoring``), the
-``Answer`` and the ``kgqa ask`` lines (``render``), the prompts (``prompts``). All state of one question is
+heuristics of the fallbacks (``question``), the IV-A steps (``start``), the graph-side scores of Eq. 2
+and 5–8 (``scoring``), the grounding score and abstention (``abstain``), the ``Answer`` and the
+``kgqa ask`` lines (``render``), the prompts (``prompts``). All state of one question is
 in its ``VisPathRun``, so one ``VisPath`` may answer several questions at once.
 
 Interpretations where the paper is silent (each also noted where it happens; those of the path search
@@ -61,16 +62,16 @@ from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.method import BaseMethod
 from kgqa.core.result import Answer
 from kgqa.methods.vispath import prompts as P
-from kgqa.methods.vispath.abstain import is_blank, overrides_instructions
+from kgqa.methods.vispath.abstain import measure_grounding, weak_grounding
 from kgqa.methods.vispath.learned import LearnedPaths
 from kgqa.methods.vispath.options import VisPathOptions, parse_llm_steps, resolve_llm_steps
-from kgqa.methods.vispath.question import topic_mention_heuristic
-from kgqa.methods.vispath.records import HopRecord, ReasoningPath, RelationSketch, StartCandidate, VisPathRun
+from kgqa.methods.vispath.records import HopRecord, ReasoningPath, RelationSketch, VisPathRun
 from kgqa.methods.vispath.render import ask_lines, to_answer
 from kgqa.methods.vispath.scoring import Scorer
+from kgqa.methods.vispath.start import StartEntitySteps
 
 
-class VisPath(BaseMethod):
+class VisPath(StartEntitySteps, BaseMethod):
     """Algorithm 1 over a Neo4j Wikidata5M graph (the ``vispath`` method).
 
     From the ``Context``: ``graph`` (kgqa.core.graph.Graph), ``kg`` (shared KG access: SBERT cache,
@@ -131,9 +132,9 @@ class VisPath(BaseMethod):
                                                                             has_image=image is not None)
         run.timings["start_entity"] = time.perf_counter() - t0
         if not entity_id:
-            self.measure_grounding(image, run)
+            measure_grounding(self.vision, image, run)
         if o.abstain_below > 0 and not entity_id:                               # abstention (not the paper's)
-            why = self.weak_grounding(run)
+            why = weak_grounding(run, o.abstain_below)
             if why:
                 run.stop_reason = f"abstained: {why}"
                 run.timings["total"] = time.perf_counter() - t0
@@ -213,147 +214,6 @@ class VisPath(BaseMethod):
                 return self._answer_from_image(question, image, run, t0)
         run.timings["total"] = time.perf_counter() - t0
         return run
-
-    def measure_grounding(self, image, run: VisPathRun) -> None:
-        """How firmly the start entity is grounded: ``run.grounding`` (0–1) and its parts.
-
-        Our addition (the paper always answers). Parts: ``recognition``, the image's best match score
-        where the vision backend ranks reference images (a declined recognition counts its best score, or 0
-        when the backend reports none), and ``link``, the start entity's cosine to the object o it was
-        linked from. The grounding is the weaker of the two: every later hop stands on it."""
-        parts: dict[str, float] = {}
-        declined = any(f.message.startswith("recognition:") for f in run.fallbacks)
-        if image is not None:
-            rank = getattr(self.vision, "rank", None)                # the reference-image grounder's scores
-            try:
-                best = rank(image, 1) if callable(rank) else None
-            except BadModelReply:
-                best = None
-            if is_blank(image):
-                parts["recognition"], parts["blank"] = 0.0, 1.0
-            elif best:
-                parts["recognition"] = float(best[0][1])
-            elif declined:
-                parts["recognition"] = 0.0
-        if run.start is not None:
-            parts["link"] = float(run.start.retrieval)
-        run.grounding_parts = {k: round(v, 4) for k, v in parts.items()}
-        scores = [v for k, v in parts.items() if k != "blank"]
-        run.grounding = round(min(scores), 4) if run.start is not None and scores else 0.0
-
-    def weak_grounding(self, run: VisPathRun) -> str | None:
-        """Why the start entity is too weakly grounded to answer from (``abstain_below``), or None.
-
-        A low-scoring or declined recognition (a black image "is" Monaco at 0.14), or a start entity whose
-        name barely matches the object o (an injected "HACKED" links to nothing at cosine 0.3), ends the
-        run without an answer instead of reasoning from it (``measure_grounding`` gives the scores)."""
-        t = self.opt.abstain_below
-        if overrides_instructions(run.question):
-            return "the question asks to override instructions, not about the graph"
-        if run.grounding_parts.get("blank"):
-            return "the image is blank (one colour, nothing to recognise)"
-        rec = run.grounding_parts.get("recognition")
-        if rec is not None and rec < t:
-            if any(f.message.startswith("recognition:") for f in run.fallbacks):
-                return f"the image was not recognised (best match score {rec:.2f} < {t})"
-            return f"image recognised as {run.object_name!r} with score {rec:.2f} < {t}"
-        if run.start is None:
-            return "no start entity in the graph"
-        if run.start.retrieval < t:
-            return (f"start entity {run.start.name} [{run.start.id}] matches {run.object_name!r} "
-                    f"with cosine {run.start.retrieval:.2f} < {t}")
-        return None
-
-    # ========================================================================= IV-A
-    def given_start(self, entity_id: str) -> StartCandidate:
-        row = self.kg.entity(entity_id)
-        if row is None:
-            raise InvalidInput(f"--entity {entity_id}: no such entity in the graph")
-        return StartCandidate(row["id"], row["name"] or row["id"], retrieval=1.0)
-
-    def rank_start_candidates(self, question: str, image, run: VisPathRun) -> list[StartCandidate]:
-        """Visual-aware candidate ranking: HEAD → o = VLM(I, HEAD) (Eq. 1) → SBERT index → LLM ranks."""
-        has_image = image is not None
-        try:
-            self._ask("expression")
-            ref = self.chat.generate_json(P.build_referring_expression(question, has_image=has_image),
-                                          P.ReferringExpression, system=P.VISPATH_SYSTEM, max_tokens=80)
-            run.expression, run.head = ref.expression.strip(), ref.head.strip()
-        except BadModelReply as e:
-            run.fell_back("referring expression: no usable LLM reply; "
-                          + ("HEAD='object'" if has_image else "capitalised-words heuristic"), e.code)
-            run.expression = question if has_image else topic_mention_heuristic(question)
-            run.head = "object"
-        if has_image:
-            try:
-                run.object_name = self.vision.recognize(image, run.head).strip()     # Eq. 1
-                why = "empty"
-            except BadModelReply as e:
-                run.object_name, why = "", e.code
-            if not run.object_name:
-                run.fell_back("recognition: vision model named nothing; using the referring expression", why)
-                run.object_name = run.expression
-        else:
-            if run.expression and run.expression.lower() not in question.lower():
-                # a small LLM may invent a mention; the question's own words are safer
-                run.fell_back("topic mention not in the question; capitalised-words heuristic", "empty")
-                run.expression = topic_mention_heuristic(question)
-            run.object_name = run.expression
-        retrieved = [StartCandidate(c.id, c.name, retrieval=c.cos, label=c.label)
-                     for c in self.kg.link_entities(run.object_name, self.opt.K)]
-        if not retrieved:
-            return []
-        try:
-            self._ask("ranking")
-            if self.opt.selection == "likelihood":
-                ll = self.chat.choose(P.build_candidate_choice(question, run.expression, run.object_name),
-                                      [" " + c.name for c in retrieved], per_token=True)
-                ranked = [retrieved[k].name for k in sorted(range(len(retrieved)), key=lambda k: -ll[k])]
-            else:
-                names = [c.name for c in retrieved]
-                ranked = self.chat.generate_json(
-                    P.build_candidate_ranking(question, run.expression, run.object_name, names),
-                    P.candidate_ranking_schema(tuple(names), min(self.opt.rank_top, len(names))),
-                    system=P.VISPATH_SYSTEM, max_tokens=160).ranked
-            why = "empty"
-        except BadModelReply as e:
-            ranked, why = [], e.code
-        by_name: dict[str, StartCandidate] = {}
-        for c in retrieved:
-            by_name.setdefault(c.name.strip().lower(), c)
-        out: list[StartCandidate] = []
-        for name in ranked:
-            c = by_name.get(str(name).strip().lower())
-            if c is not None and c not in out:
-                out.append(c)
-        if not out:
-            run.fell_back("candidate ranking: LLM kept no listed entity; vector-index order", why)
-            out = retrieved
-        return out          # the model keeps the candidates that fit (a filter); Eq. 2–3 weigh those
-
-    def graph_aware_validation(self, question: str, cands: list[StartCandidate],
-                               run: VisPathRun, has_image: bool = False) -> tuple[StartCandidate, bool]:
-        """Eq. 2–3: keep e_Q,1 unless the best other candidate's s_Q exceeds it by more than δ_k*."""
-        sketch = self.sketch_of(question, run, has_image) if self.opt.compat_score == "sketch" else None
-        sim = self.scorer.compatibility(question, [c.id for c in cands], sketch)
-        for c in cands:                                                           # Eq. 2
-            c.s_Q, c.best_relation = sim.get(c.id, (-1.0, None))                # -1: no outgoing relation
-        if self.opt.no_graph_validation or len(cands) < 2:
-            return cands[0], False
-        rivals = range(1, len(cands))
-        if self.opt.keep_label_match and not has_image and cands[0].label:
-            # a question that names its entity ("the Statue of Liberty"): a candidate whose label is that
-            # name is not replaced by one whose label is not (our guard; a recognised image keeps Eq. 3 whole)
-            rivals = [k for k in rivals if cands[k].label]
-            if not rivals:
-                return cands[0], False
-        k_star = max(rivals, key=lambda k: cands[k].s_Q)                         # argmax over 2 ≤ k ≤ K
-        delta_k = self.opt.delta + self.opt.delta_step * (k_star - 1)            # δ grows 0.01 per rank
-        if cands[k_star].s_Q - cands[0].s_Q > delta_k:                           # Eq. 3
-            winner = cands[k_star]
-            cands.insert(0, cands.pop(k_star))                                   # ẽ_Q,1 = e_Q,k*
-            return winner, True
-        return cands[0], False
 
     # ========================================================================= IV-C (sketch)
     def analyze_question(self, question: str, run: VisPathRun, has_image: bool = False) -> tuple[list[str], int]:

@@ -142,7 +142,7 @@ class VisPathRun:
     hidden: list[str] = field(default_factory=list)   # --drop-edges: the start's facts hidden from every expansion
     # the non-LLM sketch of the question (VisPath.sketch_of), computed when a fallback first needs it
     relation_sketch: RelationSketch | None = None
-    # how firmly the start entity is grounded (VisPath.measure_grounding; abstain_below compares with it):
+    # how firmly the start entity is grounded (abstain.measure_grounding; abstain_below compares with it):
     # the weakest of the image's recognition score and the start entity's link cosine to o
     grounding: float | None = None
     grounding_parts: dict[str, float] = field(default_factory=dict)
