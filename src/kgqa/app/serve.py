@@ -37,54 +37,27 @@ import asyncio
 import json
 import logging
 import math
-import os
 import secrets
-import tempfile
 import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from kgqa.app.serve_input import AskRequest, ServeError, check_request, hide_paths, parse_ask, save_upload
 from kgqa.core.errors import (MESSAGE_LIMIT, BadModelReply, GraphUnavailable, InvalidInput, KgqaError,
                               ModelUnavailable, cap, first_error)
 
 log = logging.getLogger("kgqa.app.serve")
 
-#: Room for the form fields of a multipart request beside the image itself.
-FORM_OVERHEAD_BYTES = 64 * 1024
-#: The deepest nesting of arrays/objects a request body may have (deeper: 400, never a RecursionError).
-MAX_JSON_DEPTH = 32
 #: How many recent answers the drain rate (Retry-After) is measured over.
 DRAIN_WINDOW = 32
-
-
-class AskRequest(BaseModel):
-    """The body of ``POST /ask`` (JSON), or the fields of its multipart form."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    question: str = Field(..., description="the question (at most 2,000 characters)")
-    method: str = Field("vispath", description="the method (GET /methods lists them)")
-    options: dict[str, Any] = Field(default_factory=dict, description="the method's options, as `-o KEY=VALUE`")
-    ablations: list[str] = Field(default_factory=list, description="the method's ablations to switch on")
-    entity_id: str | None = Field(None, description="start entity id (skips grounding), e.g. Q90")
-
-
-class ServeError(Exception):
-    """An HTTP error with a stable code and one line (``KgqaError``s are mapped by ``error_status``)."""
-
-    def __init__(self, status: int, code: str, message: str, headers: dict | None = None):
-        super().__init__(message)
-        self.status, self.code, self.headers = status, code, headers or {}
 
 
 def error_status(e: KgqaError) -> tuple[int, str]:
@@ -191,165 +164,6 @@ class Service:
             return {"queued_or_running": self.inflight, "queue": self.queue_size, "answered": self.answered,
                     "rejected_queue_full": self.rejected, "timeout_s": self.timeout_s,
                     "mean_s": round(self.seconds / self.answered, 3) if self.answered else None}
-
-
-# --------------------------------------------------------------------------- request parsing
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, refused with 413 as soon as it is known to exceed ``limit`` bytes (before decoding)."""
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        try:
-            n = int(declared)
-        except ValueError:
-            raise ServeError(400, "bad_input", f"Content-Length {cap(declared, 40)!r} is not a number") from None
-        if n > limit:
-            raise ServeError(413, "too_large", f"request body is {n:,} bytes, over the {limit:,}-byte limit "
-                             "(KGQA_SERVE_MAX_UPLOAD_MB / --max-upload-mb)")
-    chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limit:
-            raise ServeError(413, "too_large", f"request body is over the {limit:,}-byte limit "
-                             "(KGQA_SERVE_MAX_UPLOAD_MB / --max-upload-mb)")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def json_depth_ok(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether the brackets of a JSON text nest at most ``limit`` deep (strings skipped), counted
-    without recursion, so that a deeply nested body is refused before it is decoded."""
-    s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-    depth, in_str, esc = 0, False, False
-    for ch in s:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
-
-
-def _json_value(text: str | bytes, where: str) -> Any:
-    """``text`` decoded as JSON, or a 400 line: not JSON, or nested deeper than ``MAX_JSON_DEPTH``."""
-    if not text.strip():
-        return None
-    if not json_depth_ok(text):
-        raise ServeError(400, "bad_input", f"{where} nests deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ServeError(400, "bad_input", f"{where} is not valid JSON ({getattr(e, 'msg', e)})") from None
-    except RecursionError:
-        raise ServeError(400, "bad_input", f"{where} nests too deeply") from None
-
-
-def _validation_line(e: ValidationError, where: str) -> str:
-    loc, msg = first_error(e, default_loc=where)
-    return f"{where} field {loc}: {msg}"
-
-
-async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, bytes | None]:
-    ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
-    if ctype not in ("application/json", "multipart/form-data", ""):
-        raise ServeError(415, "unsupported_media_type",
-                         f"Content-Type {cap(ctype, 60)!r}: send application/json or multipart/form-data")
-    body = await read_body(request, service.max_upload + FORM_OVERHEAD_BYTES)
-    image: bytes | None = None
-    if ctype == "multipart/form-data":
-        from starlette.datastructures import UploadFile
-
-        request._body = body  # Starlette parses the form from the body already read (and capped)
-        try:
-            form = await request.form(max_files=1, max_fields=16)
-        except Exception as e:  # malformed multipart: python-multipart's errors vary
-            raise ServeError(400, "bad_input", f"multipart body cannot be parsed: {cap(e, 200)}") from None
-        fields: dict[str, Any] = {}
-        for key, value in form.multi_items():
-            if isinstance(value, UploadFile):
-                if key != "image":
-                    raise ServeError(400, "bad_input", f"form file field {cap(key, 40)!r}: only 'image' is a file")
-                image = await value.read()
-                if len(image) > service.max_upload:
-                    raise ServeError(413, "too_large", f"image is {len(image):,} bytes, over the "
-                                     f"{service.max_upload:,}-byte limit")
-            elif key == "options":
-                fields["options"] = _json_value(value, "form field options") if value.strip() else {}
-            elif key == "ablations":
-                fields["ablations"] = [a.strip() for a in value.split(",") if a.strip()]
-            else:
-                fields[key] = value
-        data: Any = fields
-        where = "form"
-    else:
-        data = _json_value(body, "request body")
-        if not isinstance(data, dict):
-            raise ServeError(400, "bad_input", "request body must be a JSON object {question, method?, options?, "
-                                               "ablations?, entity_id?}")
-        where = "body"
-    try:
-        req = AskRequest.model_validate(data)
-    except ValidationError as e:
-        raise ServeError(400, "bad_input", _validation_line(e, where)) from None
-    return req, image
-
-
-def check_request(req: AskRequest) -> None:
-    """Everything checkable without the graph, before the question is queued (400 on the first problem)."""
-    from kgqa.app.pipeline import method_options
-    from kgqa.core.method import check_question
-    from kgqa.methods.registry import get_method
-
-    check_question(req.question)
-    method_options(get_method(req.method), req.options, req.ablations)
-
-
-def save_upload(service: Service, data: bytes) -> Path:
-    """The uploaded image as a file the pipeline can read, validated (size, pixels, format) from its header."""
-    from kgqa.core.images import load_image
-
-    fd, name = tempfile.mkstemp(prefix="upload-", suffix=".img", dir=service.uploads)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    path = Path(name)
-    try:
-        img = load_image(path, max_bytes=service.max_upload)   # header: format, size, pixels
-        _decode_fully(img.data)                                 # then every pixel: truncated → 400 here
-    except InvalidInput as e:
-        path.unlink(missing_ok=True)
-        raise InvalidInput("image upload: " + hide_paths(str(e).removeprefix(f"{path}: "), path)) from None
-    return path
-
-
-def _decode_fully(data: bytes) -> None:
-    """Decode every pixel (the pixel limit was checked from the header first): a truncated or
-    corrupt file is refused here, before it is queued, not inside the pipeline."""
-    import io
-
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(data)) as im:
-            im.load()
-    except Exception as e:
-        raise InvalidInput(f"truncated or corrupt image ({type(e).__name__})") from None
-
-
-def hide_paths(message: str, *paths: Path | str | None) -> str:
-    """``message`` with the server's own paths (the upload's temporary file, the data dir) replaced by
-    what they are, so that no error body tells a client where the server keeps its files."""
-    for p, name in ((x, "the uploaded image") for x in paths if x):
-        message = message.replace(str(p), name)
-    return message
 
 
 # --------------------------------------------------------------------------- the app
