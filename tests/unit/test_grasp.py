@@ -171,7 +171,7 @@ def test_path_to_follows_facts_in_either_direction():
     chain = sub.path_to("Q6")
     assert [f.key for f in chain] == ["Q4|P4|Q1", "Q4|P2|Q6"]
     assert sub.path_to("Q1") == [] and sub.path_to("Q99") == []
-    from kgqa.methods.grasp.algorithm import to_path_evidence
+    from kgqa.methods.grasp.render import to_path_evidence
 
     ev = to_path_evidence(chain, sub.names, {"P4": "located in", "P2": "river"}, 1, 1, start="Q1")
     assert ev.one_line() == "A -[inverse of located in]-> D -[river]-> F"     # steps chain in walking order
