@@ -70,6 +70,26 @@ TWO_HOP = ("What is the {r2} of the {r1} of {t}?", "Which {r2} does the {r1} of 
 THIS = ("this", "the one shown", "the entity in the image", "this place", "this person", "this object")
 
 
+class UniqueOutFacts:
+    """An entity's outgoing facts whose (head, relation) has exactly one tail, read once per entity.
+
+    A walk along such facts has one answer, so a question verbalised from it has a unique gold entity."""
+
+    def __init__(self, graph, relation_ids: list[str]):
+        self.graph = graph
+        self.relation_ids = relation_ids
+        self._cache: dict[str, list[dict]] = {}
+
+    def __call__(self, eid: str) -> list[dict]:
+        if eid not in self._cache:
+            rows = self.graph.read("grasp_training_facts", ids=[eid], relation_ids=self.relation_ids, per_entity=200)
+            by_rel: dict[str, list[dict]] = {}
+            for r in rows:
+                by_rel.setdefault(r["relation_id"], []).append(r)
+            self._cache[eid] = [v[0] for v in by_rel.values() if len(v) == 1 and v[0]["tail_id"] != eid]
+        return self._cache[eid]
+
+
 def generate_examples(graph, kg, n: int, seed: int, exclude_topics: set[str], *,
                       aliases: bool = False) -> list[TrainingExample]:
     """Questions verbalised from paths of the loaded KG (``graph``: kgqa.core.graph.Graph; ``kg``:
@@ -94,16 +114,7 @@ def generate_examples(graph, kg, n: int, seed: int, exclude_topics: set[str], *,
     ids = [r["id"] for r in graph.read("grasp_training_topics", relation_ids=rel_ids, limit=200_000)]
     ids = [i for i in ids if i not in exclude_topics]
     rng.shuffle(ids)
-    facts_cache: dict[str, list[dict]] = {}
-
-    def unique_out(eid: str) -> list[dict]:
-        if eid not in facts_cache:
-            rows = graph.read("grasp_training_facts", ids=[eid], relation_ids=rel_ids, per_entity=200)
-            by_rel: dict[str, list[dict]] = {}
-            for r in rows:
-                by_rel.setdefault(r["relation_id"], []).append(r)
-            facts_cache[eid] = [v[0] for v in by_rel.values() if len(v) == 1 and v[0]["tail_id"] != eid]
-        return facts_cache[eid]
+    unique_out = UniqueOutFacts(graph, rel_ids)
 
     def phrase(rid: str) -> str:
         label = names.get(rid, rid)

@@ -17,7 +17,7 @@ from kgqa.methods.grasp.algorithm import GraSP
 from kgqa.methods.grasp.options import GraSPOptions, default_checkpoint
 from kgqa.methods.grasp.subgraph import graph_tensors, triple_texts
 from kgqa.core.errors import InvalidInput
-from kgqa.core.qa_examples import TrainingExample, read_examples, topics_of
+from kgqa.core.qa_examples import TrainingExample, UniqueOutFacts, read_examples, topics_of
 
 
 def generate_examples(method: GraSP, n: int, seed: int, exclude_topics: set[str]) -> list[TrainingExample]:
@@ -37,16 +37,7 @@ def generate_examples(method: GraSP, n: int, seed: int, exclude_topics: set[str]
     ids = [r["id"] for r in method.graph.read("grasp_training_topics", relation_ids=rel_ids, limit=200_000)]
     ids = [i for i in ids if i not in exclude_topics]
     rng.shuffle(ids)
-    facts_cache: dict[str, list[dict]] = {}
-
-    def unique_out(eid: str) -> list[dict]:
-        if eid not in facts_cache:
-            rows = method.graph.read("grasp_training_facts", ids=[eid], relation_ids=rel_ids, per_entity=200)
-            by_rel: dict[str, list[dict]] = {}
-            for r in rows:
-                by_rel.setdefault(r["relation_id"], []).append(r)
-            facts_cache[eid] = [v[0] for v in by_rel.values() if len(v) == 1 and v[0]["tail_id"] != eid]
-        return facts_cache[eid]
+    unique_out = UniqueOutFacts(method.graph, rel_ids)
 
     out: list[TrainingExample] = []
     seen: set[tuple[str, str]] = set()
