@@ -26,7 +26,10 @@ from tests.conftest import KGQA, REPO, assert_one_line_error, run_kgqa
 DOCS = REPO / "data" / "docs"
 DEMO = REPO / "data" / "demo"
 SUBSET = ("flag_of_japan", "falcon_9", "eiffel_tower")
-GRAPH_ONLY = {"KGQA_CHAT_BACKEND": "none"}
+# These tests exercise the paper's LLM extractor (SmolLM2 replayed, or its graph-only fallbacks); the CPU
+# extractor, the default without a chat server, has tests of its own (test_mkgrag.py, unit test_cpu_extract.py).
+LLM_EXTRACTOR = {"KGQA_DOC_EXTRACTOR": "llm"}
+GRAPH_ONLY = {"KGQA_CHAT_BACKEND": "none", **LLM_EXTRACTOR}
 
 
 @pytest.fixture()
@@ -74,7 +77,7 @@ def test_bundled_documents_become_per_document_multimodal_kgs(demo_kg, tmp_path,
     graph = demo_kg
     rm_all(graph, SUBSET)
     corpus = subset_corpus(tmp_path)
-    p = run_kgqa("load", "documents", str(corpus), "--replay-cache", str(replay), "--json")
+    p = run_kgqa("load", "documents", str(corpus), "--replay-cache", str(replay), "--json", env=LLM_EXTRACTOR)
     assert p.returncode == 0, p.stderr
     rep = json.loads(p.stdout)
     assert rep["written"] == 3 and rep["visual"] == "whole-image stand-in"
@@ -101,7 +104,7 @@ def test_bundled_documents_become_per_document_multimodal_kgs(demo_kg, tmp_path,
     top = graph.read("mkgrag_document_search", vector=vec, k=3)
     assert top[0]["id"] == "flag_of_japan"
     # a second run with nothing changed skips every document
-    p2 = run_kgqa("load", "documents", str(corpus), "--replay-cache", str(replay), "--json")
+    p2 = run_kgqa("load", "documents", str(corpus), "--replay-cache", str(replay), "--json", env=LLM_EXTRACTOR)
     assert p2.returncode == 0, p2.stderr
     assert json.loads(p2.stdout)["unchanged"] == 3 and json.loads(p2.stdout)["written"] == 0
 
@@ -110,7 +113,7 @@ def test_docs_list_show_rm(demo_kg, tmp_path, replay):
     graph = demo_kg
     rm_all(graph, ("eiffel_tower",))       # another test's folder holds an eiffel_tower.md too (issue 26: no silent replace)
     corpus = subset_corpus(tmp_path, ("eiffel_tower",))
-    assert run_kgqa("load", "documents", str(corpus), "--replay-cache", str(replay)).returncode == 0
+    assert run_kgqa("load", "documents", str(corpus), "--replay-cache", str(replay), env=LLM_EXTRACTOR).returncode == 0
     p = run_kgqa("docs", "list")
     assert p.returncode == 0 and "eiffel_tower  'Eiffel Tower'  complete" in p.stdout
     p = run_kgqa("docs", "show", "eiffel_tower")
