@@ -192,7 +192,11 @@ def test_bulk_interrupted_during_the_importer_then_a_rerun_loads(own_server, tmp
         assert "--bulk interrupted" in err
         assert not _alive(importer)
         assert not list(imports.glob("wikidata5m-*/*.csv"))
-        assert run_kgqa("neo4j", "status", env=own_server).returncode == 0
+        # the server runs again; its database opens, or (the importer had begun writing the store) it is
+        # reported DOWN in one line: what the interrupted importer wrote is replaced by the rerun below
+        st = run_kgqa("neo4j", "status", env=own_server)
+        assert st.stdout.startswith("running"), st.stdout + st.stderr
+        assert st.returncode == 0 or (st.returncode == 3 and "unavailable" in st.stdout + st.stderr), st.stdout
     else:                       # killed outright: the rerun does the clean-up
         assert rc == -signal.SIGKILL
     rerun = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(data), "--no-embeddings", "--json",

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.slow
 def test_fuzzed_input_files_never_end_in_a_traceback():
     pytest.importorskip("atheris")
     p = subprocess.run([sys.executable, "-m", "tests.fuzz.loaders", "-runs=3000", "-seed=26", "-max_len=2048",
-                        "-len_control=0"], cwd=REPO, capture_output=True, text=True, timeout=900)
+                        "-len_control=0",
+                        "-rss_limit_mb=8192"], cwd=REPO, capture_output=True, text=True, timeout=900)
     out = p.stdout + p.stderr
     assert p.returncode == 0, out[-4000:]
     assert "Traceback" not in out and "Uncaught Python exception" not in out, out[-4000:]

@@ -207,6 +207,8 @@ class Graph:
         except (nx.CypherSyntaxError, nx.CypherTypeError):
             raise                                  # a bug in kgqa's own query: the traceback is for us
         except nx.Neo4jError as e:
+            if e.code == "Neo.ClientError.Statement.AccessMode":
+                raise                              # a write in a read transaction: kgqa's own bug, as above
             raise GraphUnavailable(self._server_error_line(e)) from e
         except nx.DriverError as e:                # e.g. a pool timeout, a bad auth configuration
             raise GraphUnavailable(f"Neo4j at {uri}: {type(e).__name__}: {cap(one_line(str(e)), 300)}") from e
