@@ -134,3 +134,9 @@ def test_compose_file_is_valid():
         pytest.skip("docker-compose not installed (make test installs it where apt is available)")
     out = subprocess.run([tool, "-f", str(compose), "config", "-q"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_demo_script_parses():
+    """`make demo` runs scripts/demo.sh: a syntax error there is a broken README command."""
+    out = subprocess.run(["bash", "-n", str(REPO / "scripts" / "demo.sh")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
