@@ -89,6 +89,21 @@ class UniqueOutFacts:
             self._cache[eid] = [v[0] for v in by_rel.values() if len(v) == 1 and v[0]["tail_id"] != eid]
         return self._cache[eid]
 
+    def walk(self, topic: str, rng) -> list[dict]:
+        """A random walk of 1 or 2 single-tail facts from ``topic`` (2 with probability 1/2 when the first
+        fact's tail has one that does not lead back); [] when ``topic`` has none. Both question generators
+        draw their paths here, in this order of ``rng`` calls."""
+        first = self(topic)
+        if not first:
+            return []
+        f1 = rng.choice(first)
+        walk = [f1]
+        if rng.random() < 0.5:
+            second = [f for f in self(f1["tail_id"]) if f["tail_id"] != topic]
+            if second:
+                walk.append(rng.choice(second))
+        return walk
+
 
 def generate_examples(graph, kg, n: int, seed: int, exclude_topics: set[str], *,
                       aliases: bool = False) -> list[TrainingExample]:
@@ -127,15 +142,10 @@ def generate_examples(graph, kg, n: int, seed: int, exclude_topics: set[str], *,
     for tid in ids:
         if len(out) >= n:
             break
-        first = unique_out(tid)
-        if not first:
+        walk = unique_out.walk(tid, rng)
+        if not walk:
             continue
-        f1 = rng.choice(first)
-        walk = [f1]
-        if rng.random() < 0.5:
-            second = [f for f in unique_out(f1["tail_id"]) if f["tail_id"] != tid]
-            if second:
-                walk.append(rng.choice(second))
+        f1 = walk[0]
         topic = f1["head_name"] or tid
         if aliases:
             t = words.choice(THIS) if words.random() < 0.5 else topic

@@ -60,15 +60,10 @@ def _one_pass(ids, n, rng, names, unique_out, out, seen) -> None:
     for tid in ids:
         if len(out) >= n:
             break
-        first = unique_out(tid)
-        if not first:
+        walk = unique_out.walk(tid, rng)
+        if not walk:
             continue
-        f1 = rng.choice(first)
-        walk = [f1]
-        if rng.random() < 0.5:
-            second = [f for f in unique_out(f1["tail_id"]) if f["tail_id"] != tid]
-            if second:
-                walk.append(rng.choice(second))
+        f1 = walk[0]
         topic = f1["head_name"] or tid
         r1 = names.get(f1["relation_id"], f1["relation_id"])
         r2 = names.get(walk[-1]["relation_id"], walk[-1]["relation_id"])
