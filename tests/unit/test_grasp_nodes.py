@@ -18,14 +18,15 @@ torch = pytest.importorskip("torch")
 GRAPH_ONLY = BadModelReply("graph-only", code="graph_only")
 
 
-def save_head(path, fingerprint=None, seed=0):
+def save_head(path, fingerprint=None, seed=0, catalogue=None):
     from kgqa.gnn import checkpoint as ckpt
     from kgqa.gnn.encoder import GraphNodeScorer
 
     torch.manual_seed(seed)
     fp = fingerprint or kg_fingerprint({r: (n, None) for r, n in RELS.items()})
     return ckpt.save(path, GraphNodeScorer(384, 384, hidden_channels=8, heads=2, projector_hidden=8),
-                     variant="nodes", meta={"kg_fingerprint": fp, "kg_relations": len(RELS)})
+                     variant="nodes", meta={"kg_fingerprint": fp, "kg_relations": len(RELS),
+                                            **({"kg_catalogue": catalogue} if catalogue else {})})
 
 
 def test_auto_head_is_the_soft_prompt_only_when_a_model_that_reads_it_is_served(tmp_path):
@@ -86,6 +87,21 @@ def test_a_head_trained_on_another_kg_is_refused_in_one_line(tmp_path):
     m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck)
     with pytest.raises(InvalidInput, match=r"trained on another KG \(relation catalogue 0123456789abcdef, 4 "
                                            r"relations.*kgqa train grasp --head nodes") as e:
+        m.answer(q())
+    assert "\n" not in str(e.value)
+
+
+def test_a_head_is_used_on_a_larger_kg_holding_its_relations_and_refused_when_most_are_missing(tmp_path):
+    # trained on a 3-relation catalogue the loaded KG holds (it has one more): used, whatever the fingerprint
+    ck = str(save_head(tmp_path / "a.safetensors", fingerprint="0123456789abcdef",
+                       catalogue={"P1": "capital", "P2": "river", "P4": "located in"}))
+    m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0)
+    assert m.answer(q()).answer_id in NAMES
+    # trained on relations of which the loaded KG holds 1 of 3 under the same name: refused, in one line
+    ck = str(save_head(tmp_path / "b.safetensors", catalogue={"P1": "capital", "P2": "currency", "P9": "author"}))
+    m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck)
+    with pytest.raises(InvalidInput, match=r"trained on another KG \(relation catalogue [0-9a-f]{16}: the loaded KG "
+                                           r"holds 1 of its 3 relations under the same names") as e:
         m.answer(q())
     assert "\n" not in str(e.value)
 

@@ -8,8 +8,10 @@ almost nothing right; *interpretation* (ours, not the paper's): the same questio
 over the subgraph's nodes on questions generated from the loaded KG. Its ranking is LLM_select's
 selection; its top node is the answer (one entity, always).
 
-A checkpoint records a fingerprint of the relation catalogue it was trained on; a KG with another
-catalogue is refused in one line (its relation embeddings are what the head learned to match).
+A checkpoint records the relation catalogue it was trained on (id → name, and its fingerprint); a KG
+that holds fewer than half of those relations under the same names is refused in one line (their
+embeddings are what the head learned to match). A larger KG that contains them (Wikidata5M around the
+demo, a user's document KGs beside it) is accepted.
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ def kg_fingerprint(relations: dict[str, tuple[str, object]]) -> str:
     return h.hexdigest()[:16]
 
 
+#: a KG must hold at least this share of the trained relations (same id, same name) for the head to be used
+MIN_SHARED_RELATIONS = 0.5
+
+
+def shared_relations(trained: dict[str, str], relations: dict[str, tuple[str, object]]) -> int:
+    """How many of the trained relations (id → name) the loaded KG holds under the same name."""
+    return sum(1 for rid, name in trained.items() if rid in relations and relations[rid][0] == name)
+
+
 def shipped_checkpoint() -> Path | None:
     """The demo checkpoint of a source checkout (``data/demo/grasp/grasp-nodes.safetensors``), if present."""
     here = Path(__file__).resolve()
@@ -50,7 +61,15 @@ def load_head(path: Path, relations: dict):
 
     enc, info = ckpt.load(path, variant="nodes")
     want, have = info.get("kg_fingerprint"), kg_fingerprint(relations)
-    if want and want != have:
+    trained = info.get("kg_catalogue")
+    if isinstance(trained, dict) and trained:
+        shared = shared_relations(trained, relations)
+        if shared < MIN_SHARED_RELATIONS * len(trained):
+            raise InvalidInput(
+                f"grasp: {path} was trained on another KG (relation catalogue {want}: the loaded KG holds "
+                f"{shared} of its {len(trained)} relations under the same names, {len(relations)} relations in "
+                f"all); train one for this KG with `kgqa train grasp --head nodes`")
+    elif want and want != have:
         raise InvalidInput(
             f"grasp: {path} was trained on another KG (relation catalogue {want}, {info.get('kg_relations', '?')} "
             f"relations; the loaded KG's is {have}, {len(relations)} relations); train one for this KG with "

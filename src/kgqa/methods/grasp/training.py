@@ -195,7 +195,8 @@ def train_grasp(ctx, *, options: GraSPOptions | None = None, variant: str = "gat
     cfg = TrainConfig(epochs=epochs, lr=lr, seed=seed, save_every=500 if variant == "nodes" else 25)
     meta = {"extraction": {k: getattr(opt, k) for k in ("k1", "k2", "hops", "cap", "scan_cap")},
             "examples_how": how, "softprompt_model": "" if variant == "nodes" else getattr(method.softprompt, "name", ""),
-            "kg_fingerprint": kg_fingerprint(method.kg.relations()), "kg_relations": len(method.kg.relations())}
+            "kg_fingerprint": kg_fingerprint(method.kg.relations()), "kg_relations": len(method.kg.relations()),
+            "kg_catalogue": {rid: v[0] for rid, v in sorted(method.kg.relations().items())}}
     import torch
 
     t_train0 = time.perf_counter()
