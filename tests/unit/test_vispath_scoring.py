@@ -64,6 +64,17 @@ def test_greedy_matches_use_each_span_and_relation_once_above_the_threshold():
     assert greedy_relation_matches(phrases, sims, 0.45, 1) == [(0, 0, 1.0)]
 
 
+def test_a_phrase_said_twice_names_its_relation_twice_another_phrase_does_not():
+    # "the parent taxon of the parent taxon of this fish": two hops of one relation
+    phrases = [(3, 5, "parent taxon"), (7, 9, "parent taxon"), (7, 8, "parent")]
+    sims = np.array([[0.9, 0.1], [0.9, 0.1], [0.6, 0.2]])
+    assert greedy_relation_matches(phrases, sims, 0.45, 3) == [(0, 0, 0.9), (1, 0, 0.9)]
+    # another phrase for an already matched relation is not another hop
+    phrases = [(0, 1, "capital"), (3, 4, "capital city")]
+    sims = np.array([[0.9], [0.8]])
+    assert greedy_relation_matches(phrases, sims, 0.45, 3) == [(0, 0, 0.9)]
+
+
 def test_edge_score_weight_zero_is_the_papers_eq5_and_one_is_the_relation_alone():
     rel, concat = np.array([0.9, 0.2]), np.array([0.3, 0.8])
     assert np.allclose(edge_scores(rel, concat, 0.0), concat)
@@ -227,6 +238,12 @@ def test_mentions_of_entities_and_of_the_image_are_not_relation_phrases():
     q = "Who founded the company that builds the rocket shown in this photo?"
     ex, typ = mention_tokens(q, has_image=True)
     assert words(q, typ) == {"company"} and "rocket" in words(q, ex) and "founded" not in words(q, ex)
+    q = "What is the parent taxon of the parent taxon of this fish?"
+    ex, _ = mention_tokens(q, has_image=True)            # "this fish" is the topic; what precedes names hops
+    assert words(q, ex) == {"this", "fish"}
+    q = "Who is the owner of the entity that owns this island?"
+    ex, _ = mention_tokens(q, has_image=True)
+    assert words(q, ex) == {"this", "island"}
     q = "Where was Michael Collins, the Apollo 11 astronaut, born?"
     ex, _ = mention_tokens(q, has_image=False)           # an apposition describes the named entity
     assert words(q, ex) == {"michael", "collins", "the", "apollo", "11", "astronaut"}

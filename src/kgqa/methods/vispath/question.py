@@ -108,7 +108,9 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
             s = max((i for i in range(m) if low[i] in ("the", "this", "these")), default=m)
             e = m
             if low[m] in ("this", "these"):          # "this launch photo"
-                e = next((j for j in range(m + 1, min(m + 4, len(low))) if low[j] in _PICTURE), m)
+                e = next((j for j in range(m + 1, min(m + 4, len(low))) if low[j] in _PICTURE), None)
+                if e is None:                        # "the parent taxon of this fish": "this fish" is the
+                    s, e = m, min(m + 1, len(low) - 1)   # topic; the noun phrase before it names a hop
             excluded.update(range(s, e + 1))
     answer_type = {i + 1 for i, t in enumerate(low[:-1])
                    if t in ("which", "what") and low[i + 1] not in PHRASE_STOP and i + 1 not in excluded}
@@ -164,20 +166,22 @@ def type_words(classes, description: str | None) -> set[str]:
 
 def greedy_relation_matches(phrases: list[tuple[int, int, str]], sims: np.ndarray, min_cos: float,
                             limit: int) -> list[tuple[int, int, float]]:
-    """(phrase index, relation index, cos) pairs, best pair first; a token span and a relation are used
-    once; pairs below ``min_cos`` are ignored; at most ``limit``. ``sims`` is phrases × relations."""
+    """(phrase index, relation index, cos) pairs, best pair first; a token span is used once, and a relation
+    once per distinct phrase text: the same phrase said again names its relation again, one hop each ("the
+    parent taxon of the parent taxon of this fish"); pairs below ``min_cos`` are ignored; at most
+    ``limit``. ``sims`` is phrases × relations."""
     order = sorted(((float(sims[a, b]), a, b) for a in range(sims.shape[0]) for b in range(sims.shape[1])),
                    key=lambda x: (-x[0], x[1], x[2]))
     used_tokens: set[int] = set()
-    used_rel: set[int] = set()
+    used_rel: dict[int, str] = {}
     out = []
     for s, a, b in order:
         if s < min_cos or len(out) >= limit:
             break
         span = set(range(phrases[a][0], phrases[a][1]))
-        if b in used_rel or span & used_tokens:
+        if (b in used_rel and used_rel[b] != phrases[a][2]) or span & used_tokens:
             continue
         used_tokens |= span
-        used_rel.add(b)
+        used_rel[b] = phrases[a][2]
         out.append((a, b, s))
     return out
