@@ -361,9 +361,17 @@ class MKGRAG(BaseMethod):
                   reading: Reading | None = None) -> Answer:
         evidence: list = []
         titles = {d["id"]: d["title"] for d in r.documents}
+        support = self._support(text, r, reading)
+        cited = support["chunk_id"] if support else None
         for rank, c in enumerate(r.chunks, 1):
             evidence.append(ChunkEvidence(chunk_id=c["id"], document_id=c["doc_id"], text=c["text"], score=c["cos"],
-                                          rank=rank, title=f"{c['title']} / {', '.join(c.get('sections') or [])}"))
+                                          rank=rank, title=f"{c['title']} / {', '.join(c.get('sections') or [])}",
+                                          sentence=support["sentence"] if c["id"] == cited else None))
+        if cited and cited not in {c["id"] for c in r.chunks}:
+            # read from a node of G_r whose source chunk the budget left out of the context: cite it all the same
+            evidence.append(ChunkEvidence(chunk_id=cited, document_id=support["doc_id"], text=support["sentence"],
+                                          rank=len(r.chunks) + 1, title=titles.get(support["doc_id"]),
+                                          sentence=support["sentence"]))
         if r.elements:
             nodes = [NodeRef("DocEntity", el.id, el.name, round(el.sim, 4)) for el in r.elements if el.kind == "entity"]
             named = {n.id for n in nodes}
@@ -387,7 +395,6 @@ class MKGRAG(BaseMethod):
                     break
         o = self.opt
         variant = "chunks only (naive RAG)" if o.chunks_only else "dual-stage graph retrieval"
-        support = self._support(text, r, reading)
         if reading is not None:
             why = reading.reason if (text or reading.reason.startswith("abstained")) else f"abstained: {reading.reason}"
             stop = f"{why} (cpu reader, answer type {reading.answer_type})"

@@ -245,7 +245,7 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     q_names = [label_key(x.text) for x in spans(question) if x.kind == "name" and x.start > 0]
     where = " ".join([(chunk_text.get(top.chunk_id) or top.sentence), (titles or {}).get(top.doc_id or "", ""),
                       top.sentence])
-    if q_names and not any(f" {n} " in f" {label_key(where)} " for n in q_names if n):
+    if q_names and not any(_occurs(n, where) for n in q_names if n):
         return Reading(None, atype, noun, top, len(best),
                        f"abstained: what the question names ({', '.join(q_names)}) is not where the best candidate "
                        "was read")
@@ -254,6 +254,14 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
                        f"abstained: the best sentence's cosine {top.sentence_cos:.2f} < {min_sentence_cos}")
     return Reading(top.text, atype, noun, top, len(best), "read from the retrieved context",
                    ranked if debug else None)
+
+
+def _occurs(name_key: str, text: str) -> bool:
+    """The name (a label key) occurs in ``text``; a name of the form "A of B" ("the Temperate House of Marlow
+    Botanical Garden") also when A and B occur apart (the row names A, the document's title B)."""
+    t = f" {label_key(text)} "
+    return f" {name_key} " in t or (" of " in name_key and all(f" {p.strip()} " in t
+                                                               for p in name_key.split(" of ") if p.strip()))
 
 
 def _typed(sp: Span, sent: str, heading: str, chunk_id, doc_id, atype: str, from_graph: bool = False) -> list:
