@@ -103,6 +103,8 @@ class Element:
     tail_id: str | None = None
     region: dict | None = None
     hop: int = 0                      # 0 = G_r^0, k = added by expansion hop k
+    phrase: str = ""                  # a relation's words that state it, and its relation catalogue name (CPU
+    relation_name: str = ""           # extractor; empty from the LLM extractor)
 
 
 @dataclass
@@ -159,6 +161,7 @@ class MKGRAG(BaseMethod):
         return read(question, r.chunks, r.elements, self.kg.embed, image_note=r.image_note,
                     titles={d["id"]: d["title"] for d in r.documents[:1]},
                     doc_cos={d["id"]: d["cos"] for d in r.documents},
+                    doc_titles={d["id"]: d["title"] for d in r.documents},
                     min_sentence_cos=self.opt.min_sentence_cos)
 
     def retrieve(self, question: str, image=None) -> Retrieval:
@@ -252,6 +255,8 @@ class MKGRAG(BaseMethod):
                                                     "head_id": row["head_id"], "head": row["head"],
                                                     "tail_id": row["tail_id"], "tail": row["tail"],
                                                     "summary": row["summary"], "chunk_ids": row["rel_chunk_ids"],
+                                                    "phrase": row.get("rel_phrase"),
+                                                    "relation_name": row.get("rel_relation_name"),
                                                     "sim": row["rel_sim"], "region": None}, hop))
                     have.add(row["rel_id"])
             frontier = nxt
@@ -276,7 +281,8 @@ class MKGRAG(BaseMethod):
             line += f" [depicted in an image as {region.get('category')!r}]"
         return Element("relation", row["id"], row["doc_id"], line, cos_from_neo4j(row["sim"]),
                        list(row.get("chunk_ids") or []), name=f"{row['head']} -> {row['tail']}",
-                       head_id=row["head_id"], tail_id=row["tail_id"], region=region, hop=hop)
+                       head_id=row["head_id"], tail_id=row["tail_id"], region=region, hop=hop,
+                       phrase=row.get("phrase") or "", relation_name=row.get("relation_name") or "")
 
     @staticmethod
     def _lines(elements: list[Element]) -> list[str]:
