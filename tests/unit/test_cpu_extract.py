@@ -113,3 +113,12 @@ def test_the_subject_is_linked_by_its_label_key_and_not_otherwise():
     assert link_subject(g, subject) == {"docentity_id": subject.id, "entity_id": "Q42", "score": 1.0}
     assert g.queries == ['"glass bridge"']
     assert link_subject(G([]), subject) is None
+
+
+def test_each_edge_of_a_sentence_has_the_words_between_its_head_and_its_tail_as_its_phrase():
+    _, kg, _ = graph("# Varnholm\n\n## Overview\n\nVarnholm is an island in the Grey Sea whose main town is Skarby. "
+                     "It was charted by the explorer Ivo Brand.\n")
+    f = facts(kg)
+    assert f[("Varnholm", "Grey Sea")].phrase == "is an island in the"
+    assert f[("Varnholm", "Skarby")].phrase == "is an island in the whose main town is"   # other spans left out
+    assert f[("Varnholm", "Ivo Brand")].phrase == "It was charted by the explorer"       # head not named: from start

@@ -76,6 +76,22 @@ def test_html_scripts_are_dropped_never_run(tmp_path):
     assert doc.sections[0].images[0].alt == "a flag"
 
 
+def test_html_tables_become_pipe_rows_the_cpu_extractor_and_reader_read(tmp_path):
+    from kgqa.core.spans import text_sentences
+
+    d = corpus(tmp_path)
+    write(d / "g.html", "<h1>Garden</h1><h2>Glasshouses</h2><p>Three glasshouses.</p><table><caption>x</caption>"
+                        "<thead><tr><th>Glasshouse</th><th>Opened</th></tr></thead><tbody>"
+                        "<tr><td>Palm <b>House</b></td><td>1871</td></tr><tr><td>A|B</td><td><p>1899</p></td></tr>"
+                        "</tbody></table><p>After the table.</p>")
+    r, _ = rejects()
+    [doc] = discover(d, DocOptions(), r)
+    text = doc.sections[0].text
+    assert "| Glasshouse | Opened |\n| Palm House | 1871 |\n| A/B | 1899 |" in text     # a cell's | escaped
+    assert text.startswith("Three glasshouses.") and text.endswith("After the table.")
+    assert "Glasshouse: Palm House; Opened: 1871" in text_sentences(text)
+
+
 def test_evqa_knowledge_base_lines(tmp_path):
     imgs = tmp_path / "kbimages"
     imgs.mkdir()

@@ -76,3 +76,35 @@ def test_the_question_s_own_words_are_not_the_answer(embed):
     r = read("Which river does the Glass Bridge cross in Northbury?", [BRIDGE], [], embed,
              titles={"glass_bridge": "Glass Bridge"})
     assert r.answer == "Lune"
+
+
+def test_the_relation_phrase_of_a_graph_edge_picks_the_tail_the_question_asks_for(embed):
+    from kgqa.methods.mkgrag.algorithm import Element
+
+    sent = "Varnholm is an island in the Grey Sea whose main town is Skarby."
+    chunk = {"id": "varnholm#c0", "doc_id": "varnholm", "title": "Varnholm", "sections": ["Overview"],
+             "text": f"Overview\n{sent}"}
+
+    def edge(tail, phrase):
+        return Element("relation", f"r-{tail}", "varnholm", f"relation: Varnholm -> {tail}: {sent}", 0.5,
+                       ["varnholm#c0"], name=f"Varnholm -> {tail}", phrase=phrase)
+
+    g = [edge("Grey Sea", "is an island in"), edge("Skarby", "is an island in whose main town is")]
+    q = "What is the main town of Varnholm?"
+    with_graph = read(q, [chunk], g, embed, titles={"varnholm": "Varnholm"}, debug=True)
+    chunks_only = read(q, [chunk], [], embed, titles={"varnholm": "Varnholm"}, debug=True)
+    assert with_graph.answer == "Skarby"
+    score = {c.text: c.score for c in with_graph.debug}
+    base = {c.text: c.score for c in chunks_only.debug}
+    # the edge whose phrase holds the question's relation words ("main town") lifts its tail, not the other one
+    assert score["Skarby"] - base["Skarby"] > score["Grey Sea"] - base["Grey Sea"] + 0.5
+
+
+def test_what_the_image_shows_must_be_where_the_answer_is_read(embed):
+    denmark = {"id": "dk#c0", "doc_id": "dk", "title": "Flag of Denmark", "sections": ["Design"],
+               "text": "Design\nThe flag is red with a white cross. It is called the Dannebrog."}
+    japan = {"id": "jp#c0", "doc_id": "jp", "title": "Flag of Japan", "sections": ["Names"],
+             "text": "Names\nThe flag is officially called Nisshoki."}
+    r = read("What is the name of the flag shown in this image?", [japan, denmark], [], embed, image_note="Denmark",
+             doc_titles={"dk": "Flag of Denmark", "jp": "Flag of Japan"})
+    assert r.answer == "Dannebrog" and r.candidate.doc_id == "dk"

@@ -75,12 +75,14 @@ class ChunkEvidence:
     score: float | None = None
     rank: int = 0
     title: str | None = None          # the document's or section's title, for display
+    sentence: str | None = None       # the sentence of this chunk the answer is read from (its citation)
     kind: Literal["chunk"] = "chunk"
 
     def one_line(self) -> str:
         head = f"{self.title}: " if self.title else ""
         t = " ".join(self.text.split())
-        return f"[{self.chunk_id}] {head}{t[:80]}{'…' if len(t) > 80 else ''}"
+        cite = f" · supports the answer: \u201c{self.sentence}\u201d" if self.sentence else ""
+        return f"[{self.chunk_id}] {head}{t[:80]}{'…' if len(t) > 80 else ''}{cite}"
 
 
 @dataclass

@@ -8,6 +8,8 @@ linked to the graph nodes its typed evidence (``kgqa.core.result``) used::
                            -[:STEP {hop: 0}]-> (start node)
                            -[:STEP {hop: 1, relation_id, relation_name, score, intent}]-> (node) …
     chunk evidence     -[:USED {rank, score, kind: 'chunk'}]-> (:Chunk)
+                       -[:USED {rank, score, kind: 'support', sentence}]-> (:Chunk)   the chunk the answer's
+                                                                            sentence was read from
     subgraph evidence  -[:HAS_SUBGRAPH {rank}]-> (:Subgraph {id, rank, note, edges (json)})
                            -[:CONTAINS {weight}]-> (node) …
     -[:STARTS_AT]-> (:Entity)      -[:ANSWERED_BY]-> (:Entity)   (when known)
@@ -132,7 +134,8 @@ def trace_rows(answer: Answer, trace_id: str, image_sha256: str | None = None) -
                           "text": ev.verbalize(), "steps": steps})
         elif isinstance(ev, ChunkEvidence):
             ref("Chunk", ev.chunk_id, f"chunk {ev.rank}")
-            uses.append({"label": "Chunk", "id": ev.chunk_id, "rank": ev.rank, "score": ev.score, "kind": "chunk"})
+            uses.append({"label": "Chunk", "id": ev.chunk_id, "rank": ev.rank, "score": ev.score,
+                         "kind": "support" if ev.sentence else "chunk", "sentence": ev.sentence})
         elif isinstance(ev, SubgraphEvidence):
             nodes = []
             for n in ev.nodes:
@@ -222,7 +225,8 @@ def format_trace(trace: dict) -> str:
     for u in trace.get("uses", []):
         score = f"{u['score']:.3f}" if isinstance(u.get("score"), (int, float)) else "-"
         lines.append(f"{u.get('kind') or 'used'} {u['rank']} (score {score}): {u['label']} {u['id']}"
-                     + (f" {u['name']!r}" if u.get("name") else ""))
+                     + (f" {u['name']!r}" if u.get("name") else "")
+                     + (f" · supporting sentence: \u201c{u['sentence']}\u201d" if u.get("sentence") else ""))
     for g in trace.get("subgraphs", []):
         edges = g.get("edges")
         n_edges = len(json.loads(edges)) if isinstance(edges, str) else 0

@@ -25,7 +25,7 @@ CALL (d) {
   OPTIONAL MATCH (h:DocEntity {doc_id: d.id})-[r:DOC_REL]->(t:DocEntity)
   WITH h, r, t ORDER BY h.name, t.name
   RETURN collect(CASE WHEN r IS NULL THEN null ELSE {id: r.id, head: h.name, tail: t.name, summary: r.summary,
-         region_bbox: r.region_bbox, chunk_ids: r.chunk_ids, sentence: r.sentence, context: r.context,
+         region_bbox: r.region_bbox, chunk_ids: r.chunk_ids, sentence: r.sentence, context: r.context, phrase: r.phrase,
          relation_id: r.relation_id, relation_name: r.relation_name} END) AS relations
 }
 RETURN d {.id, .title, .source, .format, .status, .content_hash, .bytes, .n_chunks, .n_images, .extractor,

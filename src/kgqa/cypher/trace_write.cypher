@@ -1,6 +1,7 @@
 // purpose: store one reasoning trace of any method, linked to the graph nodes its evidence used:
 //          (:Question)-[:HAS_PATH {rank}]->(:Path)-[:STEP {hop, …}]->(node)            path evidence
-//          (:Question)-[:USED {rank, score, kind}]->(node)                           chunks, documents
+//          (:Question)-[:USED {rank, score, kind, sentence}]->(node)                 chunks, documents (kind
+//          'support' and the sentence: the chunk the answer's supporting sentence was read from)
 //          (:Question)-[:HAS_SUBGRAPH {rank}]->(:Subgraph)-[:CONTAINS {weight}]->(node) subgraph evidence
 //          (:Question)-[:STARTS_AT]->(:Entity), -[:ANSWERED_BY]->(:Entity)            when known
 //          Nodes are found by a whitelisted label and id (the same UNION as trace_resolve.cypher, which the
@@ -9,7 +10,7 @@
 // params:  $question (map of scalars: id, text, image_sha256, answer, answer_id, method, seconds, cost (json),
 //          fallbacks (json), sufficient, stop_reason, start_entity_id, start_entity_name, hops),
 //          $paths (list of {id, rank, score, text, steps: list of {hop, label, node_id, score, relation_id,
-//          relation_name, intent}}), $uses (list of {label, id, rank, score, kind}),
+//          relation_name, intent}}), $uses (list of {label, id, rank, score, kind, sentence}),
 //          $subgraphs (list of {id, rank, note, edges (json), nodes: list of {label, id, weight}})
 // returns: id, paths (int), steps (int), uses (int), subgraph_nodes (int)
 CREATE (q:Question {id: $question.id})
@@ -50,7 +51,7 @@ CALL (q) {
     UNION
     MATCH (n:Image {sha256: u.id}) WHERE u.label = 'Image' RETURN n
   }
-  CREATE (q)-[:USED {rank: u.rank, score: u.score, kind: u.kind}]->(n)
+  CREATE (q)-[:USED {rank: u.rank, score: u.score, kind: u.kind, sentence: u.sentence}]->(n)
   RETURN count(*) AS uses
 }
 CALL (q) {

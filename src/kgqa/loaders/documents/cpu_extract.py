@@ -14,9 +14,12 @@ same shape of graph (entities with a description, relations head → tail with a
 * **sentences**: the typed spans of ``kgqa.core.spans`` (names, dates, years, numbers with their unit,
   ratios) become entities; each sentence relates its head (the name it opens with, else the subject)
   to every other span, the summary and provenance being the sentence;
-* **relation phrases**: the words of the sentence that are not spans (or a structured fact's key) are
-  mapped to the relation catalogue of the Wikidata KG (names and aliases, all-MiniLM-L6-v2 cosine ≥
-  ``RELATION_MIN_COS``), stored on the ``DOC_REL`` edge as ``relation_id`` / ``relation_name``.
+* **relation phrases**: an edge's phrase is the words between its head's and its tail's spans (from the
+  sentence's start when the head is not named in it), other spans left out; a structured fact's is its key,
+  a table cell's its column. Stored on the ``DOC_REL`` edge (``phrase``) and mapped to the relation
+  catalogue of the Wikidata KG (names and aliases, all-MiniLM-L6-v2 cosine ≥ ``RELATION_MIN_COS``),
+  stored on the edge as ``relation_id`` / ``relation_name``. The CPU reader of mKG-RAG matches the
+  question's words against them.
 
 Interpretations: a span equal to, or contained in, the title is the subject itself; the whole-image
 region of the CPU stand-in is matched to the entity its alt text names, else to the subject (an
@@ -32,7 +35,7 @@ from kgqa.loaders.documents.kg import DocumentKG, KGEntity, KGRelation, name_key
 from kgqa.loaders.documents.parse import ParsedDocument
 from kgqa.loaders.documents.segment import Chunk
 
-CPU_EXTRACTOR = "cpu-rules-2"
+CPU_EXTRACTOR = "cpu-rules-3"
 RELATION_MIN_COS = 0.55
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|the \w+)\b", re.IGNORECASE)
 _SPAN_TYPES = {"date": "date", "year": "date", "ratio": "quantity", "measure": "quantity", "count": "quantity",
@@ -137,21 +140,35 @@ def _sentence(doc, ch, kg, subject, sent: str, heading: str) -> None:
         head = ents[0][1]
     elif _PRONOUN_START.match(sent) is None and sp[0].kind == "name" and sp[0].start < 12:
         head = ents[0][1]
-    phrase = _phrase(sent, sp)
+    where = {id(e): x for x, e in reversed(ents)}           # an entity's first span in the sentence
+    whole = _phrase(sent, sp, 0, len(sent))
     if head is not subject:
-        _relate(doc, ch, kg, subject, head, sent, heading, phrase)
-    for _, e in ents:
-        _relate(doc, ch, kg, head, e, sent, heading, phrase)
+        _relate(doc, ch, kg, subject, head, sent, heading, _between(sent, sp, where.get(id(subject)),
+                                                                    where[id(head)]) or whole)
+    for x, e in ents:
+        _relate(doc, ch, kg, head, e, sent, heading, _between(sent, sp, where.get(id(head)), x) or whole)
 
 
-def _phrase(sent: str, sp) -> str:
-    """The sentence's words that are not spans (what states the relation)."""
-    out, last = [], 0
+def _between(sent: str, sp, a, b) -> str:
+    """The relation phrase of one edge: the words between its two spans (``a`` None: the head is not named in
+    the sentence, "It was designed by …", so from the sentence's start), other spans left out."""
+    if a is None:
+        return _phrase(sent, sp, 0, b.start)
+    if a is b:
+        return ""
+    lo, hi = (a.end, b.start) if a.start < b.start else (b.end, a.start)
+    return _phrase(sent, sp, lo, hi)
+
+
+def _phrase(sent: str, sp, lo: int, hi: int) -> str:
+    """The words of ``sent[lo:hi]`` that are not spans (what states the relation)."""
+    out, last = [], lo
     for x in sp:
-        out.append(sent[last:x.start])
-        last = x.end
-    out.append(sent[last:])
-    return " ".join(" ".join(out).replace(",", " ").split()).strip(" .")
+        if x.start >= lo and x.end <= hi:
+            out.append(sent[last:x.start])
+            last = x.end
+    out.append(sent[last:hi])
+    return " ".join(" ".join(out).replace(",", " ").replace(";", " ").split()).strip(" .:")
 
 
 def match_stand_in_regions(doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG, subject: KGEntity | None,

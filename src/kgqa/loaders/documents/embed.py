@@ -45,7 +45,7 @@ def document_rows(encoder, doc: ParsedDocument, chunks: list[Chunk], kg: Documen
                       "_name_vec": [float(x) for x in nv]} for e, v, nv in zip(ents, ev, namev)],
         "relations": [{"id": r.id, "head_id": kg.entities[r.head].id, "tail_id": kg.entities[r.tail].id,
                        "summary": r.summary, "chunk_ids": r.chunk_ids, "embedding": [float(x) for x in v],
-                       "sentence": r.sentence or None, "context": r.context or None,
+                       "sentence": r.sentence or None, "context": r.context or None, "phrase": r.phrase or None,
                        "relation_id": r.relation_id, "relation_name": r.relation_name}
                       for r, v in zip(rels, rv)],
         "regions": kg.regions,

@@ -104,8 +104,10 @@ def clean_text(text: str) -> str:
 
 
 class _HTMLSections(HTMLParser):
-    """Text, headings and images of an HTML page. Never executes anything: ``<script>``,
-    ``<style>``, ``<template>`` and ``<noscript>`` content is skipped as data."""
+    """Text, headings, tables and images of an HTML page. Never executes anything: ``<script>``,
+    ``<style>``, ``<template>`` and ``<noscript>`` content is skipped as data. A ``<table>`` becomes
+    Markdown pipe rows (one line per ``<tr>``, its first row the header), so a table reads the same
+    from HTML as from Markdown; a table inside a cell is flattened into that cell."""
 
     SKIP = {"script", "style", "template", "noscript", "iframe", "object"}
     BLOCK = {"p", "div", "br", "li", "tr", "section", "article", "blockquote", "pre", "table", "ul", "ol"}
@@ -120,6 +122,9 @@ class _HTMLSections(HTMLParser):
         self._in_title = False
         self._heading: list[str] | None = None
         self._heading_level = 0
+        self._table = 0                        # <table> depth
+        self._row: list[str] | None = None     # the cells of the open <tr>
+        self._rows: list[list[str]] = []       # the rows of the open outermost table
 
     def handle_starttag(self, tag, attrs):
         if tag in self.SKIP:
@@ -134,6 +139,18 @@ class _HTMLSections(HTMLParser):
             self._heading, self._heading_level = [], int(tag[1])
         elif tag == "img" and a.get("src"):
             self._cur[2].append(RawImage(a["src"], (a.get("alt") or "").strip()))
+        elif tag == "table":
+            self._table += 1
+            if self._table == 1:
+                self._rows = []
+        elif self._table == 1 and tag == "tr":
+            self._row = []
+        elif self._table == 1 and tag in ("td", "th"):
+            if self._row is None:
+                self._row = []
+            self._row.append("")
+        elif self._table:
+            return
         elif tag in self.BLOCK:
             self._cur[1].append("\n\n")
 
@@ -150,6 +167,17 @@ class _HTMLSections(HTMLParser):
             return
         if tag == "title":
             self._in_title = False
+        elif tag == "table" and self._table:
+            self._table -= 1
+            if self._table == 0:
+                self._end_row()
+                lines = [f"| {' | '.join(r)} |" for r in self._rows if any(r)]
+                self._cur[1].append("\n\n" + "\n".join(lines) + "\n\n" if lines else "\n\n")
+                self._rows = []
+        elif self._table == 1 and tag == "tr":
+            self._end_row()
+        elif self._table:
+            return
         elif re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
             heading = " ".join("".join(self._heading).split())
             self._heading = None
@@ -169,8 +197,16 @@ class _HTMLSections(HTMLParser):
             self.page_title = self.page_title or " ".join(data.split())
         elif self._heading is not None:
             self._heading.append(data)
+        elif self._table:
+            if self._row:
+                self._row[-1] += data
         else:
             self._cur[1].append(data)
+
+    def _end_row(self) -> None:
+        if self._row is not None:
+            self._rows.append([" ".join(c.replace("|", "/").split()) for c in self._row])
+            self._row = None
 
     def result(self):
         if "".join(self._cur[1]).strip() or self._cur[2] or self._cur[0]:

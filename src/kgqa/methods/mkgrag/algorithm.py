@@ -103,6 +103,8 @@ class Element:
     tail_id: str | None = None
     region: dict | None = None
     hop: int = 0                      # 0 = G_r^0, k = added by expansion hop k
+    phrase: str = ""                  # a relation's words that state it, and its relation catalogue name (CPU
+    relation_name: str = ""           # extractor; empty from the LLM extractor)
 
 
 @dataclass
@@ -159,6 +161,7 @@ class MKGRAG(BaseMethod):
         return read(question, r.chunks, r.elements, self.kg.embed, image_note=r.image_note,
                     titles={d["id"]: d["title"] for d in r.documents[:1]},
                     doc_cos={d["id"]: d["cos"] for d in r.documents},
+                    doc_titles={d["id"]: d["title"] for d in r.documents},
                     min_sentence_cos=self.opt.min_sentence_cos)
 
     def retrieve(self, question: str, image=None) -> Retrieval:
@@ -252,6 +255,8 @@ class MKGRAG(BaseMethod):
                                                     "head_id": row["head_id"], "head": row["head"],
                                                     "tail_id": row["tail_id"], "tail": row["tail"],
                                                     "summary": row["summary"], "chunk_ids": row["rel_chunk_ids"],
+                                                    "phrase": row.get("rel_phrase"),
+                                                    "relation_name": row.get("rel_relation_name"),
                                                     "sim": row["rel_sim"], "region": None}, hop))
                     have.add(row["rel_id"])
             frontier = nxt
@@ -276,7 +281,8 @@ class MKGRAG(BaseMethod):
             line += f" [depicted in an image as {region.get('category')!r}]"
         return Element("relation", row["id"], row["doc_id"], line, cos_from_neo4j(row["sim"]),
                        list(row.get("chunk_ids") or []), name=f"{row['head']} -> {row['tail']}",
-                       head_id=row["head_id"], tail_id=row["tail_id"], region=region, hop=hop)
+                       head_id=row["head_id"], tail_id=row["tail_id"], region=region, hop=hop,
+                       phrase=row.get("phrase") or "", relation_name=row.get("relation_name") or "")
 
     @staticmethod
     def _lines(elements: list[Element]) -> list[str]:
@@ -361,9 +367,17 @@ class MKGRAG(BaseMethod):
                   reading: Reading | None = None) -> Answer:
         evidence: list = []
         titles = {d["id"]: d["title"] for d in r.documents}
+        support = self._support(text, r, reading)
+        cited = support["chunk_id"] if support else None
         for rank, c in enumerate(r.chunks, 1):
             evidence.append(ChunkEvidence(chunk_id=c["id"], document_id=c["doc_id"], text=c["text"], score=c["cos"],
-                                          rank=rank, title=f"{c['title']} / {', '.join(c.get('sections') or [])}"))
+                                          rank=rank, title=f"{c['title']} / {', '.join(c.get('sections') or [])}",
+                                          sentence=support["sentence"] if c["id"] == cited else None))
+        if cited and cited not in {c["id"] for c in r.chunks}:
+            # read from a node of G_r whose source chunk the budget left out of the context: cite it all the same
+            evidence.append(ChunkEvidence(chunk_id=cited, document_id=support["doc_id"], text=support["sentence"],
+                                          rank=len(r.chunks) + 1, title=titles.get(support["doc_id"]),
+                                          sentence=support["sentence"]))
         if r.elements:
             nodes = [NodeRef("DocEntity", el.id, el.name, round(el.sim, 4)) for el in r.elements if el.kind == "entity"]
             named = {n.id for n in nodes}
@@ -387,7 +401,6 @@ class MKGRAG(BaseMethod):
                     break
         o = self.opt
         variant = "chunks only (naive RAG)" if o.chunks_only else "dual-stage graph retrieval"
-        support = self._support(text, r, reading)
         if reading is not None:
             why = reading.reason if (text or reading.reason.startswith("abstained")) else f"abstained: {reading.reason}"
             stop = f"{why} (cpu reader, answer type {reading.answer_type})"

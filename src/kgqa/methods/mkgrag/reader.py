@@ -77,6 +77,7 @@ class Candidate:
     from_graph: bool = False
     score: float = 0.0
     sentence_cos: float = 0.0
+    span: str = ""                     # the span it was read from when that differs (a date's year)
 
 
 @dataclass
@@ -155,15 +156,36 @@ def _stem(w: str) -> str:
     return w[:-1] if w.endswith("s") and not w.endswith("ss") else w
 
 
+_NAMING_WORDS = {"called", "call", "calls", "named", "name", "names", "known", "nicknamed", "termed"}
+
+
+def _root(w: str) -> str:
+    """A crude word root, so that "designed", "designer" and "design" meet (suffixes of English inflection);
+    the naming words ("called", "known as", "name") share one."""
+    if w in _NAMING_WORDS:
+        return "name"
+    for suf in ("ing", "ed", "er", "es", "s"):
+        if w.endswith(suf) and len(w) - len(suf) >= 4 and not w.endswith("ss"):
+            return w[:-len(suf)]
+    return w
+
+
 def read(question: str, chunks: list[dict], elements: list, embed, *, image_note: str | None = None,
          titles: dict[str, str] | None = None, doc_cos: dict[str, float] | None = None,
-         min_sentence_cos: float = 0.3, debug: bool = False) -> Reading:
+         doc_titles: dict[str, str] | None = None, min_sentence_cos: float = 0.3, debug: bool = False) -> Reading:
     """The extractive answer (see the module doc). ``chunks``: {id, doc_id, title, text, sections};
-    ``elements``: mKG-RAG's G_r (kind, name, text, chunk_ids, doc_id); ``embed``: texts → unit vectors."""
+    ``elements``: mKG-RAG's G_r (kind, name, text, chunk_ids, doc_id; a relation's phrase and relation_name);
+    ``embed``: texts → unit vectors; ``titles``: the top document's title (its subject is not an answer);
+    ``doc_titles``: every retrieved document's title (where a candidate is read includes its document's title)."""
     atype, noun = answer_type(question)
     asked, allowed = KINDS[atype]
     cands: list[Candidate] = []
     chunk_text = {c["id"]: f"{c.get('title') or ''} {c['text']}" for c in chunks}
+    doc_titles = doc_titles or {}
+
+    def where(x: Candidate) -> str:
+        """The text a candidate is read from: its chunk (with the document's title), else its sentence and title."""
+        return " ".join([chunk_text.get(x.chunk_id) or "", doc_titles.get(x.doc_id or "", ""), x.sentence])
     for c in chunks:
         heading = (c.get("sections") or [""])[0]
         for sent in text_sentences(c["text"]):
@@ -182,9 +204,16 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
               " ".join(el.text.split(": ", 2)[-1].split())) for el in elements
              if el.kind == "relation" and " -> " in el.name]
     graph_facts = {(t, sent) for _, t, sent in edges}
+    # what each edge of G_r says: its relation phrase and relation catalogue name, as word roots
+    edge_words: dict[tuple[str, str], set[str]] = {}
+    for el, (_, t, sent) in zip([el for el in elements if el.kind == "relation" and " -> " in el.name], edges):
+        words = {_root(w) for w in _content_words(f"{getattr(el, 'phrase', '')} {getattr(el, 'relation_name', '')}")}
+        edge_words.setdefault((t, sent), set()).update(words)
     # the question's subject in G_r: what the image shows, or a G_r node the question names
     qk = f" {label_key(question)} "
     subject_keys = {label_key(image_note)} if image_note else set()
+    if image_note:       # the document KG's node for what the image shows ("Flag of Denmark" for "Denmark")
+        subject_keys |= {n for n in graph_names if f" {label_key(image_note)} " in f" {n} "}
     subject_keys |= {n for n in graph_names if len(n) > 2 and f" {n} " in qk}
     subject_facts = {(t, sent) for h, t, sent in edges if h in subject_keys}
     seen_sentences = {x.sentence for x in cands}
@@ -204,6 +233,10 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
             for sp in spans(sent):
                 cands += _typed(sp, sent, "", chunk_id, el.doc_id, atype, from_graph=True)
     cands = [x for x in cands if x.kind in asked + allowed]
+    if image_note:
+        # what the image shows must be where the answer is read (as the names the question gives, below)
+        about = [x for x in cands if _occurs(label_key(image_note), where(x))]
+        cands = about or cands
     if not cands:
         return Reading(None, atype, noun, None, 0, f"no {atype} in the retrieved context")
     # what the question already names is not its answer
@@ -214,6 +247,16 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     vecs = embed([question] + texts)
     qv, sv = vecs[0], {t: float(v @ vecs[0]) for t, v in zip(texts, vecs[1:])}
     qwords = {_stem(w) for w in _content_words(question)}
+    # the question's relation words: its content words less the names it gives and what the image shows
+    named = set()
+    for sp in spans(question):
+        if sp.kind == "name" and sp.start > 0:
+            named |= _content_words(sp.text)
+    qrel = {_root(w) for w in _content_words(question) - named - _content_words(image_note or "")}
+    noun_root = _root(noun) if noun else None
+    if atype in ("count", "quantity"):       # "how many galaxies": the noun is what is counted, not the relation
+        qrel.discard(noun_root)
+        noun_root = None
     best: dict[str, Candidate] = {}
     for x in cands:
         key = label_key(x.text)
@@ -229,12 +272,15 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
         fact = (key, " ".join(x.sentence.split()))
         graph = (0.35 if fact in subject_facts else 0.25 if fact in graph_facts
                  else 0.1 if (key in graph_names or " ".join(x.sentence.split()) in rel_sentences) else 0.0)
+        said = edge_words.get((label_key(x.span), fact[1]) if x.span else fact, set())
+        relation = ((0.5 if noun_root and noun_root in said else 0.0)
+                    + (len(said & qrel) / len(qrel) if qrel else 0.0))
         shape = _shape(x, atype)
         if atype == "place" and x.start > 0 and _PLACE_CUE.search(x.sentence[:x.start]):
             shape += 0.2
         repeat = len(words & known) / len(words) if words else 0.0      # words the question already has
         doc = 0.5 * (doc_cos or {}).get(x.doc_id, 0.0)                     # stage 1's cosine of its document
-        x.score = x.sentence_cos + fit + 0.5 * near + noun_bonus + cue + graph + shape + doc - 0.5 * repeat
+        x.score = x.sentence_cos + fit + 0.5 * near + noun_bonus + cue + graph + relation + shape + doc - 0.5 * repeat
         if key not in best or x.score > best[key].score:
             best[key] = x
     if not best:
@@ -243,9 +289,7 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     top = ranked[0]
     # the names the question itself gives ("the Mona Lisa"): one must occur where the answer is read
     q_names = [label_key(x.text) for x in spans(question) if x.kind == "name" and x.start > 0]
-    where = " ".join([(chunk_text.get(top.chunk_id) or top.sentence), (titles or {}).get(top.doc_id or "", ""),
-                      top.sentence])
-    if q_names and not any(f" {n} " in f" {label_key(where)} " for n in q_names if n):
+    if q_names and not any(_occurs(n, where(top) + " " + (titles or {}).get(top.doc_id or "", "")) for n in q_names if n):
         return Reading(None, atype, noun, top, len(best),
                        f"abstained: what the question names ({', '.join(q_names)}) is not where the best candidate "
                        "was read")
@@ -256,15 +300,25 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
                    ranked if debug else None)
 
 
+def _occurs(name_key: str, text: str) -> bool:
+    """The name (a label key) occurs in ``text``; a name of the form "A of B" ("the Temperate House of Marlow
+    Botanical Garden") also when A and B occur apart (the row names A, the document's title B)."""
+    t = f" {label_key(text)} "
+    return f" {name_key} " in t or (" of " in name_key and all(f" {p.strip()} " in t
+                                                               for p in name_key.split(" of ") if p.strip()))
+
+
 def _typed(sp: Span, sent: str, heading: str, chunk_id, doc_id, atype: str, from_graph: bool = False) -> list:
     """The candidate(s) a span gives for the answer type (a date also gives its year to a year question)."""
     out = [Candidate(sp.text, sp.kind, sent, heading, chunk_id, doc_id, sp.start, from_graph)]
     if sp.kind == "date" and atype in ("year", "other"):
         y = re.search(r"\d{3,4}$", sp.text)
         if y:
-            out.append(Candidate(y.group(0), "year", sent, heading, chunk_id, doc_id, sp.start, from_graph))
+            out.append(Candidate(y.group(0), "year", sent, heading, chunk_id, doc_id, sp.start, from_graph,
+                                 span=sp.text))
     if sp.kind == "measure" and atype == "count":
-        out.append(Candidate(sp.text.split()[0], "count", sent, heading, chunk_id, doc_id, sp.start, from_graph))
+        out.append(Candidate(sp.text.split()[0], "count", sent, heading, chunk_id, doc_id, sp.start, from_graph,
+                             span=sp.text))
     return out
 
 
