@@ -324,18 +324,38 @@ class SentenceEncoder:
 
     def encode_passages(self, texts: Sequence[str], batch_size: int = 16, threads: int | None = None) -> np.ndarray:
         """Long texts (document chunks): bf16 on torch where the CPU has native bf16, else ``encode``.
-        Batches of 16: on 256-token texts larger ones are slower (the activations leave the cache)."""
+
+        Batches of 16 (on 256-token texts larger ones are slower: the activations leave the cache),
+        sorted by length, tokenized here and run by ``threads`` workers of one torch thread each: no
+        OpenMP barrier spins between them, so a busy machine slows them down no more than its load."""
         if not self.passages_bf16 or len(texts) == 0:
             return self.encode(texts, batch_size=max(batch_size, 64), threads=threads)
         import torch
 
         model = self.torch_model
-        threads = threads or self.threads or 1
-        own = threads == (self.threads or threads)
-        with nullcontext() if own else self._torch_threads(threads), \
-                torch.autocast("cpu", dtype=torch.bfloat16), torch.inference_mode():
-            vecs = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
-        vecs = vecs.astype(np.float32, copy=False)
+        workers = max(1, threads or self.threads or 1)
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        batches = [order[i:i + batch_size] for i in range(0, len(texts), batch_size)]
+        prep = getattr(model, "preprocess", None) or model.tokenize    # renamed in sentence-transformers 6
+        features = [prep([texts[j] for j in b]) for b in batches]
+
+        def run(k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+            """Worker ``k``: every ``workers``-th batch, in one autocast region (its weight casts cached)."""
+            with torch.autocast("cpu", dtype=torch.bfloat16), torch.inference_mode():
+                return [(batches[i], model(features[i])["sentence_embedding"].float().numpy())
+                        for i in range(k, len(batches), workers)]
+
+        workers = min(workers, len(batches))
+        if workers == 1:
+            outs = run(0)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with self._torch_threads(1), ThreadPoolExecutor(workers) as pool:
+                outs = [x for part in pool.map(run, range(workers)) for x in part]
+        vecs = np.empty((len(texts), outs[0][1].shape[1]), dtype=np.float32)
+        for b, v in outs:
+            vecs[b] = v
         return vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
 
     def encode(self, texts: Sequence[str], batch_size: int = 64, threads: int | None = None) -> np.ndarray:

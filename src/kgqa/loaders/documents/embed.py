@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
-
 from kgqa.loaders.documents.kg import DocumentKG
 from kgqa.loaders.documents.parse import ParsedDocument
 from kgqa.loaders.documents.segment import Chunk
@@ -20,36 +18,40 @@ DOC_TEXT_WORDS = 1024
 
 
 def document_rows(encoder, doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG, extractor: str,
-                  on_chunks: Callable[[int, int], None] | None = None) -> dict:
+                  on_chunks: Callable[[int, int], None] | None = None, threads: int | None = None) -> dict:
     """The document, its chunks, images, entities, relations and regions as the rows ``store`` writes,
-    with their embeddings (all-MiniLM-L6-v2); ``extractor`` names what extracted them. The chunks are
-    embedded as passages (``encode_passages``), ``CHUNK_SLICE`` at a time, ``on_chunks(done, total)``
-    after each slice."""
+    with their embeddings (all-MiniLM-L6-v2); ``extractor`` names what extracted them.
+
+    Texts of a sentence or more (chunks, entity descriptions, relation summaries, the document) are
+    embedded as passages (``encode_passages``, ``threads`` workers), the chunks ``CHUNK_SLICE`` at a
+    time with ``on_chunks(done, total)`` after each slice; names and region categories, which are
+    compared with the Wikidata entities' names, with ``encode``."""
     ents = list(kg.entities.values())
     rels = list(kg.relations.values())
     captions = [im.alt for im in doc.images if im.alt]
     doc_text = " ".join(" ".join([doc.title + "."] + captions + [c.text for c in chunks])
                         .split(None, DOC_TEXT_WORDS)[:DOC_TEXT_WORDS])
-    texts = ([f"{e.name}: {e.description}" for e in ents]
-             + [f"{kg.entities[r.head].name} {kg.entities[r.tail].name}: {r.summary}" for r in rels]
-             + [doc_text] + [e.name for e in ents])
+    passages = getattr(encoder, "encode_passages", None)
+    if passages is None:                       # an encoder without passages (a test double): encode
+        def passages(texts, threads=None):
+            return encoder.encode(texts)
+    ne, nr = len(ents), len(rels)
+    vecs = passages([f"{e.name}: {e.description}" for e in ents]
+                    + [f"{kg.entities[r.head].name} {kg.entities[r.tail].name}: {r.summary}" for r in rels]
+                    + [doc_text], threads=threads)
+    ev, rv, dv = vecs[:ne], vecs[ne:ne + nr], vecs[ne + nr]
     # a region's embedding is that of its category (the stand-in: the image's alt text); it stands
     # for the visual part of the multimodal entity (n, v) / relation (e, r) at retrieval time
     regions = kg.regions + [r.region for r in rels if r.region]
-    texts += [g["category"] for g in regions]
-    vecs = encoder.encode(texts)
-    for g, v in zip(regions, vecs[len(vecs) - len(regions):] if regions else []):
+    short = encoder.encode([e.name for e in ents] + [g["category"] for g in regions]) if ents or regions else []
+    namev = short[:ne]
+    for g, v in zip(regions, short[ne:]):
         g["embedding"] = [float(x) for x in v]
-    passages = getattr(encoder, "encode_passages", encoder.encode)
     cv = []
     for i in range(0, len(chunks), CHUNK_SLICE):
-        cv.extend(passages([c.text for c in chunks[i:i + CHUNK_SLICE]]))
+        cv.extend(passages([c.text for c in chunks[i:i + CHUNK_SLICE]], threads=threads))
         if on_chunks is not None:
             on_chunks(min(i + CHUNK_SLICE, len(chunks)), len(chunks))
-    cv = np.asarray(cv)
-    ne, nr = len(ents), len(rels)
-    ev, rv, dv = vecs[:ne], vecs[ne:ne + nr], vecs[ne + nr]
-    namev = vecs[ne + nr + 1:ne + nr + 1 + ne]
     return {
         "document": {"id": doc.id, "title": doc.title, "source": doc.source, "origin": doc.origin,
                      "format": doc.format,

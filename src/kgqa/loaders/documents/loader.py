@@ -127,7 +127,8 @@ class DocumentLoader:
         prog.stage("embeddings")
         t = time.perf_counter()
         rows = document_rows(self.models.encoder, doc, chunks, kg, self.extractor,
-                             on_chunks=lambda done, total: prog.chunks("embeddings", done, total))
+                             on_chunks=lambda done, total: prog.chunks("embeddings", done, total),
+                             threads=self.settings.embed_threads)
         report.stage("embed", time.perf_counter() - t)
         if self.options.link and rows["entities"]:
             prog.stage("linking")
