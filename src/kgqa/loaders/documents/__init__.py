@@ -35,13 +35,19 @@ The pipeline per document, top to bottom:
 6. **merge** identical entities (same name, case-insensitive) and relations (same head and tail)
    within the document only: each document is its own KG.
 7. **embed** (all-MiniLM-L6-v2): entities (name + description), relations (head, tail, summary),
-   chunks, documents (title, image captions, text), into the Neo4j vector indexes.
+   chunks, documents (title, image captions, text), into the Neo4j vector indexes. Chunks and the
+   other long texts are embedded as passages (bf16 on a CPU with native bf16, cosine ≥ 0.9999 to
+   fp32; ``KGQA_LOAD_THREADS`` workers).
 8. **link** (beyond the paper): ``(:DocEntity)-[:SAME_AS {score}]->(:Entity)`` when name,
    aliases and description agree with a Wikidata entity above ``link_threshold``.
-9. **write** the whole document in ONE transaction, which first removes the previous version of
-   the document and ends by storing its content hash. A document whose stored hash equals the
-   new one is skipped; a changed one is replaced exactly; a killed ingestion leaves either the
-   old or the new version, never a mix, and the rerun redoes only what was not committed.
+9. **write**: a document of at most ``write_batch`` rows (500) in ONE transaction, which first
+   removes the previous version and ends by storing its content hash; a larger one in transactions
+   of at most ``write_batch`` rows, its ``Document`` node ``status: 'writing'`` until the last one
+   marks it ``complete`` with its content hash (retrieval reads complete documents only). A
+   document whose stored hash equals the new one is skipped; a changed one is replaced exactly; a
+   killed ingestion leaves the old version, the new one, or a document that is not complete and
+   that the rerun removes (in bounded transactions) and writes again: never a mix taken for a
+   document, never a duplicate. The rerun redoes only the documents not committed complete.
 
 A model reply that does not fit the schema (``BadModelReply``) costs that step only: the
 segment gets no textual graph, the image no matches; each is counted as a fallback in the

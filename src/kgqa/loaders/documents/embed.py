@@ -4,35 +4,58 @@ rows the writer stores."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from kgqa.loaders.documents.kg import DocumentKG
 from kgqa.loaders.documents.parse import ParsedDocument
 from kgqa.loaders.documents.segment import Chunk
 
+#: chunks embedded per call (a progress report after each)
+CHUNK_SLICE = 256
+#: words of the document's text embedded: the encoder keeps its first 256 word pieces, and every word is
+#: at least one piece, so a longer prefix gives the same vector without tokenizing megabytes
+DOC_TEXT_WORDS = 1024
 
-def document_rows(encoder, doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG, extractor: str) -> dict:
+
+def document_rows(encoder, doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG, extractor: str,
+                  on_chunks: Callable[[int, int], None] | None = None, threads: int | None = None) -> dict:
     """The document, its chunks, images, entities, relations and regions as the rows ``store`` writes,
-    with their embeddings (all-MiniLM-L6-v2); ``extractor`` names what extracted them."""
+    with their embeddings (all-MiniLM-L6-v2); ``extractor`` names what extracted them.
+
+    Texts of a sentence or more (chunks, entity descriptions, relation summaries, the document) are
+    embedded as passages (``encode_passages``, ``threads`` workers), the chunks ``CHUNK_SLICE`` at a
+    time with ``on_chunks(done, total)`` after each slice; names and region categories, which are
+    compared with the Wikidata entities' names, with ``encode``."""
     ents = list(kg.entities.values())
     rels = list(kg.relations.values())
     captions = [im.alt for im in doc.images if im.alt]
-    doc_text = " ".join([doc.title + "."] + captions + [c.text for c in chunks])
-    texts = ([f"{e.name}: {e.description}" for e in ents]
-             + [f"{kg.entities[r.head].name} {kg.entities[r.tail].name}: {r.summary}" for r in rels]
-             + [c.text for c in chunks] + [doc_text] + [e.name for e in ents])
+    doc_text = " ".join(" ".join([doc.title + "."] + captions + [c.text for c in chunks])
+                        .split(None, DOC_TEXT_WORDS)[:DOC_TEXT_WORDS])
+    passages = getattr(encoder, "encode_passages", None)
+    if passages is None:                       # an encoder without passages (a test double): encode
+        def passages(texts, threads=None):
+            return encoder.encode(texts)
+    ne, nr = len(ents), len(rels)
+    vecs = passages([f"{e.name}: {e.description}" for e in ents]
+                    + [f"{kg.entities[r.head].name} {kg.entities[r.tail].name}: {r.summary}" for r in rels]
+                    + [doc_text], threads=threads)
+    ev, rv, dv = vecs[:ne], vecs[ne:ne + nr], vecs[ne + nr]
     # a region's embedding is that of its category (the stand-in: the image's alt text); it stands
     # for the visual part of the multimodal entity (n, v) / relation (e, r) at retrieval time
     regions = kg.regions + [r.region for r in rels if r.region]
-    texts += [g["category"] for g in regions]
-    vecs = encoder.encode(texts) if texts else []
-    for g, v in zip(regions, vecs[len(vecs) - len(regions):] if regions else []):
+    short = encoder.encode([e.name for e in ents] + [g["category"] for g in regions]) if ents or regions else []
+    namev = short[:ne]
+    for g, v in zip(regions, short[ne:]):
         g["embedding"] = [float(x) for x in v]
-    ne, nr, nc = len(ents), len(rels), len(chunks)
-    ev, rv, cv, dv = vecs[:ne], vecs[ne:ne + nr], vecs[ne + nr:ne + nr + nc], vecs[ne + nr + nc]
-    namev = vecs[ne + nr + nc + 1:ne + nr + nc + 1 + ne]
+    cv = []
+    for i in range(0, len(chunks), CHUNK_SLICE):
+        cv.extend(passages([c.text for c in chunks[i:i + CHUNK_SLICE]], threads=threads))
+        if on_chunks is not None:
+            on_chunks(min(i + CHUNK_SLICE, len(chunks)), len(chunks))
     return {
         "document": {"id": doc.id, "title": doc.title, "source": doc.source, "origin": doc.origin,
                      "format": doc.format,
-                     "content_hash": doc.content_hash, "bytes": len(doc.raw), "n_chunks": nc,
+                     "content_hash": doc.content_hash, "bytes": len(doc.raw), "n_chunks": len(chunks),
                      "n_images": len(doc.images), "embedding": [float(x) for x in dv],
                      "extractor": extractor},
         "chunks": [{"id": c.id, "order": c.order, "text": c.text, "sections": c.sections, "tokens": c.tokens,

@@ -1,5 +1,6 @@
 """The ``DocumentLoader``: the pipeline of the package doc over a folder of documents, one document
-at a time; an unchanged document (same content hash) is skipped."""
+at a time; an unchanged document (same content hash) is skipped, one that is not complete (a killed
+load) is written again."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ class DocumentLoader:
                 f"{STAND_IN if self.stand_in else 'VisionModel'}")
 
     # ------------------------------------------------------------------ top level
-    def load(self, path: Path) -> DocReport:
+    def load(self, path: Path, progress: DocumentProgress | None = None) -> DocReport:
+        """Load the documents of ``path``; ``progress``: where to report (default: as ``options.progress`` says)."""
         t0 = time.perf_counter()
         report = DocReport(path=str(path), torch_threads=self.settings.torch_threads,
                            chat=(CPU_EXTRACTOR + " (no LLM)" if self.extractor_kind == "cpu" else
@@ -91,13 +93,16 @@ class DocumentLoader:
                   and old.get("extractor") == self.extractor):
                 report.documents.append(DocResult(d.id, d.source, "unchanged"))
             else:
-                todo.append((d, old is not None))
-        with DocumentProgress(len(todo), enabled=self.options.progress is True,
-                              log=self.options.progress == "log") as prog:
-            for d, existed in todo:
+                todo.append((d, old))
+        if progress is None:
+            progress = DocumentProgress(len(todo), enabled=self.options.progress is True,
+                                        log=self.options.progress == "log")
+        with progress as prog:
+            for d, old in todo:
                 prog.doc(d.id)
-                res = self.load_one(d, report, prog)
-                res.status = "replaced" if existed else "written"
+                res = self.load_one(d, report, prog, old)
+                # a document left half-written by a killed load was never there: written, not replaced
+                res.status = "replaced" if old and old.get("status") == "complete" else "written"
                 report.documents.append(res)
                 prog.advance()
         if todo:
@@ -105,11 +110,14 @@ class DocumentLoader:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def load_one(self, doc: ParsedDocument, report: DocReport, prog=None) -> DocResult:
+    def load_one(self, doc: ParsedDocument, report: DocReport, prog=None, old: dict | None = None) -> DocResult:
+        """Steps 2-9 for one document; ``old``: its stored status row (``docs_document_status``), if any."""
         prog = prog or DocumentProgress(0, enabled=False)
         t = time.perf_counter()
         chunks = segment(doc, self.count_tokens, self.options.chunk_tokens)
         report.stage("segment", time.perf_counter() - t)
+        prog.note(f"{len(doc.raw) / 1024 / 1024:,.1f} MB in {len(chunks):,} chunks "
+                  f"(segmented in {time.perf_counter() - t:,.1f} s)", len(chunks))
         kg = DocumentKG()
         links: list[dict] = []
         if self.extractor_kind == "cpu":
@@ -118,7 +126,9 @@ class DocumentLoader:
             self._llm_graph(doc, chunks, kg, report, prog)
         prog.stage("embeddings")
         t = time.perf_counter()
-        rows = document_rows(self.models.encoder, doc, chunks, kg, self.extractor)
+        rows = document_rows(self.models.encoder, doc, chunks, kg, self.extractor,
+                             on_chunks=lambda done, total: prog.chunks("embeddings", done, total),
+                             threads=self.settings.embed_threads)
         report.stage("embed", time.perf_counter() - t)
         if self.options.link and rows["entities"]:
             prog.stage("linking")
@@ -131,7 +141,8 @@ class DocumentLoader:
         t = time.perf_counter()
         counts = {"entities": len(rows["entities"]), "relations": len(rows["relations"]),
                   "regions": len(rows["regions"]) + len(rows["rel_regions"]), "same_as": len(links)}
-        write_document(self.graph, doc, rows, links, counts)
+        write_document(self.graph, doc, rows, links, counts, batch=self.options.write_batch, old=old,
+                       on_batch=lambda done, total: prog.chunks("write", done, total, unit="rows"))
         report.stage("write", time.perf_counter() - t)
         return DocResult(doc.id, doc.source, "written", chunks=len(chunks), **counts)
 

@@ -25,6 +25,7 @@ class DocOptions:
     progress: bool | str = False       # True: a bar (terminal); "log": lines with rate and ETA; False: none
     images: Path | None = None         # E-VQA: folder holding the images named by their URL's file name
     only: tuple[str, ...] = ()         # load only these document ids (tests, benchmarks)
+    write_batch: int = 500             # rows per write transaction (a larger document: several, resumable)
 
 
 @dataclass
