@@ -298,6 +298,12 @@ def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
     assert sketch.alignment(path("P84", "P19")) == pytest.approx(1.0)
     assert sketch.alignment(path("P84", "P551")) == pytest.approx(0.5)   # residence matches no phrase
     assert sketch.alignment(path("P84", "P84")) == pytest.approx(0.5)    # one phrase serves one edge
+    # coverage: the path that covers both named relations outranks the one a relation short, which
+    # the mean cannot tell apart (1.0 each); an edge that matches nothing adds nothing and costs 0.01
+    assert sketch.alignment(path("P84")) == pytest.approx(sketch.alignment(path("P84", "P19")))
+    assert sketch.coverage(path("P84", "P19"), min_cos=0.9) == pytest.approx(2.0 - 0.02)
+    assert sketch.coverage(path("P84"), min_cos=0.9) == pytest.approx(1.0 - 0.01)
+    assert sketch.coverage(path("P84", "P551"), min_cos=0.9) == pytest.approx(1.0 - 0.02)
 
 
 def test_reverse_reading_breaks_alignment_ties_toward_the_last_hop_named_first():

@@ -76,6 +76,10 @@ class VisPathOptions(BaseModel):
         "sketch", description="σ when q_i is the non-LLM sketch: sbert (Eq. 8) or sketch (how well the path's "
                              "relations align one to one with the relation phrases of the question, mean "
                              "cosine; Eq. 8's σ breaks ties)")
+    chain_alignment: Literal["mean", "coverage"] = Field(
+        "mean", description="chain_score=sketch: mean (the mean cosine of the path's relations with the phrases "
+                            "they pair with) or coverage (their sum where ≥ sketch_min_cos, less 0.01 per edge: a "
+                            "path that covers more of the relations the question names ranks first)")
     answer_typing: bool = Field(True, description="terminal selection: rank first the paths whose entities have "
                                 "the types the question names ('In which city …', 'the state where …'), read "
                                 "from their descriptions (ours; the paper has no typing)")

@@ -246,8 +246,12 @@ class Scorer:
             # our reading for the graph-only case: the relation phrases of Q, aligned one to one with the
             # path's relations; ties broken first by the reverse reading order, then by Eq. 8's σ
             paired = [rs.pairs(p) for p in cand]              # one pairing per path serves both scores
-            sig = np.array([rs.alignment(p, pr) + 1e-3 * rs.reverse_reading(p, pr)
-                            for p, pr in zip(cand, paired)], dtype=np.float64) + 1e-4 * sig
+            if self.opt.chain_alignment == "coverage":
+                align = [rs.coverage(p, pr, self.opt.sketch_min_cos) for p, pr in zip(cand, paired)]
+            else:
+                align = [rs.alignment(p, pr) for p, pr in zip(cand, paired)]
+            sig = np.array([a + 1e-3 * rs.reverse_reading(p, pr) for a, p, pr in zip(align, cand, paired)],
+                           dtype=np.float64) + 1e-4 * sig
         for p, s in zip(cand, sig):
             p.sigma = float(s)
         return sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))
