@@ -11,8 +11,9 @@ Two steps, so that each graph is run on its own server and the choice sees every
     .venv/bin/python bench/choose_defaults.py choose --graphs more-dev,more-dev-buried-wl
 
 Candidates (VisPath ``-o`` sets, graph-only: KGQA_CHAT_BACKEND=none is forced): today's default; the paper's
-literal reading; the default with each of its departures from the paper undone one at a time; Eq. 3's margin
-δ raised, and Eq. 3 off (the start as the grounder ranked it); the learned
+literal reading; the default with each of its departures from the paper undone one at a time; the previous
+default (chain_alignment=mean, δ = 0.05) and each of those two undone alone; Eq. 3 off (the start as the
+grounder ranked it); wider hops (M1, M2, M1_per_relation); the learned
 relation-path retriever (``path_scorer=learned``) shipped (trained on the demo KG's generated questions, never
 on more-dev) and trained per fold on the other folds' more-dev questions (answers only; its results are held
 out per question). The per-fold choice reads the learned-by-fold results of the other folds too, whose
@@ -45,13 +46,17 @@ CANDIDATES: dict[str, dict[str, str]] = {
     "default": {},
     "paper": PAPER,
     **{f"default, {k}={v}": opt for k, opt in ONE_BACK.items() for v in opt.values()},
-    "default, depth=dmax+chain=sbert": {"depth_fallback": "dmax", "chain_score": "sbert"},
-    "learned (shipped)": {"path_scorer": "learned"},
-    # Eq. 3 (graph-aware validation of the start): how far the image's entity may be replaced by s_Q
-    "default, delta=0.2": {"delta": "0.2"},
+    # the defaults before this choice (chain_alignment=mean, δ = 0.05), and each of the two undone alone
+    "previous default": {"chain_alignment": "mean", "delta": "0.05"},
+    "default, chain_alignment=mean": {"chain_alignment": "mean"},
+    "default, delta=0.05": {"delta": "0.05"},
+    # Eq. 3 off: the start as the grounder or linker ranked it
     "default, no_graph_validation": {"no_graph_validation": "true"},
-    "default, chain_alignment=coverage": {"chain_alignment": "coverage"},
-    "default, coverage+delta=0.2": {"chain_alignment": "coverage", "delta": "0.2"},
+    # retention at hubs (thousands of edges): how many edges and paths each hop keeps
+    "default, M1=60": {"M1": "60"},
+    "default, M2=60": {"M2": "60"},
+    "default, M1_per_relation=10": {"M1_per_relation": "10"},
+    "learned (shipped)": {"path_scorer": "learned"},
 }
 LEARNED_FOLDS = "learned (more-dev folds)"
 FIELDS = ("exact_match", "gold_path", "selected", "start_entity", "hops", "seconds")

@@ -86,8 +86,9 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
     * with an image, the noun phrase that points at it ("the astronaut in this photo", "the country
       whose flag is shown", "the patch of sky shown in this image") is the topic entity's type;
     * the noun right after "which"/"what" ("In which city …") is the answer's type, and a noun that heads
-      a relative clause ("the company that builds …", "the state where …") or stands between an article
-      and a name ("the novel Notre-Dame de Paris") the type of an entity on the way: such a type noun may name a hop ("In which country was the architect … born?" → country) or
+      a relative clause ("the company that builds …", "the state where …") the type of an entity on the way
+      (a noun between an article and a name, "the novel Notre-Dame de Paris", types that named entity and
+      is left out with it): such a type noun may name a hop ("In which country was the architect … born?" → country) or
       only the type of the entity the other relations reach ("In which city was … born?"), so it counts
       as an optional hop, and as half a match in ``RelationSketch.alignment``.
     """
@@ -121,9 +122,10 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
     answer_type |= {i for i in range(1, len(low) - 2) if low[i - 1] in ("the", "a", "an")
                     and low[i] not in PHRASE_STOP and i not in excluded
                     and _PARTICIPLE.match(low[i + 1]) and low[i + 2] in _PREPOSITIONS}
-    # "the novel Notre-Dame de Paris", "the composer Mozart": a noun between an article and a name types it
-    answer_type |= {i for i in range(1, len(low) - 1) if low[i - 1] in ("the", "a", "an") and i + 1 in excluded
-                    and i not in excluded and low[i] not in PHRASE_STOP and toks[i + 1][:1].isupper()}
+    # "the novel Notre-Dame de Paris", "the composer Mozart": a noun between an article and a name types the
+    # named entity (the topic), as "this fish" does: neither a hop nor the type of an entity on the way
+    excluded |= {i for i in range(1, len(low) - 1) if low[i - 1] in ("the", "a", "an") and i + 1 in excluded
+                 and i not in excluded and low[i] not in PHRASE_STOP and toks[i + 1][:1].isupper()}
     return excluded, answer_type
 
 
