@@ -96,8 +96,11 @@ def bench_ingest(args) -> None:
         cmd = [sys.executable, __file__, "ingest", "--row", kind, "--llm-limit", str(args.llm_limit)]
         cmd += (["--limit", str(args.limit)] if args.limit else []) + (
             ["--replay-cache", args.replay_cache] if args.replay_cache else [])
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        for line in out.splitlines():
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"ingest row {kind} failed (exit {proc.returncode}): "
+                             f"{(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+        for line in proc.stdout.splitlines():
             if line.startswith("ROW "):
                 rows.append(json.loads(line[4:]))
             else:
