@@ -268,3 +268,40 @@ def test_link_score_name_alias_and_description():
     cand = {"name": "Falcon 9", "aliases": ["F9"], "description": "reusable rocket", "score": 0.7}
     assert link_score("f9", "a rocket by SpaceX", cand, vec, np) == pytest.approx(0.6 + 0.4 * 0.8)
     assert link_score("Falcon Nine", "", cand, vec, np) == pytest.approx(0.4)     # (1 + cos)/2 = 0.7 → cos 0.4
+
+
+def test_link_entities_embeds_only_candidates_that_can_reach_the_threshold():
+    """One query per document; a candidate too far by name is not embedded and cannot be linked; the
+    vectors kept across documents are not embedded again; the link and its score are the full rule's."""
+    import numpy as np
+
+    from kgqa.loaders.documents.link import link_entities
+    from kgqa.loaders.documents.options import DocOptions
+
+    near = {"id": "Q1", "name": "Falcon 9", "aliases": [], "description": "reusable rocket", "score": 1.0}
+    far = {"id": "Q2", "name": "Falcon Heights", "aliases": [], "description": "a city", "score": 0.8}  # cos 0.6
+    vecs = {"rocket of SpaceX": np.array([1.0, 0.0]), "reusable rocket": np.array([0.6, 0.8]),
+            "a city": np.array([0.0, 1.0])}
+
+    class Graph:
+        calls = 0
+
+        def read(self, name, **kw):
+            Graph.calls += 1
+            assert name == "docs_link_candidates" and [r["query"] for r in kw["rows"]] == ['"falcon 9"']
+            return [{"i": 0, "label": [near], "vector": [far, near]}]
+
+    class Encoder:
+        texts: list = []
+
+        def encode(self, texts):
+            Encoder.texts += list(texts)
+            return [vecs[t] for t in texts]
+
+    ent = {"id": "d:e:1", "name": "Falcon 9", "description": "rocket of SpaceX", "_name_vec": [0.0]}
+    kept: dict = {}
+    out = link_entities(Graph(), Encoder(), [ent], DocOptions(link_threshold=0.8), kept)
+    assert out == [{"docentity_id": "d:e:1", "entity_id": "Q1", "score": round(0.6 + 0.4 * 0.6, 4)}]
+    assert Graph.calls == 1 and sorted(Encoder.texts) == ["reusable rocket", "rocket of SpaceX"]   # not "a city"
+    link_entities(Graph(), Encoder(), [ent], DocOptions(link_threshold=0.8), kept)
+    assert len(Encoder.texts) == 2                                   # the second document's are kept

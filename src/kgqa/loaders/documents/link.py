@@ -7,53 +7,76 @@ from kgqa.core.kg import label_key
 from kgqa.loaders.documents.kg import name_key
 from kgqa.loaders.documents.options import DocOptions
 
+#: the description's weight in the score (the name's: 1 - this)
+DESC_WEIGHT = 0.4
 
-def link_entities(graph, encoder, entities: list[dict], options: DocOptions) -> list[dict]:
+
+def link_entities(graph, encoder, entities: list[dict], options: DocOptions,
+                  vectors: dict | None = None) -> list[dict]:
     """SAME_AS candidates: the best Wikidata entity per document entity when its score ≥ threshold.
 
     Candidates are the entities whose name or alias equals the document entity's (exact label key,
     full-text index) and the ``link_candidates`` nearest names (vector index, approximate: among many
-    entities it can miss an exact namesake, which the first lookup finds).
+    entities it can miss an exact namesake, which the first lookup finds), for all ``entities`` in one
+    query.
 
     score = name agreement (1.0 when the normalised name equals the entity's name or an alias,
     else the cosine of the name embeddings), blended 0.6 / 0.4 with the cosine of the two
-    descriptions when both have one.
+    descriptions when both have one. A candidate whose name agreement leaves it below the threshold
+    even with identical descriptions can be neither linked nor beat one that is, so its description
+    is not embedded. ``vectors``: description → embedding, kept by the caller across documents (a
+    load's documents share many candidates); the missing ones are embedded in one batch and added.
     """
     import numpy as np
 
+    vectors = {} if vectors is None else vectors
+    rows = graph.read("docs_link_candidates", k=options.link_candidates, ef=max(50, 10 * options.link_candidates),
+                      rows=[{"i": i, "vector": e["_name_vec"],
+                             "query": f'"{key}"' if (key := label_key(e["name"])) else None}
+                            for i, e in enumerate(entities)])
+    by_i = {r["i"]: r for r in rows}
+    kept: list[list[tuple[dict, float]]] = []
+    needed: list[str] = []
+    for i, e in enumerate(entities):
+        r = by_i.get(i, {})
+        cands = list({c["id"]: c for c in reversed((r.get("label") or []) + (r.get("vector") or []))}.values())
+        # one row per id, the exact one first; (candidate, its name agreement) for those that can reach it
+        mine = [(c, s) for c in cands
+                if (1 - DESC_WEIGHT) * (s := name_agreement(e["name"], c)) + DESC_WEIGHT + 1e-6
+                >= options.link_threshold]
+        kept.append(mine)
+        if e["description"] and any(c.get("description") for c, _ in mine):
+            needed += [e["description"]] + [c["description"] for c, _ in mine if c.get("description")]
+    todo = [t for t in dict.fromkeys(needed) if t not in vectors]
+    if todo:
+        vectors.update(zip(todo, encoder.encode(todo)))
     out = []
-    descs_needed: list[str] = []
-    cands_per: list[list[dict]] = []
-    for e in entities:
-        rows = graph.read("docs_link_candidates", vector=e["_name_vec"], k=options.link_candidates,
-                          ef=max(50, 10 * options.link_candidates))
-        key = label_key(e["name"])
-        if key:
-            rows = graph.read("docs_link_label_candidates", query=f'"{key}"', k=options.link_candidates) + rows
-        rows = list({r["id"]: r for r in reversed(rows)}.values())     # one row per id, the exact one first
-        cands_per.append(rows)
-        descs_needed += [r["description"] for r in rows if r.get("description")]
-    texts = list(dict.fromkeys([e["description"] for e in entities if e["description"]] + descs_needed))
-    vec = dict(zip(texts, encoder.encode(texts))) if texts else {}
-    for e, rows in zip(entities, cands_per):
+    for e, mine in zip(entities, kept):
         best = None
-        for r in rows:
-            s = link_score(e["name"], e["description"], r, vec, np)
+        for c, name_s in mine:
+            s = blend(name_s, e["description"], c.get("description"), vectors, np)
             if best is None or s > best[1]:
-                best = (r["id"], s)
+                best = (c["id"], s)
         if best and best[1] >= options.link_threshold:
             out.append({"docentity_id": e["id"], "entity_id": best[0], "score": round(float(best[1]), 4)})
     return out
 
 
-def link_score(name: str, description: str, cand: dict, vec: dict, np) -> float:
-    """Agreement of a document entity (name, description) with a Wikidata candidate row."""
+def name_agreement(name: str, cand: dict) -> float:
+    """1.0 when ``name`` is the candidate's name or an alias (normalised), else the cosine of the names."""
     names = [cand.get("name") or ""] + list(cand.get("aliases") or [])
     if float(cand["score"]) >= 1.0 or any(name_key(n) == name_key(name) for n in names if n):
-        name_s = 1.0
-    else:
-        name_s = 2.0 * float(cand["score"]) - 1.0           # the index's (1 + cos) / 2 back to cos
-    d1, d2 = description, cand.get("description")
+        return 1.0
+    return 2.0 * float(cand["score"]) - 1.0           # the index's (1 + cos) / 2 back to cos
+
+
+def blend(name_s: float, d1: str, d2: str | None, vec: dict, np) -> float:
+    """The name agreement blended with the descriptions' cosine when both descriptions are embedded."""
     if d1 and d2 and d1 in vec and d2 in vec:
-        return 0.6 * name_s + 0.4 * float(np.dot(vec[d1], vec[d2]))
+        return (1 - DESC_WEIGHT) * name_s + DESC_WEIGHT * float(np.dot(vec[d1], vec[d2]))
     return name_s
+
+
+def link_score(name: str, description: str, cand: dict, vec: dict, np) -> float:
+    """Agreement of a document entity (name, description) with a Wikidata candidate row."""
+    return blend(name_agreement(name, cand), description, cand.get("description"), vec, np)

@@ -35,6 +35,7 @@ class DocumentLoader:
         self.options = options or DocOptions()
         self._count_tokens: Callable[[str], int] | None = None
         self._catalogue = None
+        self._link_vectors: dict = {}          # description → embedding, shared by a load's documents
 
     @property
     def count_tokens(self) -> Callable[[str], int]:
@@ -135,7 +136,8 @@ class DocumentLoader:
             t = time.perf_counter()
             done = {x["docentity_id"] for x in links}       # the CPU extractor's subject, linked by label key
             named = [e for e in rows["entities"] if e["type"] not in LITERAL_TYPES and e["id"] not in done]
-            links += link_entities(self.graph, self.models.encoder, named, self.options) if named else []
+            links += (link_entities(self.graph, self.models.encoder, named, self.options, self._link_vectors)
+                      if named else [])
             report.stage("link", time.perf_counter() - t)
         prog.stage("write")
         t = time.perf_counter()
