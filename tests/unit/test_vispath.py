@@ -35,6 +35,7 @@ def test_two_hop_question_follows_architect_then_birthplace_and_stops_at_hop_two
 def _validation(compat, order=("Q9", "Q1", "Q2", "Q3", "Q4"), **opts):
     from kgqa.methods.vispath.records import StartCandidate, VisPathRun
 
+    opts.setdefault("delta", 0.05)          # Eq. 3's mechanics at δ = 0.05 (the default, 0.2, is tested below)
     vp, g, _ = make(**opts)
     g.compat_override = compat
     cands = [StartCandidate(i, ENTITIES[i]) for i in order]
@@ -63,7 +64,7 @@ def test_a_question_naming_its_entity_keeps_the_label_match_unless_another_label
     from kgqa.methods.vispath.records import StartCandidate, VisPathRun
 
     def validate(labels, has_image=False, **opts):
-        vp, g, _ = make(**opts)
+        vp, g, _ = make(delta=0.05, **opts)
         g.compat_override = {"Q9": 0.10, "Q1": 0.40, "Q2": 0.30}
         cands = [StartCandidate(i, ENTITIES[i], label=i in labels) for i in ("Q9", "Q1", "Q2")]
         return vp.graph_aware_validation("q", cands, VisPathRun("q"), has_image=has_image)[0].id
@@ -88,10 +89,20 @@ def test_ablation_no_graph_validation_keeps_the_visual_top_candidate():
 
 def test_look_alike_ranked_first_is_corrected_by_graph_validation_end_to_end():
     s = base_scripts(CandidateRanking={"ranked": ["Government Museum", "Government Museum, Chandigarh"]})
-    vp, _, _ = make(s)
+    vp, _, _ = make(s, delta=0.05)
     run = vp.run(Q2HOP, IMAGE)
     assert run.start_candidates[0].id == "Q1" and run.start_replaced
     assert run.answer_id == "Q5"
+
+
+def test_default_margin_keeps_the_first_ranked_start_unless_another_fits_by_more_than_0_2():
+    start, replaced, _ = _validation({"Q9": 0.30, "Q1": 0.45, "Q2": 0.1, "Q3": 0.1, "Q4": 0.1}, delta=0.2)
+    assert not replaced and start.id == "Q9"          # 0.15 ≤ δ = 0.2: kept (at 0.05 it was replaced)
+    start, replaced, _ = _validation({"Q9": 0.30, "Q1": 0.55, "Q2": 0.1, "Q3": 0.1, "Q4": 0.1}, delta=0.2)
+    assert replaced and start.id == "Q1"              # 0.25 > 0.2
+    from kgqa.methods.vispath.options import VisPathOptions
+
+    assert VisPathOptions().delta == 0.2
 
 
 def test_candidate_ranking_fallback_is_vector_index_order():
