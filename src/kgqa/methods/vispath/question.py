@@ -113,8 +113,7 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
                 if e is None:                        # "the parent taxon of this fish": "this fish" is the
                     s, e = m, min(m + 1, len(low) - 1)   # topic; the noun phrase before it names a hop
             excluded.update(range(s, e + 1))
-    answer_type = {i + 1 for i, t in enumerate(low[:-1])
-                   if t in ("which", "what") and low[i + 1] not in PHRASE_STOP and i + 1 not in excluded}
+    answer_type = answer_noun_tokens(question, excluded)
     answer_type |= {i for i, t in enumerate(low[:-1]) if i > 0 and low[i + 1] in _RELATIVE
                     and t not in PHRASE_STOP and i not in excluded}
     # a reduced relative clause: "the city twinned with …", "the novel written by …" (article, noun,
@@ -127,6 +126,13 @@ def mention_tokens(question: str, has_image: bool) -> tuple[set[int], set[int]]:
     excluded |= {i for i in range(1, len(low) - 1) if low[i - 1] in ("the", "a", "an") and i + 1 in excluded
                  and i not in excluded and low[i] not in PHRASE_STOP and toks[i + 1][:1].isupper()}
     return excluded, answer_type
+
+
+def answer_noun_tokens(question: str, excluded: set[int] | frozenset[int] = frozenset()) -> set[int]:
+    """The noun right after "which"/"what" ("In which *city* …"): the answer's type (question_tokens order)."""
+    low = [t.lower() for t in question_tokens(question)]
+    return {i + 1 for i, t in enumerate(low[:-1])
+            if t in ("which", "what") and low[i + 1] not in PHRASE_STOP and i + 1 not in excluded}
 
 
 _COPULA = frozenset({"is", "was", "are", "were"})

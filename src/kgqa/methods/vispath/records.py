@@ -81,19 +81,24 @@ class RelationSketch:
     phrases: list[tuple[int, int, str]] = field(default_factory=list)
     columns: dict[str, int] = field(default_factory=dict)    # relation id → column of ``sims``
     sims: np.ndarray | None = None        # phrases × relations cosines, a type noun's row halved
+    # phrases of the answer's type noun ("In which *city* …"): it describes the answer, so it can name only
+    # the relation of a path's last edge, the one that reaches the answer
+    last_only: set[int] = field(default_factory=set)
 
     def pairs(self, path: "ReasoningPath") -> list[tuple[int, int, float]]:
         """(edge index, phrase index, cos) pairs, edges and question phrases paired one to one (best pair
-        first, a phrase's tokens used once; a type noun's match counts half, see ``mention_tokens``)."""
+        first, a phrase's tokens used once; a type noun's match counts half, see ``mention_tokens``; the
+        answer's type noun pairs only with the last edge, ``last_only``)."""
         order = sorted(((float(self.sims[a, self.columns[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
                         if e.relation_id in self.columns for a in range(len(self.phrases))),
                        key=lambda x: (-x[0], x[1], x[2]))
         used_edges: set[int] = set()
         used_tokens: set[int] = set()
         out = []
+        last = len(path.edges) - 1
         for sim, k, a in order:
             span = set(range(self.phrases[a][0], self.phrases[a][1]))
-            if k in used_edges or span & used_tokens:
+            if k in used_edges or span & used_tokens or (a in self.last_only and k != last):
                 continue
             used_edges.add(k)
             used_tokens |= span

@@ -36,8 +36,8 @@ import numpy as np
 from kgqa.core.kg import KG, cos_from_neo4j
 from kgqa.core.result import Step
 from kgqa.methods.vispath.options import VisPathOptions
-from kgqa.methods.vispath.question import (PHRASE_STOP, greedy_relation_matches, mention_tokens, question_phrases,
-                                           type_nouns, type_words)
+from kgqa.methods.vispath.question import (PHRASE_STOP, answer_noun_tokens, greedy_relation_matches,
+                                           mention_tokens, question_phrases, type_nouns, type_words)
 from kgqa.methods.vispath.records import ReasoningPath, RelationSketch, VisPathRun
 
 
@@ -134,8 +134,10 @@ class Scorer:
                     sims[:, k] = np.maximum(sims[:, k], asims[:, j])
         is_type = [set(range(a, b)) <= answer_type for a, b, _ in phrases]
         weight = np.array([0.5 if t else 1.0 for t in is_type], dtype=np.float32)
+        wh = answer_noun_tokens(question, excluded)
         sketch = RelationSketch(phrases=phrases, columns={r: k for k, r in enumerate(ids)},
-                                sims=sims * weight[:, None])
+                                sims=sims * weight[:, None],
+                                last_only={k for k, (a, b, _) in enumerate(phrases) if set(range(a, b)) <= wh})
         picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, self.opt.Dmax + 1)
         if not picked:
             return sketch
