@@ -13,7 +13,7 @@ from kgqa.loaders import extraction_prompts as P
 from kgqa.loaders.documents.discover import content_hash, discover, document_id
 from kgqa.loaders.documents.extract import text_graph
 from kgqa.loaders.documents.kg import DocumentKG
-from kgqa.loaders.documents.link import link_score
+from kgqa.loaders.documents.link import blend, name_agreement
 from kgqa.loaders.documents.options import DocOptions, DocReport
 from kgqa.loaders.documents.segment import segment
 from kgqa.loaders.rejects import Rejects
@@ -266,8 +266,11 @@ def test_link_score_name_alias_and_description():
 
     vec = {"a rocket by SpaceX": np.array([1.0, 0.0]), "reusable rocket": np.array([0.8, 0.6])}
     cand = {"name": "Falcon 9", "aliases": ["F9"], "description": "reusable rocket", "score": 0.7}
-    assert link_score("f9", "a rocket by SpaceX", cand, vec, np) == pytest.approx(0.6 + 0.4 * 0.8)
-    assert link_score("Falcon Nine", "", cand, vec, np) == pytest.approx(0.4)     # (1 + cos)/2 = 0.7 → cos 0.4
+    def link_score(name, description):
+        return blend(name_agreement(name, cand), description, cand["description"], vec, np)
+
+    assert link_score("f9", "a rocket by SpaceX") == pytest.approx(0.6 + 0.4 * 0.8)
+    assert link_score("Falcon Nine", "") == pytest.approx(0.4)     # (1 + cos)/2 = 0.7 → cos 0.4
 
 
 def test_link_entities_embeds_only_candidates_that_can_reach_the_threshold():

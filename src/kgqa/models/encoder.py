@@ -38,6 +38,7 @@ correctly by another.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -104,8 +105,10 @@ def resolve_backend(backend: str | None, device: str = "cpu") -> str:
     return backend
 
 
+@functools.lru_cache(maxsize=1)
 def native_bf16() -> bool:
-    """Whether this CPU multiplies bf16 natively (AMX or AVX512-BF16; Linux's cpu flags)."""
+    """Whether this CPU multiplies bf16 natively (AMX or AVX512-BF16; Linux's cpu flags), read once per
+    process (``passages_bf16`` asks on every ``encode_passages`` call)."""
     try:
         flags = Path("/proc/cpuinfo").read_text(errors="replace")
     except OSError:

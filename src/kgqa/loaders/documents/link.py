@@ -75,8 +75,3 @@ def blend(name_s: float, d1: str, d2: str | None, vec: dict, np) -> float:
     if d1 and d2 and d1 in vec and d2 in vec:
         return (1 - DESC_WEIGHT) * name_s + DESC_WEIGHT * float(np.dot(vec[d1], vec[d2]))
     return name_s
-
-
-def link_score(name: str, description: str, cand: dict, vec: dict, np) -> float:
-    """Agreement of a document entity (name, description) with a Wikidata candidate row."""
-    return blend(name_agreement(name, cand), description, cand.get("description"), vec, np)

@@ -200,13 +200,13 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
             rel_sentences.add(" ".join(el.text.split(":", 1)[-1].split()))
     graph_names = {label_key(el.name) for el in elements if el.kind == "entity"}
     # the edges of G_r as (tail, sentence): a candidate that is the tail of an edge read from its own sentence
+    rel_elements = [el for el in elements if el.kind == "relation" and " -> " in el.name]
     edges = [(label_key(el.name.split(" -> ", 1)[0]), label_key(el.name.split(" -> ", 1)[-1]),
-              " ".join(el.text.split(": ", 2)[-1].split())) for el in elements
-             if el.kind == "relation" and " -> " in el.name]
+              " ".join(el.text.split(": ", 2)[-1].split())) for el in rel_elements]
     graph_facts = {(t, sent) for _, t, sent in edges}
     # what each edge of G_r says: its relation phrase and relation catalogue name, as word roots
     edge_words: dict[tuple[str, str], set[str]] = {}
-    for el, (_, t, sent) in zip([el for el in elements if el.kind == "relation" and " -> " in el.name], edges):
+    for el, (_, t, sent) in zip(rel_elements, edges):
         words = {_root(w) for w in _content_words(f"{getattr(el, 'phrase', '')} {getattr(el, 'relation_name', '')}")}
         edge_words.setdefault((t, sent), set()).update(words)
     # the question's subject in G_r: what the image shows, or a G_r node the question names
