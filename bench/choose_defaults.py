@@ -57,6 +57,22 @@ CANDIDATES: dict[str, dict[str, str]] = {
     "default, M2=60": {"M2": "60"},
     "default, M1_per_relation=10": {"M1_per_relation": "10"},
     "learned (shipped)": {"path_scorer": "learned"},
+    # graph-only: paths kept per hop when no LLM examined the chains (M3 = 3 is what the paper's LLM keeps)
+    "default, M3_fallback=10": {"M3_fallback": "10"},
+    "default, M3_fallback=30": {"M3_fallback": "30"},
+    # Eq. 3's margin: the paper's 0.05, today's 0.2, wider
+    "default, delta=0.3": {"delta": "0.3"},
+    "default, delta=0.5": {"delta": "0.5"},
+    "default, compat_score=sketch": {"compat_score": "sketch"},
+    # Eq. 3's margin grown by the rival's grounding gap (retrieval score) to the first candidate
+    "default, delta_grounding=0.5": {"delta_grounding": "0.5"},
+    "default, delta_grounding=1": {"delta_grounding": "1"},
+    "default, delta=0.05, delta_grounding=1": {"delta": "0.05", "delta_grounding": "1"},
+    # what an edge costs under coverage: a weak phrase match (≥ sketch_min_cos) no longer pays for a hop
+    "default, M3_fallback=10, coverage_edge_cost=0.2": {"M3_fallback": "10", "coverage_edge_cost": "0.2"},
+    "default, M3_fallback=10, coverage_edge_cost=0.3": {"M3_fallback": "10", "coverage_edge_cost": "0.3"},
+    "default, M3_fallback=10, coverage_edge_cost=0.4": {"M3_fallback": "10", "coverage_edge_cost": "0.4"},
+    "default, coverage_edge_cost=0.3": {"coverage_edge_cost": "0.3"},
 }
 LEARNED_FOLDS = "learned (more-dev folds)"
 FIELDS = ("exact_match", "gold_path", "selected", "start_entity", "hops", "seconds")

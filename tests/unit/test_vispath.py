@@ -105,6 +105,24 @@ def test_default_margin_keeps_the_first_ranked_start_unless_another_fits_by_more
     assert VisPathOptions().delta == 0.2
 
 
+def test_grounding_margin_keeps_a_firmly_grounded_start_against_a_better_fitting_weakly_grounded_rival():
+    # the island (recognised at 1.0) against the body of water next to it (0.4), which has the relation the
+    # question asks at its second hop: s_Q beats the island's by 0.3 > δ = 0.2, so the paper's Eq. 3 moves
+    # the start; with delta_grounding = 1 the rival must also make up its 0.6 grounding gap, and does not
+    from kgqa.methods.vispath.records import StartCandidate, VisPathRun
+
+    def validate(rival_retrieval, **opts):
+        vp, g, _ = make(delta=0.2, **opts)
+        g.compat_override = {"Q9": 0.30, "Q1": 0.60}
+        cands = [StartCandidate("Q9", ENTITIES["Q9"], retrieval=1.0),
+                 StartCandidate("Q1", ENTITIES["Q1"], retrieval=rival_retrieval)]
+        return vp.graph_aware_validation("q", cands, VisPathRun("q"), has_image=True)[0].id
+
+    assert validate(0.4) == "Q1"                           # the paper's Eq. 3 (delta_grounding = 0)
+    assert validate(0.4, delta_grounding=1.0) == "Q9"      # 0.3 ≤ 0.2 + 1.0·0.6
+    assert validate(0.95, delta_grounding=1.0) == "Q1"     # grounded nearly as firmly: 0.3 > 0.2 + 0.05
+
+
 def test_candidate_ranking_fallback_is_vector_index_order():
     vp, _, m = make(base_scripts(CandidateRanking={"ranked": ["Paris"]}))  # names nothing retrieved
     run = vp.run(Q2HOP, IMAGE)
@@ -215,6 +233,24 @@ def test_chain_scores_follow_eq8_and_llm_selection_is_capped_at_M3_in_sigma_orde
     assert all(a.sigma >= b.sigma for a, b in zip(chain, chain[1:]))
     kept = vp.examine_chains(Q2HOP, ["architect"], chain, HopRecord(1, "architect"), VisPathRun(Q2HOP))
     assert kept == chain[:2]                                    # 99 ignored, ≤ M3, by σ
+
+
+def test_chain_examination_fallback_keeps_M3_fallback_paths_when_no_llm_examined_them():
+    from kgqa.methods.vispath.records import HopRecord, ReasoningPath, VisPathRun
+
+    for opts, kept_n in (({"M3": 1}, 1), ({"M3": 1, "M3_fallback": 3}, 3)):
+        vp, _, _ = make(base_scripts(ChainSelection={"selected": []}), **opts)
+        p0 = ReasoningPath("Q1", ENTITIES["Q1"])
+        cand = vp.scorer.expand_frontier([p0], "architect", vp.scorer.embed(["architect"])[0], 1)
+        chain = vp.scorer.chain_scores(cand, Q2HOP, ["architect"], "architect")
+        assert len(chain) >= 3
+        run = VisPathRun(Q2HOP)
+        kept = vp.examine_chains(Q2HOP, ["architect"], chain, HopRecord(1, "architect"), run)
+        assert kept == chain[:kept_n] and any("top chain scores" in f.message for f in run.fallbacks)
+    # an LLM that does select keeps at most M3, whatever M3_fallback says
+    vp, _, _ = make(base_scripts(ChainSelection={"selected": [1, 2, 3]}), M3=1, M3_fallback=3)
+    kept = vp.examine_chains(Q2HOP, ["architect"], chain, HopRecord(1, "architect"), VisPathRun(Q2HOP))
+    assert kept == chain[:1]
 
 
 def test_empty_llm_chain_selection_falls_back_to_top_chain_scores():

@@ -305,6 +305,10 @@ def test_sketch_alignment_pairs_relations_and_phrases_one_to_one():
     assert sketch.coverage(path("P84", "P19"), min_cos=0.9) == pytest.approx(2.0 - 0.02)
     assert sketch.coverage(path("P84"), min_cos=0.9) == pytest.approx(1.0 - 0.01)
     assert sketch.coverage(path("P84", "P551"), min_cos=0.9) == pytest.approx(1.0 - 0.02)
+    # an edge costs coverage_edge_cost: a match weaker than the cost does not pay for its hop
+    assert sketch.coverage(path("P84", "P19"), min_cos=0.9, edge_cost=0.3) == pytest.approx(2.0 - 0.6)
+    assert sketch.coverage(path("P84", "P551"), min_cos=0.9, edge_cost=0.3) < sketch.coverage(
+        path("P84"), min_cos=0.9, edge_cost=0.3)
 
 
 def test_reverse_reading_breaks_alignment_ties_toward_the_last_hop_named_first():

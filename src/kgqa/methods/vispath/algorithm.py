@@ -307,7 +307,7 @@ class VisPath(StartEntitySteps, BaseMethod):
         hop.llm_selected = [n + 1 for n in idx]
         if not idx:
             run.fell_back(f"hop {hop.hop} chain examination: LLM selected none; top chain scores", why)
-            return chain[:m3]
+            return chain[: self.opt.M3_fallback or m3]
         return [chain[n] for n in idx][:m3]          # idx ascending = σ order (chain is σ-sorted)
 
     # ========================================================================= IV-D

@@ -20,6 +20,11 @@ class VisPathOptions(BaseModel):
     M1: int = Field(30, ge=1, description="edges kept per frontier entity by Eq. 5 (Eq. 5–7)")
     M2: int = Field(30, ge=1, description="paths kept by the chain score σ (Eq. 8)")
     M3: int = Field(3, ge=1, description="paths kept after LLM chain examination")
+    # The paper's M3 = 3 is what an LLM keeps after examining the chains; when no LLM examined them (the
+    # examination's fallback: the top σ paths) the graph-only search keeps M3_fallback instead, so that paths
+    # tied on σ at a hub (one relation, many tails) all reach the next hop (ours; 0 = M3, the paper's reading).
+    M3_fallback: int = Field(0, ge=0, description="paths kept per hop when no LLM examined the chains (the "
+                             "examination's fallback keeps the top σ paths); 0 = M3")
     # Diversity at hubs (ours; the paper's reading is 0): a hub's many edges of one relation (Berlin has
     # 89 "located in" facts among 200,000 distractors) tie under a relation-first Eq. 5 and would fill
     # all M1 slots, so the gold relation never reached Eq. 8 (bench/scale.py: buried EM 80 → 88).
@@ -27,11 +32,18 @@ class VisPathOptions(BaseModel):
                                  "most this many per relation, so other relations reach Eq. 8 (0 = no cap, the "
                                  "paper's top-M1)")
     Dmax: int = Field(3, ge=1, le=8, description="maximum search depth")
-    # δ: the paper gives no value. 0.2 chosen on more-dev by bench/choose_defaults.py (5 folds by topic, its own
-    # KG and buried by two generators): graph-only grounded EM 77.9 → 81.1 on its own KG, 59.4 → 63.9 buried
-    # (wikilike), start 84 → 89 / 94 → 100; demo start 88 → 96, EM unchanged.
+    # δ: the paper sets 0.05 (growing 0.01 per rank). 0.2 chosen on more-dev by bench/choose_defaults.py (5
+    # folds by topic, its own KG and buried by two generators): graph-only grounded EM 77.9 → 81.1 on its own
+    # KG, 59.4 → 63.9 buried (wikilike), start 84 → 89 / 94 → 100; demo start 88 → 96, EM unchanged.
     delta: float = Field(0.2, ge=0.0, lt=2.0, description="δ of Eq. 3 (graph-aware validation margin)")
     delta_step: float = Field(0.01, ge=0.0, lt=1.0, description="δ grows by this per candidate rank")
+    # Eq. 3 weighs only how well a candidate's relations fit Q; a rival that fits better is often the entity one
+    # hop away on the question's path ("the body of water this island is next to": the body of water has that
+    # relation). delta_grounding also asks the rival to make up for how much weaker it was grounded: the
+    # margin grows by λ·(r_1 − r_k), the gap in retrieval score (image or name) to the first candidate (ours;
+    # 0 = the paper's Eq. 3).
+    delta_grounding: float = Field(0.0, ge=0.0, le=10.0, description="Eq. 3: the margin also grows by this times "
+                                   "the rival's retrieval-score gap to the first candidate (0 = the paper's)")
     K: int = Field(10, ge=1, description="entity-name candidates retrieved for the start entity")
     rank_top: int = Field(3, ge=1, description="IV-A ranking: at most this many of the K names the LLM keeps, "
                           "most likely first (Eq. 2–3 then weigh those)")
@@ -84,8 +96,10 @@ class VisPathOptions(BaseModel):
     # grounded EM 81.1 → 87.1 on its own KG and 63.9 → 69.5 buried (wikilike); demo EM unchanged (92).
     chain_alignment: Literal["mean", "coverage"] = Field(
         "coverage", description="chain_score=sketch: mean (the mean cosine of the path's relations with the phrases "
-                            "they pair with) or coverage (their sum where ≥ sketch_min_cos, less 0.01 per edge: a "
-                            "path that covers more of the relations the question names ranks first)")
+                            "they pair with) or coverage (their sum where ≥ sketch_min_cos, less coverage_edge_cost "
+                            "per edge: a path that covers more of the relations the question names ranks first)")
+    coverage_edge_cost: float = Field(0.01, ge=0.0, le=1.0, description="chain_alignment=coverage: what each edge "
+                                      "costs; an edge whose phrase match is weaker does not pay for its hop")
     answer_typing: bool = Field(True, description="terminal selection: rank first the paths whose entities have "
                                 "the types the question names ('In which city …', 'the state where …'), read "
                                 "from their descriptions (ours; the paper has no typing)")

@@ -112,14 +112,15 @@ class RelationSketch:
         return sum(max(sim, 0.0) for _, _, sim in pairs) / max(1, len(path.edges))
 
     def coverage(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None,
-                 min_cos: float = 0.0) -> float:
+                 min_cos: float = 0.0, edge_cost: float = 0.01) -> float:
         """How much of what the question names the path covers: the sum over the path's edges of
         cos(relation, phrase) under ``pairs`` where it reaches ``min_cos`` (a type noun's counts half), less
-        0.01 per edge, so that of two paths covering as much the shorter ranks first. Unlike ``alignment``
+        ``edge_cost`` per edge, so that of two paths covering as much the shorter ranks first, and an edge
+        whose phrase match is weaker than ``edge_cost`` does not pay for its hop. Unlike ``alignment``
         (a mean), a path that stops a relation short of the question scores below the one that covers it
         ("the continent of the country where …": country → continent over country alone)."""
         pairs = self.pairs(path) if pairs is None else pairs
-        return sum(sim for _, _, sim in pairs if sim >= min_cos) - 0.01 * len(path.edges)
+        return sum(sim for _, _, sim in pairs if sim >= min_cos) - edge_cost * len(path.edges)
 
     def reverse_reading(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None) -> float:
         """The share of consecutive paired edges whose phrase comes earlier in the question than the previous

@@ -249,7 +249,8 @@ class Scorer:
             # path's relations; ties broken first by the reverse reading order, then by Eq. 8's σ
             paired = [rs.pairs(p) for p in cand]              # one pairing per path serves both scores
             if self.opt.chain_alignment == "coverage":
-                align = [rs.coverage(p, pr, self.opt.sketch_min_cos) for p, pr in zip(cand, paired)]
+                align = [rs.coverage(p, pr, self.opt.sketch_min_cos, self.opt.coverage_edge_cost)
+                         for p, pr in zip(cand, paired)]
             else:
                 align = [rs.alignment(p, pr) for p, pr in zip(cand, paired)]
             sig = np.array([a + 1e-3 * rs.reverse_reading(p, pr) for a, p, pr in zip(align, cand, paired)],

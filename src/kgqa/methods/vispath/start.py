@@ -102,6 +102,8 @@ class StartEntitySteps:
                 return cands[0], False
         k_star = max(rivals, key=lambda k: cands[k].s_Q)                         # argmax over 2 ≤ k ≤ K
         delta_k = self.opt.delta + self.opt.delta_step * (k_star - 1)            # δ grows 0.01 per rank
+        gap = max(0.0, (cands[0].retrieval or 0.0) - (cands[k_star].retrieval or 0.0))
+        delta_k += self.opt.delta_grounding * gap                                # ours: the grounding margin
         if cands[k_star].s_Q - cands[0].s_Q > delta_k:                           # Eq. 3
             winner = cands[k_star]
             cands.insert(0, cands.pop(k_star))                                   # ẽ_Q,1 = e_Q,k*
