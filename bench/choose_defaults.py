@@ -73,6 +73,13 @@ CANDIDATES: dict[str, dict[str, str]] = {
     "default, M3_fallback=10, coverage_edge_cost=0.3": {"M3_fallback": "10", "coverage_edge_cost": "0.3"},
     "default, M3_fallback=10, coverage_edge_cost=0.4": {"M3_fallback": "10", "coverage_edge_cost": "0.4"},
     "default, coverage_edge_cost=0.3": {"coverage_edge_cost": "0.3"},
+    # the three together (M3_fallback, coverage_edge_cost, delta_grounding)
+    **{f"default, M3_fallback={m}, coverage_edge_cost={c}, delta_grounding=1":
+       {"M3_fallback": m, "coverage_edge_cost": c, "delta_grounding": "1"}
+       for m, c in (("10", "0.3"), ("10", "0.4"), ("10", "0.5"), ("5", "0.4"), ("20", "0.4"), ("10", "0.6"),
+                    ("10", "0.7"), ("15", "0.5"))},
+    "default, M3_fallback=15, coverage_edge_cost=0.5, delta_grounding=0.5":
+        {"M3_fallback": "15", "coverage_edge_cost": "0.5", "delta_grounding": "0.5"},
 }
 LEARNED_FOLDS = "learned (more-dev folds)"
 FIELDS = ("exact_match", "gold_path", "selected", "start_entity", "hops", "seconds")

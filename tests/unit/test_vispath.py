@@ -118,7 +118,7 @@ def test_grounding_margin_keeps_a_firmly_grounded_start_against_a_better_fitting
                  StartCandidate("Q1", ENTITIES["Q1"], retrieval=rival_retrieval)]
         return vp.graph_aware_validation("q", cands, VisPathRun("q"), has_image=True)[0].id
 
-    assert validate(0.4) == "Q1"                           # the paper's Eq. 3 (delta_grounding = 0)
+    assert validate(0.4, delta_grounding=0.0) == "Q1"      # the paper's Eq. 3
     assert validate(0.4, delta_grounding=1.0) == "Q9"      # 0.3 ≤ 0.2 + 1.0·0.6
     assert validate(0.95, delta_grounding=1.0) == "Q1"     # grounded nearly as firmly: 0.3 > 0.2 + 0.05
 
@@ -238,7 +238,7 @@ def test_chain_scores_follow_eq8_and_llm_selection_is_capped_at_M3_in_sigma_orde
 def test_chain_examination_fallback_keeps_M3_fallback_paths_when_no_llm_examined_them():
     from kgqa.methods.vispath.records import HopRecord, ReasoningPath, VisPathRun
 
-    for opts, kept_n in (({"M3": 1}, 1), ({"M3": 1, "M3_fallback": 3}, 3)):
+    for opts, kept_n in (({"M3": 1, "M3_fallback": 0}, 1), ({"M3": 1, "M3_fallback": 3}, 3)):
         vp, _, _ = make(base_scripts(ChainSelection={"selected": []}), **opts)
         p0 = ReasoningPath("Q1", ENTITIES["Q1"])
         cand = vp.scorer.expand_frontier([p0], "architect", vp.scorer.embed(["architect"])[0], 1)

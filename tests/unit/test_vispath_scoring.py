@@ -30,7 +30,8 @@ QUESTION = "Where was the architect of the Paris Tower born?"
 
 #: the paper's literal reading of what it leaves open (the defaults are bench/scale.py's best variant)
 PAPER = dict(intent_fallback="question", edge_relation_weight=0.0, chain_relation_weight=0.0,
-             depth_fallback="dmax", chain_score="sbert", M1_per_relation=0)
+             depth_fallback="dmax", chain_score="sbert", M1_per_relation=0, delta=0.05, M3_fallback=0,
+             delta_grounding=0.0)
 
 
 #: the option defaults (VisPathOptions()), for tests of what the defaults do
@@ -188,11 +189,12 @@ def test_bad_scoring_options_are_refused_with_the_option_named(bad):
 def test_defaults_are_the_ones_chosen_on_more_dev_and_the_papers_reading_stays_available():
     o = VisPathOptions()
     assert (o.intent_fallback, o.edge_relation_weight, o.chain_relation_weight, o.depth_fallback,
-            o.chain_score, o.chain_alignment, o.delta, o.M1_per_relation) == (
-        "relations", 1.0, 1.0, "dmax", "sketch", "coverage", 0.2, 5)       # chosen on more-dev (bench/choose_defaults.py)
+            o.chain_score, o.chain_alignment, o.delta, o.M1_per_relation, o.M3_fallback, o.coverage_edge_cost,
+            o.delta_grounding) == (
+        "relations", 1.0, 1.0, "dmax", "sketch", "coverage", 0.2, 5, 15, 0.5, 1.0)   # chosen on more-dev
     p = VisPathOptions(**PAPER)
-    assert (p.intent_fallback, p.edge_relation_weight, p.depth_fallback, p.M1_per_relation) == (
-        "question", 0.0, "dmax", 0)
+    assert (p.intent_fallback, p.edge_relation_weight, p.depth_fallback, p.M1_per_relation, p.delta, p.M3_fallback,
+            p.delta_grounding) == ("question", 0.0, "dmax", 0, 0.05, 0, 0.0)
 
 
 # --------------------------------------------------------------------------- diversity at hubs

@@ -23,7 +23,10 @@ class VisPathOptions(BaseModel):
     # The paper's M3 = 3 is what an LLM keeps after examining the chains; when no LLM examined them (the
     # examination's fallback: the top σ paths) the graph-only search keeps M3_fallback instead, so that paths
     # tied on σ at a hub (one relation, many tails) all reach the next hop (ours; 0 = M3, the paper's reading).
-    M3_fallback: int = Field(0, ge=0, description="paths kept per hop when no LLM examined the chains (the "
+    # 15 chosen on more-dev with coverage_edge_cost=0.5 and delta_grounding=1 (bench/choose_defaults.py, see
+    # docs/benchmarks.md "Yardstick"): grounded EM 93.2 → 94.4 on its own KG, 68.7 → 77.9 and 55.8 → 70.7
+    # buried; gold path retained 72 → 79 and 61 → 84 buried.
+    M3_fallback: int = Field(15, ge=0, description="paths kept per hop when no LLM examined the chains (the "
                              "examination's fallback keeps the top σ paths); 0 = M3")
     # Diversity at hubs (ours; the paper's reading is 0): a hub's many edges of one relation (Berlin has
     # 89 "located in" facts among 200,000 distractors) tie under a relation-first Eq. 5 and would fill
@@ -41,8 +44,9 @@ class VisPathOptions(BaseModel):
     # hop away on the question's path ("the body of water this island is next to": the body of water has that
     # relation). delta_grounding also asks the rival to make up for how much weaker it was grounded: the
     # margin grows by λ·(r_1 − r_k), the gap in retrieval score (image or name) to the first candidate (ours;
-    # 0 = the paper's Eq. 3).
-    delta_grounding: float = Field(0.0, ge=0.0, le=10.0, description="Eq. 3: the margin also grows by this times "
+    # 0 = the paper's Eq. 3). 1 chosen on more-dev (with M3_fallback): start from the image 89 → 100 % on its own
+    # KG (the rival was the next entity on the question's path in 26 of 27 wrong starts); demo unchanged.
+    delta_grounding: float = Field(1.0, ge=0.0, le=10.0, description="Eq. 3: the margin also grows by this times "
                                    "the rival's retrieval-score gap to the first candidate (0 = the paper's)")
     K: int = Field(10, ge=1, description="entity-name candidates retrieved for the start entity")
     rank_top: int = Field(3, ge=1, description="IV-A ranking: at most this many of the K names the LLM keeps, "
@@ -98,7 +102,10 @@ class VisPathOptions(BaseModel):
         "coverage", description="chain_score=sketch: mean (the mean cosine of the path's relations with the phrases "
                             "they pair with) or coverage (their sum where ≥ sketch_min_cos, less coverage_edge_cost "
                             "per edge: a path that covers more of the relations the question names ranks first)")
-    coverage_edge_cost: float = Field(0.01, ge=0.0, le=1.0, description="chain_alignment=coverage: what each edge "
+    # 0.5 chosen on more-dev with M3_fallback=15 (0.01 before): with 15 paths kept per hop, a distractor edge
+    # whose relation matches a phrase weakly (≥ sketch_min_cos = 0.45) no longer lengthens a path past the
+    # question (2-hop EM buried 57 → 70 and 55 → 64); 0.6 and 0.7 cost more than they gain.
+    coverage_edge_cost: float = Field(0.5, ge=0.0, le=1.0, description="chain_alignment=coverage: what each edge "
                                       "costs; an edge whose phrase match is weaker does not pay for its hop")
     answer_typing: bool = Field(True, description="terminal selection: rank first the paths whose entities have "
                                 "the types the question names ('In which city …', 'the state where …'), read "
