@@ -12,8 +12,9 @@ Two steps, so that each graph is run on its own server and the choice sees every
 
 Candidates (VisPath ``-o`` sets, graph-only: KGQA_CHAT_BACKEND=none is forced): today's default; the paper's
 literal reading; the default with each of its departures from the paper undone one at a time; the previous
-default (chain_alignment=mean, δ = 0.05) and each of those two undone alone; Eq. 3 off (the start as the
-grounder ranked it); wider hops (M1, M2, M1_per_relation); the learned
+default (before M3_fallback, coverage_edge_cost and delta_grounding were chosen); chain_alignment=mean and
+δ = 0.05 alone; Eq. 3 off (the start as the grounder ranked it); Eq. 3's margin and grounding margin; wider
+hops (M1, M2, M1_per_relation, M3_fallback) and what an edge costs under coverage; the learned
 relation-path retriever (``path_scorer=learned``) shipped (trained on the demo KG's generated questions, never
 on more-dev) and trained per fold on the other folds' more-dev questions (answers only; its results are held
 out per question). The per-fold choice reads the learned-by-fold results of the other folds too, whose
@@ -46,8 +47,9 @@ CANDIDATES: dict[str, dict[str, str]] = {
     "default": {},
     "paper": PAPER,
     **{f"default, {k}={v}": opt for k, opt in ONE_BACK.items() for v in opt.values()},
-    # the defaults before this choice (chain_alignment=mean, δ = 0.05), and each of the two undone alone
-    "previous default": {"chain_alignment": "mean", "delta": "0.05"},
+    # the defaults before this round (2026-12-02, morning: no M3_fallback, edge cost 0.01, Eq. 3 without the
+    # grounding margin); the round before's (chain_alignment=mean, δ = 0.05) undone one at a time
+    "previous default": {"M3_fallback": "0", "coverage_edge_cost": "0.01", "delta_grounding": "0"},
     "default, chain_alignment=mean": {"chain_alignment": "mean"},
     "default, delta=0.05": {"delta": "0.05"},
     # Eq. 3 off: the start as the grounder or linker ranked it
