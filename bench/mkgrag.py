@@ -28,19 +28,18 @@
   on them; d15–d28: held out).
 * ``ingest`` prints the CPU extractor beside the LLM extractor (``--extractor both``, the default): wall-clock
   and this process's CPU time, so a figure taken on a shared machine can be read (the load average is printed).
-* ``scale``: the distractor-scale check of stage 1 and stage 2 (bench/scale.py's for mKG-RAG). The
-  bundled questions are evaluated graph-only (``KGQA_CHAT_BACKEND=none``: retrieval is what is
-  measured) on the bundled corpus alone, then again after ``--docs`` distractor documents are added
-  (ids ``bench-…``, removed at the end). Unlike ``retrieval``'s random vectors, a distractor here is
-  made of text and embedded with the real all-MiniLM-L6-v2 as the loader embeds documents (document:
-  title + text; chunk: its text; entity: "name: description"; relation: "head tail: summary"): one
-  distractor entity of bench/scale.py's buried KG (bench/scale_distractors.py, same seed) (names built from the demo's own words: "Collins
-  Apollo", "Falcon Heights", "Notre-Dame Île-de-France") with five of its generated facts written as
-  sentences ("The manufacturer of Kamarsen Tower is Falcon Works."), 2 chunks, 6 entities, 5
-  relations. Distractors name no bundled document's topic, so no distractor holds a question's
-  supporting section. Prints document recall@Kd, evidence recall, context tokens and stage 1 / 2
-  ms p50 side by side for mkgrag and its chunks-only ablation; embeddings are cached under
-  .kgqa/scale/cache. Run it against a server of its own (it writes ~140,000 nodes).
+* ``scale``: accuracy among distractors (bench/scale.py's for mKG-RAG). In one run, graph-only
+  (``KGQA_CHAT_BACKEND=none``), mkgrag with the CPU reader and its chunks-only ablation with the same
+  reader answer the bundled questions on the bundled corpus alone, then again after ``--docs``
+  distractor documents are added (ids ``bench-…``, removed at the end unless ``--keep``): EM, SBERT@0.3,
+  document recall@Kd, evidence recall, supporting-sentence recall, abstentions (as ``accuracy``),
+  context tokens, stage 1 / 2 ms p50, and the EM drop in points; then each question whose exact match
+  the distractors change, with the rank of its supporting document and the documents recalled above it.
+  A distractor (bench/mkgrag_distractors.py) is one distractor entity of bench/scale.py's buried KG and
+  five of its generated facts written as sentences ("The manufacturer of Kamarsen Tower is Falcon
+  Works."), embedded with the real all-MiniLM-L6-v2 as the loader embeds documents (cached under
+  .kgqa/scale/cache); distractors name no bundled document's topic, so none holds a question's
+  supporting section. Run it against a server of its own (it writes ~140,000 nodes with vectors).
 
 Asserts nothing; prints figures.
 """
@@ -51,7 +50,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -290,12 +288,6 @@ def _evaluate(s, enc, qs, method: str, opts: dict, replay_cache=None) -> tuple[d
     return rep, [details.get(q.question, {}) for q in qs], st1, st2
 
 
-def _evaluate_mkgrag(s, enc, qs, opts: dict, replay_cache=None) -> tuple[dict, list[float], list[float]]:
-    """(overall metrics, stage 1 ms, stage 2 ms) of mkgrag with ``opts`` (``scale`` uses it)."""
-    rep, _, st1, st2 = _evaluate(s, enc, qs, "mkgrag", opts, replay_cache)
-    return rep["overall"], st1, st2
-
-
 def sentence_recall(q, details: dict) -> bool | None:
     """Supporting-sentence recall: the sentence the answer cites is in the supporting document's supporting
     section (chunk sections) and holds the gold answer or an alias (normalised). None without support."""
@@ -362,62 +354,44 @@ def bench_accuracy(args) -> None:
             print(f"  {label if fold == 'all' else '':<40} {fold:<9} " + " ".join(f"{r[c]:>7}" for c in cols))
 
 
-def _distractor_docs(n: int, seed: int, encoder, cache_dir: Path) -> list[dict]:
-    """n distractor document KGs made of text (see the module doc), embedded for real (cached)."""
-    import hashlib
+#: the two systems of ``scale``: mkgrag and its chunks-only ablation, both with the CPU reader
+SCALE_SYSTEMS = (("mkgrag + CPU reader", {"reader": "cpu"}),
+                 ("chunks-only + CPU reader", {"reader": "cpu", "chunks_only": True}))
 
-    import numpy as np
 
-    sys.path.insert(0, str(REPO / "bench"))
-    from scale_distractors import generate
+def _scale_run(s, enc, qs) -> list[dict]:
+    """Each system of ``SCALE_SYSTEMS`` evaluated on the graph as it is: its report, answers' details, the
+    accuracy row (``_row``), EM in %, mean context tokens, stage 1 / 2 ms p50."""
+    out = []
+    for label, opts in SCALE_SYSTEMS:
+        rep, details, st1, st2 = _evaluate(s, enc, qs, "mkgrag", opts)
+        em = rep["overall"]["exact_match"]
+        out.append({"label": label, "rep": rep, "details": details, "row": _row(qs, rep, details, None),
+                    "em": 100 * em["correct"] / max(em["n"], 1),
+                    "tokens": rep["overall"]["context_tokens"]["mean"], "p1": _pct(st1, 50), "p2": _pct(st2, 50)})
+    return out
 
-    g = generate(REPO / "data" / "demo", n_entities=200_000, n_facts=730_000, max_out=3000, seed=seed)  # bench/scale.py's
-    name = dict(zip(g["ids"], g["names"]))
-    rel_name = g["relations"]
-    by_head: dict[str, list[tuple[str, str]]] = {}
-    for h, r, t in g["facts"]:
-        if h in name and t in name:
-            by_head.setdefault(h, []).append((r, t))
-    heads = [h for h in g["ids"] if len(by_head.get(h, ())) >= 5][:n]
-    if len(heads) < n:
-        raise SystemExit(f"only {len(heads)} distractor entities have 5 facts; ask for fewer --docs")
-    docs, texts = [], []
-    for i, h in enumerate(heads):
-        did = f"bench-scale-{i:06d}"
-        facts = by_head[h][:5]
-        sent = [f"The {rel_name.get(r, r)} of {name[h]} is {name[t]}." for r, t in facts]
-        chunks = [{"id": f"{did}#c0", "order": 0, "text": f"{name[h]}. " + " ".join(sent[:3]), "tokens": 40},
-                  {"id": f"{did}#c1", "order": 1, "text": " ".join(sent[3:]), "tokens": 30}]
-        ents = [{"id": f"{did}:e:0", "name": name[h], "description": f"the subject of {name[h]}",
-                 "chunk_ids": [chunks[0]["id"]]}]
-        ents += [{"id": f"{did}:e:{k + 1}", "name": name[t], "description": f"{rel_name.get(r, r)} of {name[h]}",
-                  "chunk_ids": [chunks[0 if k < 3 else 1]["id"]]} for k, (r, t) in enumerate(facts)]
-        rels = [{"id": f"{did}:r:{k}", "head_id": ents[0]["id"], "tail_id": ents[k + 1]["id"],
-                 "summary": sent[k], "chunk_ids": [chunks[0 if k < 3 else 1]["id"]]} for k in range(5)]
-        doc = {"id": did, "title": name[h], "chunks": chunks, "entities": ents, "relations": rels}
-        texts += ([f"{doc['title']}. " + " ".join(c["text"] for c in chunks)] + [c["text"] for c in chunks]
-                  + [f"{e['name']}: {e['description']}" for e in ents]
-                  + [f"{name[h]} {ents[k + 1]['name']}: {x['summary']}" for k, x in enumerate(rels)])
-        docs.append(doc)
-    key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    cache = cache_dir / f"mkgrag_distractors_{key}.npy"
-    if cache.exists():
-        vecs = np.load(cache)
-    else:
-        t0 = time.perf_counter()
-        vecs = np.asarray(encoder.encode(texts, batch_size=256), dtype=np.float32)
-        print(f"  embedded {len(texts):,} distractor texts in {time.perf_counter() - t0:.0f} s", flush=True)
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        np.save(cache, vecs)
-    k = 0
-    for doc in docs:
-        doc["embedding"] = vecs[k].tolist()
-        k += 1
-        for part in ("chunks", "entities", "relations"):
-            for x in doc[part]:
-                x["embedding"] = vecs[k].tolist()
-                k += 1
-    return docs
+
+def _flips(qs, small: dict, big: dict) -> list[str]:
+    """One line per question whose exact match differs between the two runs of a system: the answers, the
+    supporting document's rank among the recalled documents, and the documents recalled above it."""
+    before = {r["id"]: r for r in small["rep"]["questions"]}
+    after = {r["id"]: r for r in big["rep"]["questions"]}
+    lines = []
+    for q, d in zip(qs, big["details"]):
+        a, b = before[q.id], after[q.id]
+        if bool(a["exact_match"]) == bool(b["exact_match"]):
+            continue
+        docs = d.get("documents") or []
+        gold = q.support.document if q.support else None
+        rank = next((i for i, x in enumerate(docs, 1) if x["id"] == gold), None)
+        above = [f"{x['id']} {x['title']!r} ({x['cos']:.2f})" for x in docs[:(rank or len(docs)) - 1][:3]] \
+            if rank != 1 else []
+        lines.append(f"    {q.id} {'lost' if a['exact_match'] else 'gained'}: {a['prediction']!r} -> "
+                     f"{b['prediction']!r} (gold {q.answer!r}); {gold} "
+                     f"{f'recalled at rank {rank}' if rank else 'not recalled'} of {len(docs)}"
+                     + (f"; above it: {', '.join(above)}" if above else ""))
+    return lines
 
 
 def bench_scale(args) -> None:
@@ -425,18 +399,10 @@ def bench_scale(args) -> None:
     from kgqa.core.graph import Graph
     from kgqa.models.encoder import get_encoder
 
-    os.environ["KGQA_CHAT_BACKEND"] = "none"                 # graph-only: every answer step on its fallback
+    os.environ["KGQA_CHAT_BACKEND"] = "none"                 # graph-only: the CPU reader, no model served
     s = _settings()
     enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
     qs, _ = load_questions(DOCS / "questions.jsonl")
-    variants = (("mkgrag", {}), ("mkgrag chunks_only", {"chunks_only": True}))
-
-    def run_all() -> list[tuple[str, dict, float, float]]:
-        out = []
-        for label, opts in variants:
-            m, st1, st2 = _evaluate_mkgrag(s, enc, qs, opts)
-            out.append((label, m, _pct(st1, 50), _pct(st2, 50)))
-        return out
 
     with Graph(s) as g:
         while g.write("bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
@@ -444,28 +410,44 @@ def bench_scale(args) -> None:
         bundled = len(g.read("docs_list"))
         if not bundled:
             raise SystemExit("no documents loaded: kgqa load documents data/docs/corpus --replay-cache data/docs/replay")
-        small = run_all()
-        docs = _distractor_docs(args.docs, args.seed, enc, REPO / ".kgqa" / "scale" / "cache")
+        small = _scale_run(s, enc, qs)
+        load_small = _load()
+        sys.path.insert(0, str(REPO / "bench"))
+        from mkgrag_distractors import distractor_docs
+
+        docs = distractor_docs(args.docs, args.seed, enc, REPO / ".kgqa" / "scale" / "cache")
         t0 = time.perf_counter()
         for i in range(0, len(docs), args.batch):
             g.write("bench_docs_synthetic", docs=docs[i:i + args.batch])
         g.await_indexes(timeout_s=1800)
         write_s = time.perf_counter() - t0
         try:
-            big = run_all()
+            big = _scale_run(s, enc, qs)
         finally:
             if not args.keep:
                 while g.write("bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
                     pass
-    print(f"scale · {len(qs)} questions (data/docs/questions.jsonl), graph-only · {bundled} bundled documents, then "
-          f"+ {len(docs):,} distractor documents (written in {write_s:.0f} s) · torch threads {s.torch_threads} · "
-          f"load {_load()}")
-    print(f"  {'corpus':<22} {'method':<20} {'doc R@Kd':>9} {'evid. R':>8} {'ctx tok':>8} {'stage 1 ms':>11} "
-          f"{'stage 2 ms':>11}")
+    print(f"scale · {len(qs)} questions (data/docs/questions.jsonl), graph-only (KGQA_CHAT_BACKEND=none, CPU "
+          f"reader) · {bundled} bundled documents, then + {len(docs):,} distractor documents (written in "
+          f"{write_s:.0f} s) · torch threads {s.torch_threads} · load {load_small} (bundled), {_load()} (end)")
+    print("  EM = exact match (aliases), SBERT@0.3, doc R = document recall@Kd, evid. R = a chunk of the "
+          "supporting section in context, sent. R = the cited sentence is in the supporting section and holds the "
+          "answer; EM drop = points below the same system on the bundled documents alone")
+    cols = ("n", "EM", "SBERT", "doc R", "evid. R", "sent. R", "abst.")
+    print(f"  {'corpus':<22} {'system':<26} " + " ".join(f"{c:>7}" for c in cols)
+          + f" {'ctx tok':>8} {'stage 1 ms':>11} {'stage 2 ms':>11} {'EM drop':>8}")
     for corpus, rows in (("bundled", small), (f"+ {len(docs):,} distractors", big)):
-        for label, m, p1, p2 in rows:
-            print(f"  {corpus:<22} {label:<20} {_cell(m, 'doc_recall'):>9} {_cell(m, 'evidence_recall'):>8} "
-                  f"{_cell(m, 'context_tokens', '.0f'):>8} {p1:11.1f} {p2:11.1f}")
+        for k, r in enumerate(rows):
+            drop = f"{small[k]['em'] - r['em']:.1f}" if rows is big else "-"
+            tok = f"{r['tokens']:.0f}" if r["tokens"] is not None else "-"
+            print(f"  {corpus:<22} {r['label']:<26} " + " ".join(f"{r['row'][c]:>7}" for c in cols)
+                  + f" {tok:>8} {r['p1']:11.1f} {r['p2']:11.1f} {drop:>8}")
+    for a, b in zip(small, big):
+        lines = _flips(qs, a, b)
+        print(f"  {a['label']}: {len(lines)} questions change exact match with the distractors"
+              + (":" if lines else ""))
+        for line in lines:
+            print(line)
 
 
 def main() -> None:

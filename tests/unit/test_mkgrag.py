@@ -184,3 +184,15 @@ def test_document_and_evidence_recall_metrics():
     vispath_like = Answer(question="q?", answer="a", method="vispath")
     assert document_recall(q.support, vispath_like) is None        # a method that recalls no documents: skipped
     assert document_recall(None, ans) is None
+
+
+def test_stage_one_asks_the_approximate_indexes_for_more_candidates_than_kd():
+    # HNSW's beam is k: asked for Kd alone, the index misses the nearest documents among many others
+    m = method(BASE, Kd=10, ef=200)
+    m.retrieve("q")
+    p = [p for n, p in m.graph.calls if n == "mkgrag_document_search"][0]
+    assert p["k"] == 10 and p["ef"] == 200
+    m = method(BASE, Kd=50, ef=20)
+    m.retrieve("q")
+    p = [p for n, p in m.graph.calls if n == "mkgrag_document_search"][0]
+    assert p["k"] == 50 and p["ef"] == 50                        # never fewer candidates than documents kept

@@ -8,8 +8,9 @@ matching, per-document KGs) is ``kgqa.loaders.documents`` (``kgqa load documents
 Read top to bottom, ``answer`` is Section 3.2:
 
     query      q = question ‖ what the image shows (VisionModel.recognize; none without an image)
-    3.2.1      stage 1 (Eq. 2): the top Kd documents by cos(E(q), E(document)), through the
-               ``document_embedding`` vector index
+    3.2.1      stage 1 (Eq. 2): the top Kd documents by cos(E(q), E(document)), the exact cosine of the
+               candidates of the ``document_embedding`` and ``chunk_embedding`` vector indexes (each asked
+               for ``ef`` ≥ Kd: the approximate index asked for Kd alone misses the nearest documents)
     3.2.2      stage 2: G_m = the KGs of those Kd documents, merged online (only those);
                G_r^0 = the top Kg entities and relations of G_m by cos(E(q), f), f the embedding
                of the entity (name + description) or relation (head, tail, summary), or of the image
@@ -71,6 +72,9 @@ class MKGRAGOptions(BaseModel):
 
     Kd: int = Field(10, ge=1, le=1000, description="documents recalled by stage 1 (Eq. 2)")
     Kg: int = Field(10, ge=1, le=1000, description="entities and relations retrieved from the query-specific graph")
+    ef: int = Field(200, ge=1, le=10_000, description="stage 1: candidates asked of the document and chunk "
+                                                       "vector indexes (HNSW's beam; at least Kd) before the "
+                                                       "exact cosine ranks them")
     l: int = Field(1, ge=0, le=4, description="hops of subgraph expansion (Eq. 3)")
     threshold: float = Field(0.3, ge=-1.0, le=1.0, description="expansion keeps neighbours whose cosine to the "
                                                                "query exceeds this")
@@ -182,7 +186,7 @@ class MKGRAG(BaseMethod):
 
         # ---- 3.2.1 stage 1 (Eq. 2): top Kd documents
         t = time.perf_counter()
-        rows = self.graph.read("mkgrag_document_search", vector=qvec, k=o.Kd)
+        rows = self.graph.read("mkgrag_document_search", vector=qvec, k=o.Kd, ef=max(o.ef, o.Kd))
         r.documents = [{"id": d["id"], "title": d["title"], "cos": round(cos_from_neo4j(d["score"]), 4)} for d in rows]
         doc_ids = [d["id"] for d in r.documents]
         r.timings["stage1"] = time.perf_counter() - t
