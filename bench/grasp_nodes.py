@@ -2,6 +2,7 @@
 
     KGQA_TORCH_THREADS=1 python bench/grasp_nodes.py --questions data/demo/questions.jsonl \
         --checkpoint data/demo/grasp/grasp-nodes.safetensors [--train 5000] [--drop 0,0.2] [--limit N]
+        [--settings grounded,gold-start] [--folds 5 [--fold-data]] [--out DIR]
 
 Needs the KG of the questions loaded in the Neo4j the environment names (KGQA_*/NEO4J_*).
 
@@ -12,10 +13,13 @@ Needs the KG of the questions loaded in the Neo4j the environment names (KGQA_*/
 2. ``--train N``: ``kgqa train grasp --head nodes --examples N`` (generated questions, the
    topics of ``--questions`` excluded) into ``--checkpoint``; examples/s and the minutes that
    5,000 examples take at this rate (generation + subgraphs + 3 epochs), the loss curve beside it.
-3. ``kgqa eval --method vispath,grasp`` graph-only (``KGQA_CHAT_BACKEND=none``: no chat LLM for
-   either; GraSP's head is its LLM_select, VisPath's default scoring and selection), at every
-   ``--drop`` share of the topic entity's facts hidden; EM and start-entity accuracy side by
-   side and the points each loses against 0 %.
+3. VisPath (defaults) and GraSP (``head=nodes``) graph-only (``KGQA_CHAT_BACKEND=none``: no chat LLM
+   for either; GraSP's head is its LLM_select), in one process (``kgqa eval``'s runner), for every
+   ``--settings`` (grounded: the start from the image; gold-start: the topic given) and every
+   ``--drop`` share of the topic entity's facts hidden (seed 0); EM, start-entity accuracy and gold
+   path side by side and the points each loses against 0 %. ``--folds K`` (a KG the checkpoint was
+   not trained on, e.g. more-dev): a checkpoint per fold by topic entity, trained without the fold's
+   topics, scores the fold (``--fold-data``: plus the other folds' QA pairs).
 
 Prints tables; asserts nothing.
 """
@@ -32,10 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 KGQA = str(Path(sys.executable).with_name("kgqa"))
 
 
-def bench_p6(repeat: int) -> None:
+def bench_p6(repeat: int, layers: int) -> None:
     import torch
 
     from kgqa.gnn.encoder import GraphNodeScorer, GraphSoftPromptEncoder
@@ -43,9 +49,10 @@ def bench_p6(repeat: int) -> None:
     threads = int(os.environ.get("KGQA_TORCH_THREADS", "1"))
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    head = GraphNodeScorer(384, 384).eval()
+    head = GraphNodeScorer(384, 384, num_layers=layers, hop_features=4).eval()     # as kgqa train grasp makes it
     soft = GraphSoftPromptEncoder(384, 384, 576).eval()
-    print(f"\n1. P6: GAT (2 layers × 128, 4 heads) + node-scoring head vs + soft-prompt projector (→ 576); "
+    print(f"\n1. P6: GAT ({layers} layers × 128, 4 heads, hop one-hot) + node-scoring head vs GAT (2 layers) + "
+          f"soft-prompt projector (→ 576); "
           f"torch threads {threads}; {repeat} runs after a warm-up")
     print("   wall = perf_counter; cpu = this thread's CPU time (the fair figure when the machine is shared)")
     print(f"{'nodes':>6} {'facts':>6} {'head wall p50':>13} {'cpu p50':>8} {'p95':>7} {'soft wall p50':>13} "
@@ -55,15 +62,16 @@ def bench_p6(repeat: int) -> None:
         inp = (torch.randn(n, 384, generator=g), torch.randint(0, n, (2, 2 * n), generator=g),
                torch.randint(0, 40, (2 * n,), generator=g), torch.randn(40, 384, generator=g),
                torch.randn(384, generator=g), torch.tensor([True] + [False] * (n - 1)))
+        hop = torch.cat([torch.zeros(1, dtype=torch.long), torch.randint(1, 4, (n - 1,), generator=g)])
         row = []
-        for m in (head, soft):
+        for m, args in ((head, inp + (hop,)), (soft, inp)):
             with torch.inference_mode():
                 for _ in range(3):
-                    m(*inp)
+                    m(*args)
                 ts, cs = [], []
                 for _ in range(repeat):
                     t, c = time.perf_counter(), time.thread_time()
-                    m(*inp)
+                    m(*args)
                     ts.append((time.perf_counter() - t) * 1000)
                     cs.append((time.thread_time() - c) * 1000)
             row += [np.percentile(ts, 50), np.percentile(cs, 50), np.percentile(cs, 95)]
@@ -72,11 +80,12 @@ def bench_p6(repeat: int) -> None:
               f"{row[5]:>7.2f}  {goal}")
 
 
-def bench_train(n: int, questions: Path, checkpoint: Path, epochs: int) -> None:
+def bench_train(n: int, questions: Path, checkpoint: Path, epochs: int, hops: int | None) -> None:
     print(f"\n2. kgqa train grasp --head nodes --examples {n} --epochs {epochs} (topics of {questions} excluded)")
     t = time.perf_counter()
     p = subprocess.run([KGQA, "train", "grasp", "--head", "nodes", "--examples", str(n), "--epochs", str(epochs),
-                        "--exclude", str(questions), "--checkpoint", str(checkpoint), "--json"],
+                        "--exclude", str(questions), "--checkpoint", str(checkpoint), "--json"]
+                       + (["-o", f"hops={hops}"] if hops else []),
                        capture_output=True, text=True)
     wall = time.perf_counter() - t
     if p.returncode:
@@ -92,38 +101,103 @@ def bench_train(n: int, questions: Path, checkpoint: Path, epochs: int) -> None:
           + " → ".join(f"{v:.3f}" for v in r["epoch_losses"]) + f"; curve {r['plot']}; KG {r['kg_fingerprint']}")
 
 
-def bench_eval(questions: Path, checkpoint: Path, drops: list[float], limit: int | None) -> None:
-    env = {**os.environ, "KGQA_CHAT_BACKEND": "none"}
-    print(f"\n3. kgqa eval {questions} --method vispath,grasp, graph-only (KGQA_CHAT_BACKEND=none), "
-          f"grasp head=nodes ({checkpoint.name})" + (f", first {limit} questions" if limit else ""))
-    def acc(m: dict, key: str) -> float:
-        return 100 * ((m.get(key) or {}).get("accuracy") or 0.0)
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return path
 
-    rows = {}
-    for d in drops:
-        cmd = [KGQA, "eval", str(questions), "--method", "vispath,grasp", "--json", "--quiet", "--drop-edges", str(d),
-               "-o", f"grasp.checkpoint={checkpoint}", "-o", "grasp.head=nodes"] + (["--limit", str(limit)] if limit
-                                                                                     else [])
+
+def fold_checkpoints(rt, questions, raw: dict, a) -> list[tuple[list, Path]]:
+    """One nodes checkpoint per fold by topic entity, each trained without the fold: generated questions
+    whose topics are not the fold's (``--fold-examples``), plus with ``--fold-data`` the other folds' QA pairs."""
+    import tempfile
+
+    from paths import folds_by_topic
+
+    from kgqa.methods.grasp.options import GraSPOptions
+    from kgqa.methods.grasp.training import train_grasp
+
+    tmp = Path(tempfile.mkdtemp(prefix="kgqa-grasp-folds-"))
+    out = []
+    for i, fold in enumerate(folds_by_topic(questions, a.folds, seed=0)):
+        held = {q.id for q in fold}
+        excl = write_lines(tmp / f"fold-{i}.jsonl", [raw[q.id] for q in fold])
+        data = write_lines(tmp / f"train-{i}.jsonl", [raw[q.id] for q in questions if q.id not in held]) \
+            if a.fold_data else None
+        ck = tmp / f"fold-{i}.safetensors"
         t = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if p.returncode:
-            print(f"   drop {d}: failed:", (p.stderr.strip().splitlines() or ["?"])[-1])
-            continue
-        rep = json.loads(p.stdout[p.stdout.index("{"):])
-        rows[d] = ({m: r["overall"] for m, r in rep["methods"].items()}, time.perf_counter() - t)
-    print(f"{'drop':>5} {'n':>4} {'VisPath EM':>10} {'start':>6} {'GraSP EM':>9} {'start':>6} {'GraSP p50 s':>11}")
-    for d, (o, wall) in rows.items():
-        v, g = o["vispath"], o["grasp"]
-        print(f"{d:>5.0%} {v['n']:>4} {acc(v, 'exact_match'):>9.1f}% {acc(v, 'start_entity'):>5.0f}% "
-              f"{acc(g, 'exact_match'):>8.1f}% {acc(g, 'start_entity'):>5.0f}% "
-              f"{g['latency_s']['p50'] or 0:>11.2f}")
-    if 0.0 in rows:
-        base = rows[0.0][0]
-        for d, (o, _) in rows.items():
-            if d:
-                lv = acc(base["vispath"], "exact_match") - acc(o["vispath"], "exact_match")
-                lg = acc(base["grasp"], "exact_match") - acc(o["grasp"], "exact_match")
-                print(f"   at {d:.0%} dropped: VisPath loses {lv:.1f} points, GraSP {lg:.1f}")
+        rep = train_grasp(rt.context(), options=GraSPOptions(**({"hops": a.hops} if a.hops else {})), variant="nodes",
+                          data=data, exclude=excl, epochs=a.epochs, lr=1e-3, seed=0, checkpoint=ck,
+                          examples=a.fold_examples, **({"with_generated": True} if data else {}))
+        print(f"   fold {i + 1}/{a.folds}: {len(fold)} held-out questions; trained on {rep['used']} of "
+              f"{rep['examples']} examples ({rep['how']}) in {time.perf_counter() - t:.0f} s", flush=True)
+        out.append((fold, ck))
+    return out
+
+
+def bench_eval(a) -> None:
+    """VisPath (defaults) and GraSP (head=nodes) graph-only, in one process, every setting × drop share."""
+    os.environ["KGQA_CHAT_BACKEND"] = "none"
+    from kgqa.app.eval.questions import load_questions
+    from kgqa.app.eval.runner import run_questions
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.config import Settings
+
+    s = Settings()
+    questions, _ = load_questions(a.questions)
+    questions = questions[: a.limit] if a.limit else questions
+    raw = {json.loads(x)["id"]: x for x in a.questions.read_text(encoding="utf-8").splitlines() if x.strip()}
+    drops = [float(x) for x in a.drop.split(",")]
+    settings = [x for x in a.settings.split(",") if x]
+    how = (f"{a.folds} folds by topic entity, a checkpoint per fold trained without it"
+           + (" (generated questions + the other folds' QA pairs)" if a.fold_data else " (generated questions)")
+           if a.folds else f"checkpoint {a.checkpoint}")
+    print(f"\n3. {a.questions} ({len(questions)} questions), VisPath defaults vs GraSP head=nodes, graph-only "
+          f"(KGQA_CHAT_BACKEND=none), drop-edges seed 0; GraSP: {how}; {s.neo4j_uri}", flush=True)
+
+    def rate(rs, attr) -> float:
+        v = [getattr(r, attr) for r in rs if getattr(r, attr) is not None]
+        return 100.0 * sum(bool(x) for x in v) / len(v) if v else float("nan")
+
+    fields = ("exact_match", "start_entity", "gold_path", "why_wrong", "prediction", "hops", "seconds", "error")
+    with open_runtime(s) as rt:
+        shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
+        cks = fold_checkpoints(rt, questions, raw, a) if a.folds else [(questions, a.checkpoint)]
+        vis = Pipeline(s, "vispath", options={}, **shared)
+        grasp = [(fold, Pipeline(s, "grasp", options={"head": "nodes", "checkpoint": str(ck)}, **shared))
+                 for fold, ck in cks]
+        table = []
+        for setting in settings:
+            gold = setting == "gold-start"
+            for d in drops:
+                t = time.perf_counter()
+                rv = run_questions(questions, vis, gold_start=gold, drop_edges=d, seed=0)
+                tv = time.perf_counter() - t
+                rg = [r for fold, p in grasp for r in run_questions(fold, p, gold_start=gold, drop_edges=d, seed=0)]
+                tg = time.perf_counter() - t - tv
+                if a.out:
+                    a.out.mkdir(parents=True, exist_ok=True)
+                    for m, rs in (("vispath", rv), ("grasp", rg)):
+                        (a.out / f"{setting}.{d:g}.{m}.json").write_text(json.dumps(
+                            {r.id: {f: getattr(r, f) for f in fields} for r in rs}, indent=1), encoding="utf-8")
+                table.append((setting, d, rv, rg, tv / len(rv), tg / max(len(rg), 1)))
+                print(f"   {setting} drop {d:.0%}: VisPath EM {rate(rv, 'exact_match'):.1f}, GraSP EM "
+                      f"{rate(rg, 'exact_match'):.1f} ({tv + tg:.0f} s)", file=sys.stderr, flush=True)
+    print(f"{'setting':<11} {'drop':>5} {'n':>4} {'VisPath EM':>10} {'start':>6} {'path':>5} {'lost':>5} "
+          f"{'GraSP EM':>9} {'start':>6} {'path':>5} {'lost':>5} {'errors':>6} {'s/q V · G':>11}")
+    for setting, d, rv, rg, sv, sg in table:
+        base = next(x for x in table if x[0] == setting and x[1] == 0.0) if 0.0 in drops else None
+        lv = rate(base[2], "exact_match") - rate(rv, "exact_match") if base else float("nan")
+        lg = rate(base[3], "exact_match") - rate(rg, "exact_match") if base else float("nan")
+        print(f"{setting:<11} {d:>5.0%} {len(rv):>4} {rate(rv, 'exact_match'):>9.1f}% {rate(rv, 'start_entity'):>5.0f}% "
+              f"{rate(rv, 'gold_path'):>4.0f}% {lv:>5.1f} {rate(rg, 'exact_match'):>8.1f}% "
+              f"{rate(rg, 'start_entity'):>5.0f}% {rate(rg, 'gold_path'):>4.0f}% {lg:>5.1f} "
+              f"{sum(1 for r in rg if r.error):>6} {sv:>5.2f} · {sg:<5.2f}")
+    print("EM = exact match (aliases accepted); start = start-entity accuracy; path = gold path among the "
+          "evidence paths; lost = EM points below the same setting at 0 %; errors = GraSP questions that raised")
+    errs = sorted({r.error for _, _, _, rg, _, _ in table for r in rg if r.error})
+    for e in errs[:3]:
+        print(f"   GraSP error: {e}")
 
 
 def main() -> None:
@@ -132,18 +206,27 @@ def main() -> None:
     ap.add_argument("--checkpoint", type=Path, required=True)
     ap.add_argument("--train", type=int, help="train the checkpoint first on this many generated questions")
     ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--hops", type=int, help="extraction hops of the checkpoints trained here (default: GraSP's)")
     ap.add_argument("--drop", default="0,0.2", help="shares of the topic's facts hidden, comma-separated")
+    ap.add_argument("--settings", default="grounded,gold-start", help="grounded (start from the image / question) "
+                    "and/or gold-start (the topic entity given: kgqa eval --gold-start), comma-separated")
+    ap.add_argument("--folds", type=int, default=0, help="train a checkpoint per fold by topic entity, without the "
+                    "fold (a KG the --checkpoint was not trained on, e.g. more-dev); 0: --checkpoint for all")
+    ap.add_argument("--fold-examples", type=int, default=5000, help="generated questions per fold checkpoint")
+    ap.add_argument("--fold-data", action="store_true", help="also train each fold's checkpoint on the other "
+                    "folds' QA pairs (--data)")
+    ap.add_argument("--out", type=Path, help="write per-question results here (setting.drop.method.json)")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--no-eval", action="store_true")
     a = ap.parse_args()
     print(f"bench/grasp_nodes.py · torch threads {os.environ.get('KGQA_TORCH_THREADS', '(unset)')} · "
           f"load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-    bench_p6(a.repeat)
+    bench_p6(a.repeat, a.hops or 2)
     if a.train:
-        bench_train(a.train, a.questions, a.checkpoint, a.epochs)
+        bench_train(a.train, a.questions, a.checkpoint, a.epochs, a.hops)
     if not a.no_eval:
-        bench_eval(a.questions, a.checkpoint, [float(x) for x in a.drop.split(",")], a.limit)
+        bench_eval(a)
 
 
 if __name__ == "__main__":

@@ -206,9 +206,14 @@ def test_train_resume_then_ask_graph_only(grasp_kg, tmp_path):
 # ------------------------------------------------------------------------------------------ the nodes head
 def test_train_nodes_head_on_generated_questions_then_ask_one_entity(grasp_kg, tmp_path):
     ck = tmp_path / "n.safetensors"
-    p = run_kgqa("train", "grasp", "--head", "nodes", "--examples", "40", "--epochs", "2", "--checkpoint", str(ck))
+    qs = tmp_path / "train.jsonl"
+    qs.write_text(json.dumps({"question": "What is the capital of Vandoria?", "answer": "Merovan City",
+                              "topic": {"id": TOPIC}}) + "\n")
+    p = run_kgqa("train", "grasp", "--head", "nodes", "--data", str(qs), "--examples", "40", "--epochs", "2",
+                 "--checkpoint", str(ck), "-o", "hops=1")
     assert p.returncode == 0, p.stderr
     assert "examples/s" in p.stdout and ck.is_file() and ck.with_suffix(".loss.png").is_file()
+    assert f"1 read from {qs}" in p.stdout and "generated from the loaded KG" in p.stdout   # --data and --examples
     p = run_kgqa("ask", "--method", "grasp", "--entity", TOPIC, "-o", f"checkpoint={ck}", "--json",
                  "grasp-it: What is the capital of Vandoria?", env={"KGQA_CHAT_BACKEND": "none"})
     assert p.returncode == 0, p.stderr
@@ -216,6 +221,7 @@ def test_train_nodes_head_on_generated_questions_then_ask_one_entity(grasp_kg, t
     node_names = {s["id"]: s["name"] for r in a["details"]["rounds"] for s in r["scores"]}
     assert a["details"]["head"] == "nodes" and a["answer_id"] in node_names
     assert a["answer"] == node_names[a["answer_id"]]          # one entity, its own name, never a list
+    assert a["details"]["options"]["hops"] == 1               # the subgraphs the head was trained on
 
 
 def test_a_nodes_head_from_another_kg_is_refused_in_one_line(grasp_kg, tmp_path):

@@ -28,7 +28,8 @@ class TrainingExample:
 
 def read_examples(path: Path) -> list[TrainingExample]:
     """Question/answer pairs from a JSONL file in the ``kgqa eval`` format (``question``, ``answer``,
-    ``topic.id`` or ``entity_id``, optional ``answer_id``); a bad line stops with ``file:line: why``."""
+    ``topic.id`` or ``entity_id``, optional ``answer_id``, else the last entity of ``path``); a bad line
+    stops with ``file:line: why``."""
     path = Path(path)
     if not path.is_file():
         raise InvalidInput(f"{path}: no such training file")
@@ -51,10 +52,19 @@ def read_examples(path: Path) -> list[TrainingExample]:
             raise InvalidInput(f"{path}:{n}: topic.id {topic!r} is not a Wikidata entity id")
         al = row.get("aliases")
         al = tuple(x for x in al if isinstance(x, str)) if isinstance(al, list) else ()
-        out.append(TrainingExample(q.strip(), topic, a.strip(), row.get("answer_id"), f"{path.name}:{n}", al))
+        out.append(TrainingExample(q.strip(), topic, a.strip(), row.get("answer_id") or _path_end(row.get("path")),
+                                   f"{path.name}:{n}", al))
     if not out:
         raise InvalidInput(f"{path}: no training examples")
     return out
+
+
+def _path_end(path) -> str | None:
+    """The gold path's last entity (the answer of a question file without ``answer_id``, e.g. MORE's)."""
+    if isinstance(path, list) and path and isinstance(path[-1], (list, tuple)) and len(path[-1]) == 3:
+        end = path[-1][2]
+        return end if isinstance(end, str) and is_qid(end) else None
+    return None
 
 
 def topics_of(path: Path) -> set[str]:

@@ -7,7 +7,8 @@ lightweight feed-forward network projecting every entity representation into the
 embedding space) but its equations did not survive; what follows is our reading, each
 choice marked *interpretation*:
 
-    h_v^(0)  = W_in [x_v ; x_v ⊙ q ; 1[v = topic]]                 (question-conditioned input)
+    h_v^(0)  = W_in [x_v ; x_v ⊙ q ; 1[v = topic] ; onehot(hop_v)] (question-conditioned input; the hop
+                                                                    one-hot only with hop_features > 0)
     ε_r      = W_rel [r ; r ⊙ q]                                    (once per distinct relation r)
     e_uv     = ε_r(uv) ± w_dir                                      (+ forward, − reverse direction)
     h^(k)    = h^(k-1) + ELU(GATConv_k(h^(k-1), edge_index, e))     k = 1..l   (PyG GATConv, edge_dim)
@@ -53,7 +54,7 @@ class GraphSoftPromptEncoder(nn.Module):
 
     def __init__(self, in_channels: int = 384, edge_channels: int = 384, llm_hidden: int = 576, *,
                  hidden_channels: int = 128, num_layers: int = 2, heads: int = 4,
-                 projector_hidden: int = 256, dropout: float = 0.0, edge_hidden: int = 32):
+                 projector_hidden: int = 256, dropout: float = 0.0, edge_hidden: int = 32, hop_features: int = 0):
         super().__init__()
         import warnings
 
@@ -74,7 +75,8 @@ class GraphSoftPromptEncoder(nn.Module):
         self.projector_hidden = projector_hidden
         self.dropout = dropout
         self.edge_dim = edge_hidden
-        self.lin_in = nn.Linear(2 * in_channels + 1, hidden_channels)
+        self.hop_features = hop_features
+        self.lin_in = nn.Linear(2 * in_channels + 1 + hop_features, hidden_channels)
         self.lin_rel = nn.Linear(2 * edge_channels, edge_hidden)
         self.direction = nn.Parameter(torch.empty(edge_hidden))
         self.convs = nn.ModuleList(
@@ -100,13 +102,18 @@ class GraphSoftPromptEncoder(nn.Module):
         return {"in_channels": self.in_channels, "edge_channels": self.edge_channels,
                 "llm_hidden": self.llm_hidden, "hidden_channels": self.hidden_channels,
                 "num_layers": self.num_layers, "heads": self.heads,
-                "projector_hidden": self.projector_hidden, "dropout": self.dropout, "edge_hidden": self.edge_dim}
+                "projector_hidden": self.projector_hidden, "dropout": self.dropout, "edge_hidden": self.edge_dim,
+                **({"hop_features": self.hop_features} if self.hop_features else {})}
 
     def node_states(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor,
-                    question: Tensor, topic_mask: Tensor) -> Tensor:
+                    question: Tensor, topic_mask: Tensor, node_hop: Tensor | None = None) -> Tensor:
         """The GAT's node representations h^(l), shape (N, H)."""
         q = question.reshape(1, -1)
-        h = self.lin_in(torch.cat([x, x * q, topic_mask.to(x.dtype).reshape(-1, 1)], dim=-1))
+        parts = [x, x * q, topic_mask.to(x.dtype).reshape(-1, 1)]
+        if self.hop_features:         # one-hot of the hop at which extraction reached the node (the last: or more)
+            hop = node_hop if node_hop is not None else (~topic_mask).long()
+            parts.append(nn.functional.one_hot(hop.clamp(0, self.hop_features - 1), self.hop_features).to(x.dtype))
+        h = self.lin_in(torch.cat(parts, dim=-1))
         rel = self.lin_rel(torch.cat([relation_emb, relation_emb * q], dim=-1))      # (R, edge_hidden), once
         fwd = rel[edge_type]
         # both directions of every fact; the direction vector tells them apart
@@ -118,9 +125,10 @@ class GraphSoftPromptEncoder(nn.Module):
         return h
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor, question: Tensor,
-                topic_mask: Tensor) -> Tensor:
+                topic_mask: Tensor, node_hop: Tensor | None = None) -> Tensor:
         """Soft prompt: one D-dimensional token per node, shape (N, D)."""
-        return self.projector(self.node_states(x, edge_index, edge_type, relation_emb, question, topic_mask))
+        return self.projector(self.node_states(x, edge_index, edge_type, relation_emb, question, topic_mask,
+                                               node_hop))
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}({self.in_channels}, edge={self.edge_channels}, "
@@ -142,14 +150,15 @@ class GraphNodeScorer(GraphSoftPromptEncoder):
 
     def __init__(self, in_channels: int = 384, edge_channels: int = 384, llm_hidden: int = 1, *,
                  hidden_channels: int = 128, num_layers: int = 2, heads: int = 4, projector_hidden: int = 128,
-                 dropout: float = 0.0, edge_hidden: int = 32):
+                 dropout: float = 0.0, edge_hidden: int = 32, hop_features: int = 0):
         super().__init__(in_channels, edge_channels, 1, hidden_channels=hidden_channels, num_layers=num_layers,
-                         heads=heads, projector_hidden=projector_hidden, dropout=dropout, edge_hidden=edge_hidden)
+                         heads=heads, projector_hidden=projector_hidden, dropout=dropout, edge_hidden=edge_hidden,
+                         hop_features=hop_features)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor, question: Tensor,
-                topic_mask: Tensor) -> Tensor:
+                topic_mask: Tensor, node_hop: Tensor | None = None) -> Tensor:
         """One logit per node, shape (N,)."""
-        return super().forward(x, edge_index, edge_type, relation_emb, question, topic_mask).reshape(-1)
+        return super().forward(x, edge_index, edge_type, relation_emb, question, topic_mask, node_hop).reshape(-1)
 
 
 class TextSoftPromptEncoder(nn.Module):

@@ -15,12 +15,14 @@ from kgqa.app.cli.common import console, env_settings, train_app
 @train_app.command("grasp")
 def train_grasp_cmd(
     data: Optional[Path] = typer.Option(None, "--data", help="Question/answer pairs (JSON lines: question, answer, "
-                                        "topic.id; the kgqa eval format). Default: generated from the loaded KG."),
+                                        "topic.id; the kgqa eval format). Default: generated from the loaded KG; "
+                                        "with --examples N as well, both."),
     head: str = typer.Option("auto", "--head", help="nodes (a node-scoring head on the GAT, no LLM: minutes on a "
                              "CPU) or softprompt (the paper's soft prompt, the small LLM frozen); auto = nodes unless "
                              "a soft-prompt server is configured."),
     examples: Optional[int] = typer.Option(None, "--examples", min=1, help="How many questions to generate from the "
-                                           "KG (default 5000 for --head nodes, 64 for softprompt)."),
+                                           "KG (default 5000 for --head nodes, 64 for softprompt; with --data: "
+                                           "added to the file's)."),
     exclude: Optional[Path] = typer.Option(None, "--exclude", help="A question file whose topic entities generated "
                                            "questions must not use (e.g. the eval set)."),
     variant: str = typer.Option("gat", "--variant", help="gat (GraSP) or text (the text soft-prompt ablation)."),
@@ -57,6 +59,7 @@ def train_grasp_cmd(
         if variant != "gat":
             raise InvalidInput("--variant text is a soft-prompt ablation; use --head softprompt")
         variant = "nodes"
+    with_generated = data is not None and examples is not None
     examples = examples or (5000 if head == "nodes" else 64)
     lr = lr or (1e-3 if head == "nodes" else 2e-4)
     opts = parse_options(GraSP, {**parse_kv(option), "triples_only": True})      # extraction options only
@@ -83,7 +86,8 @@ def train_grasp_cmd(
             def on_epoch(epoch, mean):
                 say(f"epoch {epoch + 1}/{epochs}: mean loss {mean:.4f}")
 
-            rep = train_grasp(ctx, options=opts, variant=variant, data=data, examples=examples, exclude=exclude,
+            rep = train_grasp(ctx, options=opts, variant=variant, data=data, with_generated=with_generated,
+                              examples=examples, exclude=exclude,
                               epochs=epochs, lr=lr, seed=seed, checkpoint=checkpoint, resume=resume, plot=plot,
                               on_prepare=lambda: bar.advance(prep), on_step=on_step, on_epoch=on_epoch,
                               on_ready=lambda n, r: (bar.update(prep, visible=False),

@@ -149,6 +149,10 @@ class GraSP(BaseMethod):
                     f"`kgqa train grasp{' --variant text' if self.variant == 'text' else ''}"
                     f"{' --head nodes' if self.variant == 'nodes' else ''}`, or pass "
                     f"-o checkpoint=PATH; the ablations triples_only / no_soft_prompt need none)")
+            if self.variant == "nodes" and not for_training:
+                from kgqa.methods.grasp.nodes import trained_extraction
+
+                self.opt = trained_extraction(self.opt, self.checkpoint)      # the subgraphs the head learned on
         self._encoder = None
 
     # ========================================================================= the method interface

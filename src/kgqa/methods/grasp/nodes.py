@@ -55,6 +55,20 @@ def shipped_checkpoint() -> Path | None:
     return None
 
 
+#: the extraction options a nodes checkpoint records and inference takes from it unless set (-o KEY=VALUE)
+EXTRACTION = ("k1", "k2", "hops", "cap", "scan_cap")
+
+
+def trained_extraction(opt, path: Path):
+    """``opt`` with the extraction the head at ``path`` was trained with (k1, k2, hops, cap, scan_cap), except
+    the options set explicitly: a head scores the subgraphs it learned on (a 3-hop head, 3-hop subgraphs)."""
+    from kgqa.gnn.checkpoint import read_meta
+
+    ext = read_meta(path).get("extraction") or {}
+    update = {k: ext[k] for k in EXTRACTION if k in ext and k not in opt.model_fields_set}
+    return opt.model_copy(update=update) if update else opt
+
+
 def load_head(path: Path, relations: dict):
     """The trained ``GraphNodeScorer`` at ``path``; refused in one line when made for another KG."""
     from kgqa.gnn import checkpoint as ckpt
@@ -150,4 +164,4 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
     return top
 
 
-__all__ = ["kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]
+__all__ = ["EXTRACTION", "trained_extraction", "kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]

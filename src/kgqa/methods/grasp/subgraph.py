@@ -86,7 +86,8 @@ def triple_texts(sub: Subgraph, relation_names: dict[str, str]) -> list[str]:
 
 
 def graph_tensors(method: BaseMethod, sub: Subgraph, q_vec: np.ndarray):
-    """(x, edge_index, edge_type, relation_emb, question, topic_mask) of G_t from the stored embeddings."""
+    """(x, edge_index, edge_type, relation_emb, question, topic_mask, node_hop) of G_t from the stored embeddings
+    (node_hop: the hop at which extraction reached each node, the topic 0)."""
     import torch
 
     ids = sub.node_ids
@@ -106,6 +107,7 @@ def graph_tensors(method: BaseMethod, sub: Subgraph, q_vec: np.ndarray):
         remb.append(vec if vec is not None else method.kg.embed([name])[0])
     topic = np.zeros(len(ids), dtype=bool)
     topic[0] = True
+    hop = np.array([sub.node_hop.get(i, 0 if k == 0 else 1) for k, i in enumerate(ids)], dtype=np.int64)
     return (torch.from_numpy(x), torch.from_numpy(ei.reshape(2, -1)), torch.from_numpy(et),
             torch.from_numpy(np.stack(remb).astype(np.float32)) if remb else torch.zeros((0, x.shape[1])),
-            torch.from_numpy(np.asarray(q_vec, dtype=np.float32)), torch.from_numpy(topic))
+            torch.from_numpy(np.asarray(q_vec, dtype=np.float32)), torch.from_numpy(topic), torch.from_numpy(hop))

@@ -9,72 +9,15 @@ paths of the loaded KG; each is extracted exactly as inference extracts (``GraSP
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from kgqa.methods.grasp.algorithm import GraSP
 from kgqa.methods.grasp.options import GraSPOptions, default_checkpoint
+from kgqa.methods.grasp.questions import generate_questions
 from kgqa.methods.grasp.subgraph import graph_tensors, triple_texts
 from kgqa.core.errors import InvalidInput
-from kgqa.core.qa_examples import TrainingExample, UniqueOutFacts, read_examples, topics_of
-
-
-def generate_examples(method: GraSP, n: int, seed: int, exclude_topics: set[str]) -> list[TrainingExample]:
-    """Questions verbalised from paths of the loaded KG (Section 4.4 trains on question/answer pairs).
-
-    How they are made: topic entities are drawn (seeded shuffle of the entities with outgoing
-    facts, minus ``exclude_topics``, e.g. the eval set's topics); from each, a random walk of 1 or 2
-    outgoing facts whose (head, relation) has exactly one tail, so the answer is unique; the path is
-    verbalised with the relation names: "What is the {r1} of {topic}?" or "What is the {r2} of the
-    {r1} of {topic}?" (a few phrasings, the topic sometimes only "this" as in an image question);
-    the answer is the walk's last entity. The topics are passed over again (new walks, new
-    phrasings) until ``n`` distinct questions are made or a pass adds none.
-    """
-    rng = random.Random(seed)
-    rel_ids = list(method.kg.relations())
-    names = method.relation_names()
-    ids = [r["id"] for r in method.graph.read("grasp_training_topics", relation_ids=rel_ids, limit=200_000)]
-    ids = [i for i in ids if i not in exclude_topics]
-    rng.shuffle(ids)
-    unique_out = UniqueOutFacts(method.graph, rel_ids)
-
-    out: list[TrainingExample] = []
-    seen: set[tuple[str, str]] = set()
-    for _ in range(max(1, 4 * n // max(len(ids), 1) + 2) if ids else 0):
-        before = len(out)
-        _one_pass(ids, n, rng, names, unique_out, out, seen)
-        if len(out) >= n or len(out) == before:
-            break
-    return out
-
-
-_ONE = ("What is the {r1} of {t}?", "Which {r1} does {t} have?", "{t}: what is its {r1}?",
-        "What is the {r1} of this {k}?")
-_TWO = ("What is the {r2} of the {r1} of {t}?", "Which {r2} has the {r1} of {t}?",
-        "What is the {r2} of the {r1} of this {k}?")
-_KINDS = ("entity", "place", "person", "thing", "object")
-
-
-def _one_pass(ids, n, rng, names, unique_out, out, seen) -> None:
-    for tid in ids:
-        if len(out) >= n:
-            break
-        walk = unique_out.walk(tid, rng)
-        if not walk:
-            continue
-        f1 = walk[0]
-        topic = f1["head_name"] or tid
-        r1 = names.get(f1["relation_id"], f1["relation_id"])
-        r2 = names.get(walk[-1]["relation_id"], walk[-1]["relation_id"])
-        form = rng.choice(_ONE if len(walk) == 1 else _TWO)
-        q = form.format(r1=r1, r2=r2, t=topic, k=rng.choice(_KINDS))
-        if (tid, q) in seen:
-            continue
-        seen.add((tid, q))
-        last = walk[-1]
-        src = "generated: " + " ".join([tid] + [f"-{f['relation_id']}-> {f['tail_id']}" for f in walk])
-        out.append(TrainingExample(q, tid, last["tail_name"] or last["tail_id"], last["tail_id"], src))
+from kgqa.core.qa_examples import TrainingExample, read_examples, topics_of
 
 
 @dataclass
@@ -131,7 +74,7 @@ def new_encoder(variant: str, llm_hidden: int, hops: int, seed: int):
 
     torch.manual_seed(seed)
     if variant == "nodes":
-        return GraphNodeScorer(384, 384, hidden_channels=128, num_layers=hops, heads=4)
+        return GraphNodeScorer(384, 384, hidden_channels=128, num_layers=hops, heads=4, hop_features=4)
     if variant == "text":
         return TextSoftPromptEncoder(384, llm_hidden)
     return GraphSoftPromptEncoder(384, 384, llm_hidden, hidden_channels=128, num_layers=hops, heads=4)
@@ -151,11 +94,12 @@ def soft_prompt_loss(softprompt):
 
 
 def train_grasp(ctx, *, options: GraSPOptions | None = None, variant: str = "gat", data: Path | None = None,
-                examples: int = 64, exclude: Path | None = None, epochs: int = 3, lr: float = 2e-4, seed: int = 0,
+                with_generated: bool = False, examples: int = 64, exclude: Path | None = None, epochs: int = 3, lr: float = 2e-4, seed: int = 0,
                 checkpoint: Path | None = None, resume: bool = False, plot: Path | None = None,
                 on_prepare=None, on_step=None, on_epoch=None, on_ready=None) -> dict:
     """``kgqa train grasp``: examples → subgraphs → train the encoder (the LLM frozen, or the nodes head
-    with no LLM) → checkpoint + loss PNG. ``variant`` "nodes" is the node-scoring head."""
+    with no LLM) → checkpoint + loss PNG. ``variant`` "nodes" is the node-scoring head. Examples: the QA
+    pairs of ``data``, else (or also, with ``with_generated``) ``examples`` questions generated from the KG."""
     import time
 
     from kgqa.gnn.train import TrainConfig, plot_losses, train
@@ -174,14 +118,19 @@ def train_grasp(ctx, *, options: GraSPOptions | None = None, variant: str = "gat
     else:
         loss_fn = soft_prompt_loss(method.softprompt)
     t_start = time.perf_counter()
+    raw: list[TrainingExample] = []
+    hows: list[str] = []
     if data is not None:
         raw = read_examples(Path(data))
-        how = f"read from {data}"
-    else:
+        hows.append(f"{len(raw)} read from {data}")
+    if data is None or with_generated:
         excl = topics_of(Path(exclude)) if exclude else set()
-        raw = generate_examples(method, examples, seed, excl)
-        how = (f"generated from the loaded KG: 1-2 hop paths verbalised with relation names, seed {seed}"
-               + (f", topics disjoint from {exclude}" if exclude else ""))
+        gen = generate_questions(method.graph, method.kg, examples, seed, excl, max_hops=opt.hops)
+        raw += gen
+        hows.append(f"{len(gen)} generated from the loaded KG: 1-{min(3, opt.hops)} hop walks verbalised with "
+                    f"relation labels and aliases in varied templates, seed {seed}"
+                    + (f", topics disjoint from {exclude}" if exclude else ""))
+    how = " + ".join(hows)
     if not raw:
         raise InvalidInput("kgqa train grasp: no training examples (is a KG loaded?)")
     t_gen = time.perf_counter() - t_start
@@ -221,5 +170,5 @@ def train_grasp(ctx, *, options: GraSPOptions | None = None, variant: str = "gat
             "kg_fingerprint": meta["kg_fingerprint"]}
 
 
-__all__ = ["TrainingExample", "read_examples", "topics_of", "generate_examples", "Prepared", "prepare_examples",
+__all__ = ["TrainingExample", "read_examples", "topics_of", "generate_questions", "Prepared", "prepare_examples",
            "new_encoder", "soft_prompt_loss", "train_grasp"]
