@@ -115,6 +115,47 @@ class UniqueOutFacts:
         return walk
 
 
+@dataclass
+class WalkSource:
+    """What a question generator draws from (``walk_source``): the walks' generator ``rng`` and the words'
+    own ``words`` (so the walks do not depend on the phrasing), the relation labels and aliases, the topics
+    (seeded shuffle) and their single-tail facts."""
+
+    rng: random.Random
+    words: random.Random
+    names: dict[str, str]
+    alias_of: dict[str, list[str]]
+    topics: list[str]
+    unique_out: UniqueOutFacts
+
+    def phrase(self, rid: str) -> str:
+        """The relation by its label or one of its aliases (longer than 2 characters), drawn from ``words``."""
+        forms = [self.names.get(rid, rid)] + [a for a in self.alias_of.get(rid, []) if a and len(a) > 2]
+        return self.words.choice(forms)
+
+
+def walk_source(graph, kg, seed: int, exclude_topics: set[str], *, aliases: bool = True) -> WalkSource:
+    """The topics (entities with outgoing facts, minus ``exclude_topics``, shuffled by ``seed``), the
+    relation catalogue (and its aliases when ``aliases``) and the single-tail facts of the loaded KG."""
+    rng = random.Random(seed)
+    words = random.Random(seed + 7919)
+    relations = kg.relations()
+    rel_ids = list(relations)
+    names = {rid: name for rid, (name, _) in relations.items()}
+    alias_of = kg.relation_aliases() if aliases else {}
+    ids = [r["id"] for r in graph.read("grasp_training_topics", relation_ids=rel_ids, limit=200_000)]
+    ids = [i for i in ids if i not in exclude_topics]
+    rng.shuffle(ids)
+    return WalkSource(rng, words, names, alias_of, ids, UniqueOutFacts(graph, rel_ids))
+
+
+def walk_example(question: str, topic_id: str, walk: list[dict]) -> TrainingExample:
+    """The example of a question verbalised from ``walk``: its answer is the walk's last entity."""
+    last = walk[-1]
+    src = "generated: " + " ".join([topic_id] + [f"-{f['relation_id']}-> {f['tail_id']}" for f in walk])
+    return TrainingExample(question, topic_id, last["tail_name"] or last["tail_id"], last["tail_id"], src)
+
+
 def generate_examples(graph, kg, n: int, seed: int, exclude_topics: set[str], *,
                       aliases: bool = False) -> list[TrainingExample]:
     """Questions verbalised from paths of the loaded KG (``graph``: kgqa.core.graph.Graph; ``kg``:
@@ -131,28 +172,14 @@ def generate_examples(graph, kg, n: int, seed: int, exclude_topics: set[str], *,
     questions do not name their topic). These draws use their own generator, so the walks (and the
     questions without ``aliases``) are the same for one seed either way.
     """
-    rng = random.Random(seed)
-    words = random.Random(seed + 7919)
-    rel_ids = list(kg.relations())
-    names = {rid: name for rid, (name, _) in kg.relations().items()}
-    alias_of = kg.relation_aliases() if aliases else {}
-    ids = [r["id"] for r in graph.read("grasp_training_topics", relation_ids=rel_ids, limit=200_000)]
-    ids = [i for i in ids if i not in exclude_topics]
-    rng.shuffle(ids)
-    unique_out = UniqueOutFacts(graph, rel_ids)
-
-    def phrase(rid: str) -> str:
-        label = names.get(rid, rid)
-        if not aliases:
-            return label
-        forms = [label] + [a for a in alias_of.get(rid, []) if a and len(a) > 2]
-        return words.choice(forms)
+    src = walk_source(graph, kg, seed, exclude_topics, aliases=aliases)
+    words, names, phrase = src.words, src.names, src.phrase
 
     out: list[TrainingExample] = []
-    for tid in ids:
+    for tid in src.topics:
         if len(out) >= n:
             break
-        walk = unique_out.walk(tid, rng)
+        walk = src.unique_out.walk(tid, src.rng)
         if not walk:
             continue
         f1 = walk[0]
@@ -170,7 +197,5 @@ def generate_examples(graph, kg, n: int, seed: int, exclude_topics: set[str], *,
         else:
             q = (f"What is the {names.get(walk[1]['relation_id'], walk[1]['relation_id'])} of the "
                  f"{names.get(f1['relation_id'], f1['relation_id'])} of {topic}?")
-        last = walk[-1]
-        src = "generated: " + " ".join([tid] + [f"-{f['relation_id']}-> {f['tail_id']}" for f in walk])
-        out.append(TrainingExample(q, tid, last["tail_name"] or last["tail_id"], last["tail_id"], src))
+        out.append(walk_example(q, tid, walk))
     return out

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from kgqa.core.qa_examples import TrainingExample, UniqueOutFacts
+from kgqa.core.qa_examples import TrainingExample, walk_example, walk_source
 
 FRAMES = ("What is {c}?", "Which entity is {c}?", "Tell me {c}.", "Name {c}.", "Who or what is {c}?",
           "Do you know {c}?")
@@ -50,29 +50,17 @@ def verbalise(rels: list[str], topic: str, words: random.Random) -> str:
 def generate_questions(graph, kg, n: int, seed: int, exclude_topics: set[str], *, max_hops: int = 3,
                        p3: float = 0.5) -> list[TrainingExample]:
     """Up to ``n`` distinct questions verbalised from walks of the loaded KG (see the module text)."""
-    rng = random.Random(seed)
-    words = random.Random(seed + 7919)
-    relations = kg.relations()
-    rel_ids = list(relations)
-    names = {rid: name for rid, (name, _) in relations.items()}
-    alias_of = kg.relation_aliases()
-    ids = [r["id"] for r in graph.read("grasp_training_topics", relation_ids=rel_ids, limit=200_000)]
-    ids = [i for i in ids if i not in exclude_topics]
-    rng.shuffle(ids)
-    unique_out = UniqueOutFacts(graph, rel_ids)
-
-    def phrase(rid: str) -> str:
-        forms = [names.get(rid, rid)] + [a for a in alias_of.get(rid, []) if a and len(a) > 2]
-        return words.choice(forms)
+    src = walk_source(graph, kg, seed, exclude_topics)
+    words, unique_out = src.words, src.unique_out
 
     out: list[TrainingExample] = []
     seen: set[tuple[str, str]] = set()
-    for _ in range(max(1, 4 * n // max(len(ids), 1) + 2) if ids else 0):
+    for _ in range(max(1, 4 * n // max(len(src.topics), 1) + 2) if src.topics else 0):
         before = len(out)
-        for tid in ids:
+        for tid in src.topics:
             if len(out) >= n:
                 break
-            walk = unique_out.walk(tid, rng)
+            walk = unique_out.walk(tid, src.rng)
             if not walk:
                 continue
             if max_hops >= 3 and len(walk) == 2 and words.random() < p3:
@@ -82,13 +70,11 @@ def generate_questions(graph, kg, n: int, seed: int, exclude_topics: set[str], *
                     walk.append(words.choice(third))
             topic = walk[0]["head_name"] or tid
             t = words.choice(THIS) if words.random() < 0.5 else topic
-            q = verbalise([phrase(f["relation_id"]) for f in walk], t, words)
+            q = verbalise([src.phrase(f["relation_id"]) for f in walk], t, words)
             if (tid, q) in seen:
                 continue
             seen.add((tid, q))
-            last = walk[-1]
-            src = "generated: " + " ".join([tid] + [f"-{f['relation_id']}-> {f['tail_id']}" for f in walk])
-            out.append(TrainingExample(q, tid, last["tail_name"] or last["tail_id"], last["tail_id"], src))
+            out.append(walk_example(q, tid, walk))
         if len(out) >= n or len(out) == before:
             break
     return out

@@ -94,7 +94,8 @@ def soft_prompt_loss(softprompt):
 
 
 def train_grasp(ctx, *, options: GraSPOptions | None = None, variant: str = "gat", data: Path | None = None,
-                with_generated: bool = False, examples: int = 64, exclude: Path | None = None, epochs: int = 3, lr: float = 2e-4, seed: int = 0,
+                with_generated: bool = False, examples: int = 64, exclude: Path | None = None, epochs: int = 3,
+                lr: float = 2e-4, seed: int = 0,
                 checkpoint: Path | None = None, resume: bool = False, plot: Path | None = None,
                 on_prepare=None, on_step=None, on_epoch=None, on_ready=None) -> dict:
     """``kgqa train grasp``: examples → subgraphs → train the encoder (the LLM frozen, or the nodes head
