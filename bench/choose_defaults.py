@@ -50,6 +50,8 @@ CANDIDATES: dict[str, dict[str, str]] = {
     # the defaults before this round (2026-12-02, morning: no M3_fallback, edge cost 0.01, Eq. 3 without the
     # grounding margin); the round before's (chain_alignment=mean, δ = 0.05) undone one at a time
     "previous default": {"M3_fallback": "0", "coverage_edge_cost": "0.01", "delta_grounding": "0"},
+    # round 2's default (2026-12-02, evening): answer typing ranked first, before depth and σ
+    "round-2 default": {"typing_weight": "0"},
     "default, chain_alignment=mean": {"chain_alignment": "mean"},
     "default, delta=0.05": {"delta": "0.05"},
     # Eq. 3 off: the start as the grounder or linker ranked it
@@ -82,6 +84,13 @@ CANDIDATES: dict[str, dict[str, str]] = {
                     ("10", "0.7"), ("15", "0.5"))},
     "default, M3_fallback=15, coverage_edge_cost=0.5, delta_grounding=0.5":
         {"M3_fallback": "15", "coverage_edge_cost": "0.5", "delta_grounding": "0.5"},
+    # answer typing: what an entity without type evidence earns (a KG that describes its distractors but not
+    # every real entity: more-dev's own entities have no description)
+    "default, typing_unknown=0.5": {"typing_unknown": "0.5"},
+    "default, typing_unknown=1": {"typing_unknown": "1"},
+    # the reverse reading order (English names the last hop first) weighed against coverage, not a tie-break
+    **{f"default, reading_order_weight={w}": {"reading_order_weight": w} for w in ("0.1", "0.25", "0.5")},
+    **{f"default, typing_weight={w}": {"typing_weight": w} for w in ("0.05", "0.1", "0.2", "0.4")},
 }
 LEARNED_FOLDS = "learned (more-dev folds)"
 FIELDS = ("exact_match", "gold_path", "selected", "start_entity", "hops", "seconds")

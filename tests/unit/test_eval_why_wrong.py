@@ -92,3 +92,38 @@ def test_why_wrong_is_none_for_a_right_answer_or_without_gold_fields():
     assert why_wrong(correct=False, start_entity=None, gold_path=None, selected=None) is None
     # a method that grounds no start entity (mKG-RAG): the path causes still apply
     assert why_wrong(correct=False, start_entity=None, gold_path=False, selected=None) == "gold_path_not_retained"
+
+
+def test_a_hop_by_hop_method_is_judged_by_what_each_hop_kept_not_only_by_its_evidence(tmp_path):
+    # VisPath returns the top M3 endpoint paths as evidence, but retains more at each hop
+    # (details["retained_by_hop"]): a gold path kept at its hop and outranked is "retained but not selected",
+    # not "not retained"; one dropped at hop 2 says so
+    qs_rows = [_q(1), _q(2), _q(3)]
+    f = tmp_path / "qs.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in qs_rows) + "\n", encoding="utf-8")
+    qs, _ = load_questions(f)
+    gold1, other2 = [GOLD[0]], [["Q90", "P190", "Q64"]]
+    kept = [[gold1], [GOLD, [GOLD[0]] + other2]]          # hop 1 kept France→Paris; hop 2 kept both 2-hop paths
+    dropped = [[gold1], [[GOLD[0]] + other2]]             # hop 2 kept only the other path
+    script = {
+        qs_rows[0]["question"]: _ans(qs_rows[0], "Berlin", "Q64", "Q142", [OTHER]),
+        qs_rows[1]["question"]: _ans(qs_rows[1], "Berlin", "Q64", "Q142", [OTHER]),
+        qs_rows[2]["question"]: _ans(qs_rows[2], "Rome", "Q220", "Q142", [OTHER]),
+    }
+    script[qs_rows[0]["question"]].details["retained_by_hop"] = kept
+    script[qs_rows[1]["question"]].details["retained_by_hop"] = dropped
+    script[qs_rows[2]["question"]].details["retained_by_hop"] = kept
+    rep = evaluate(qs, ScriptedPipeline(script), KeywordEncoder(), questions_file="qs.jsonl", method="vispath")
+    got = {q["id"]: (q["gold_path"], q["selected"], q["why_wrong"], q["lost_at_hop"]) for q in rep["questions"]}
+    assert got == {"q1": (True, False, "retained_not_selected", None),
+                   "q2": (False, None, "gold_path_not_retained", 2),
+                   "q3": (True, True, None, None)}               # chosen although not among the evidence
+    assert rep["overall"]["lost_at_hop"] == {"2": 1}
+
+    from rich.console import Console
+
+    con = Console(record=True, width=220)
+    render_tables(rep, con)
+    text = con.export_text()
+    assert "gold path not retained 1 (lost at hop 2: 1)" in text
+    assert "wrong q2: gold path not retained (lost at hop 2) (answered 'Berlin', gold 'Rome')" in text

@@ -395,8 +395,9 @@ def test_type_nouns_split_the_answer_type_from_types_on_the_way():
     ("In which city was the architect of the Paris Tower born?", "B"),
 ])
 def test_answer_typing_prefers_paths_whose_entities_have_the_named_types(question, typed):
+    # typing_weight=0: typed paths first, before depth and σ (the default weighs typing against σ instead)
     def answer(**opts):
-        vp, g, _ = make(**{**DEFAULTS, **opts})
+        vp, g, _ = make(**{**DEFAULTS, "typing_weight": 0, **opts})
         g.descriptions = {"B": "Dijon, city in Burgundy", "C": "France, country in Western Europe",
                           "A": "French civil engineer"}
         return vp.run(question, entity_id="T").answer_id

@@ -31,11 +31,12 @@ CLASSES = [("F", "P31", "K1"), ("K1", "P279", "K2"), ("E", "P31", "K3"), ("P", "
            ("K4", "P279", "K6"), ("K6", "P279", "K5")]
 
 
-def scorer(facts, relations=RELATIONS, descriptions=None):
+def scorer(facts, relations=RELATIONS, descriptions=None, **opts):
+    """typing_weight=0 unless set: typed paths ranked first, before σ (what these tests pin)."""
     enc = BagOfWordsEncoder()
     g = FakeGraph(ENTITIES, relations, facts, encoder=enc)
     g.descriptions = dict(descriptions or {})
-    return Scorer(KG(g, enc), g, VisPathOptions()), g
+    return Scorer(KG(g, enc), g, VisPathOptions(**{"typing_weight": 0, **opts})), g
 
 
 def path(*triples, sigma=0.5):
@@ -130,3 +131,26 @@ def test_a_class_name_types_as_a_whole():
     assert {"capital", "city"} <= type_words(["capital"], None)          # a single-word class implies as words do
     assert "state" in type_words([], "state of the United States")       # description words stay words
     assert type_words([], None) == set() and type_words([], "") == set()
+
+
+def test_weighed_typing_decides_close_calls_and_yields_to_a_clear_chain_score_gap():
+    # the default (typing_weight 0.05): typing adds w × its score to σ. Paris (typed city) at σ 0.4 does not
+    # overtake the country (σ 0.9), but among paths a few hundredths apart the typed one comes first
+    q = "In which city is the capital of the country of the Kamar Tower?"
+    sc, _ = scorer(STRUCTURE + CLASSES, typing_weight=0.05)
+    assert ranked(sc, q, ALL)[0] == "F"
+    near = [path(("S", "P17", "F"), sigma=0.42), ReasoningPath("S", ENTITIES["S"], TO_CAPITAL.edges, sigma=0.4)]
+    assert ranked(sc, q, near)[0] == "P"
+    assert VisPathOptions().typing_weight == 0.05
+
+
+def test_an_entity_without_type_evidence_earns_typing_unknown_of_a_match():
+    # only the country is typed; the currency has no class and no description. typing_unknown=0 ranks the
+    # untyped currency with the mismatches; 1 gives it a match's credit for the answer's type noun
+    sc, _ = scorer(STRUCTURE + [("F", "P31", "K1"), ("K1", "P279", "K2")], typing_unknown=1)
+    q = "Which currency is used in the country where the Kamar Tower stands?"
+    typing = sc.path_typing(q, False, ALL)
+    assert typing[id(TO_COUNTRY)] == 0.0                  # typed, and not a currency
+    assert typing[id(TO_CURRENCY)] == 2.0                 # untyped end (credit 1) + passed through the country
+    sc, _ = scorer(STRUCTURE + [("F", "P31", "K1"), ("K1", "P279", "K2")], typing_unknown=0)
+    assert sc.path_typing(q, False, ALL)[id(TO_CURRENCY)] == 1.0

@@ -99,6 +99,19 @@ def gold_path_selected(gold: list[tuple[str, str, str]], answer_id: str | None, 
     return first is not None and path_triples(first) == g
 
 
+def retention_by_hop(gold: list[tuple[str, str, str]], by_hop) -> tuple[bool, int | None]:
+    """Whether a hop-by-hop method retained the gold path, and where it lost it: ``by_hop`` is the method's
+    retained paths per hop (``Answer.details["retained_by_hop"]``: hop i's paths, each a list of
+    [head, PID, tail]). The gold path is retained when hop len(gold) kept it; otherwise the hop at which
+    its prefix was first dropped (1-based; a hop the method did not run counts as dropping it)."""
+    g = [tuple(e) for e in gold]
+    for i in range(1, len(g) + 1):
+        kept = by_hop[i - 1] if i <= len(by_hop) else []
+        if not any([tuple(e) for e in p] == g[:i] for p in kept):
+            return False, i
+    return bool(g), None
+
+
 def why_wrong(*, correct: bool | None, start_entity: bool | None, gold_path: bool | None,
               selected: bool | None) -> str | None:
     """The first cause of a wrong answer among ``WHY_WRONG``; None for a right answer or when the question

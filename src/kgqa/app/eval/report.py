@@ -50,6 +50,10 @@ def summarize(results: list[QuestionResult]) -> dict:
         # selection given retained: over the questions whose gold path was retained, the share where it was chosen
         "selected": _rate([r.selected for r in results if r.gold_path]),
         "why_wrong": {k: n for k in WHY_WRONG if (n := sum(1 for r in results if r.why_wrong == k))},
+        # wrong answers whose gold path a hop-by-hop method dropped, by the hop that dropped it
+        "lost_at_hop": {str(h): n for h in sorted({r.lost_at_hop for r in results if r.lost_at_hop})
+                        if (n := sum(1 for r in results if r.lost_at_hop == h
+                                     and r.why_wrong == "gold_path_not_retained"))},
         "doc_recall": _rate([r.doc_recall for r in results]),
         "evidence_recall": _rate([r.evidence_recall for r in results]),
         "context_tokens": _mean_tokens(ran),
@@ -155,11 +159,15 @@ def render_why_wrong(report: dict, console) -> None:
     why = report["overall"].get("why_wrong") or {}
     if not why:
         return
-    console.print("wrong answers by cause: " + ", ".join(f"{_WHY_WORDS[k]} {n}" for k, n in why.items()),
-                  markup=False, soft_wrap=True)
+    lost = report["overall"].get("lost_at_hop") or {}
+    causes = [f"{_WHY_WORDS[k]} {n}" + (" (lost at hop " + ", ".join(f"{h}: {m}" for h, m in lost.items()) + ")"
+                                        if k == "gold_path_not_retained" and lost else "")
+              for k, n in why.items()]
+    console.print("wrong answers by cause: " + ", ".join(causes), markup=False, soft_wrap=True)
     wrong = [q for q in report["questions"] if q.get("why_wrong") and q["why_wrong"] != "failed"]
     for q in wrong[:_WRONG_LINES]:
-        console.print(f"wrong {q['id']}: {_WHY_WORDS[q['why_wrong']]} (answered {q['prediction']!r}, "
+        lost = f" (lost at hop {q['lost_at_hop']})" if q.get("lost_at_hop") else ""
+        console.print(f"wrong {q['id']}: {_WHY_WORDS[q['why_wrong']]}{lost} (answered {q['prediction']!r}, "
                       f"gold {q['gold']!r})", markup=False, soft_wrap=True)
     if len(wrong) > _WRONG_LINES:
         console.print(f"… {len(wrong) - _WRONG_LINES} more wrong answer(s): --json has each question's why_wrong",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable, Optional, Protocol
 
 from kgqa.app.eval.metrics import (Encoder, document_recall, evidence_recall, exact_match, gold_path_retained,
-                                   gold_path_selected, sbert_correct, sbert_cosines, why_wrong)
+                                   gold_path_selected, retention_by_hop, sbert_correct, sbert_cosines, why_wrong)
 from kgqa.app.eval.questions import EvalQuestion, SkippedLine
 from kgqa.app.eval.report import build_report
 
@@ -37,6 +37,7 @@ class QuestionResult:
     gold_path: Optional[bool] = None
     selected: Optional[bool] = None          # gold path retained and chosen; None unless it was retained
     why_wrong: Optional[str] = None          # a wrong answer's first cause (metrics.WHY_WRONG); None if right
+    lost_at_hop: Optional[int] = None        # a hop-by-hop method: the hop at which the gold path was dropped
     doc_recall: Optional[bool] = None        # document QA: supporting document among the recalled ones
     evidence_recall: Optional[bool] = None   # document QA: supporting section among the context's chunks
     context_tokens: Optional[int] = None     # document QA: tokens of the retrieved context
@@ -117,8 +118,16 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
     r.exact_match = exact_match(pred, q.answer, q.aliases)
     r.hits1 = (ans.answer_id is not None and ans.answer_id == q.answer_id) if q.answer_id else None
     r.start_entity = (ans.start_entity_id == q.topic.id) if q.topic and _grounds_start(ans) else None
-    r.gold_path = gold_path_retained(q.path, ans.paths or []) if q.path else None
-    r.selected = gold_path_selected(q.path, ans.answer_id, ans.paths or []) if r.gold_path else None
+    by_hop = (getattr(ans, "details", None) or {}).get("retained_by_hop")
+    if q.path and by_hop is not None:
+        # a hop-by-hop method (VisPath): retained means kept at its hop, not only among the answer's evidence
+        r.gold_path, r.lost_at_hop = retention_by_hop(q.path, by_hop)
+        gold_end = q.path[-1][2]
+        r.selected = ((ans.answer_id == gold_end) if ans.answer_id is not None else
+                      gold_path_selected(q.path, None, ans.paths or [])) if r.gold_path else None
+    else:
+        r.gold_path = gold_path_retained(q.path, ans.paths or []) if q.path else None
+        r.selected = gold_path_selected(q.path, ans.answer_id, ans.paths or []) if r.gold_path else None
     r.why_wrong = why_wrong(correct=r.exact_match, start_entity=r.start_entity, gold_path=r.gold_path,
                             selected=r.selected)
     r.doc_recall = document_recall(q.support, ans)

@@ -110,6 +110,16 @@ class VisPathOptions(BaseModel):
     answer_typing: bool = Field(True, description="terminal selection: rank first the paths whose entities have "
                                 "the types the question names ('In which city …', 'the state where …'), read "
                                 "from their descriptions (ours; the paper has no typing)")
+    reading_order_weight: float = Field(0.001, ge=0.0, le=1.0, description="chain_score=sketch: the weight of the "
+                                        "reverse reading order (the share of consecutive edges whose phrases come "
+                                        "in reverse order in Q: English names the last hop first) added to the "
+                                        "chain's alignment; 0.001 only breaks ties")
+    typing_weight: float = Field(0.05, ge=0.0, le=10.0, description="answer_typing: 0 ranks typed paths first "
+                                 "(before depth and σ); w > 0 adds w × the typing score to σ instead, so a clear "
+                                 "σ gap outranks a type match")
+    typing_unknown: float = Field(0.0, ge=0.0, le=1.0, description="answer_typing: the credit an entity without "
+                                  "type evidence (no class, no description) gets for a type noun, as a share of a "
+                                  "match (0: as a mismatch; 1: as a match)")
     keep_label_match: bool = Field(True, description="Eq. 3 without an image: a start candidate whose name or "
                                    "alias equals the question's mention is replaced only by another such candidate "
                                    "(ours; the paper replaces by s_Q alone)")

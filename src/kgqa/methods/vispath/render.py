@@ -37,6 +37,10 @@ def to_answer(run: VisPathRun, method: str) -> Answer:
                       "llm_selected": h.llm_selected, "retained": [p.verbalize() for p in h.retained],
                       "evidence": h.evidence, "answerable": h.answerable, "candidate_answer": h.candidate_answer}
                      for h in run.hops],
+            # P(i) of every hop as [head, PID, tail] triples: kgqa eval tells "not retained" (and at which
+            # hop) from "retained but not selected" by these, not only by the M3 paths of the evidence
+            "retained_by_hop": [[[[e.head_id, e.relation_id, e.tail_id] for e in p.edges] for p in h.retained]
+                                for h in run.hops],
             "timings": {k: round(v, 3) for k, v in run.timings.items()},
         },
     )

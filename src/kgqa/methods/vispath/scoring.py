@@ -246,14 +246,16 @@ class Scorer:
         rs = relation_sketch
         if self.opt.chain_score == "sketch" and rs is not None and rs.intent and q_i == rs.intent:
             # our reading for the graph-only case: the relation phrases of Q, aligned one to one with the
-            # path's relations; ties broken first by the reverse reading order, then by Eq. 8's σ
+            # path's relations; plus reading_order_weight × the reverse reading order (English names the
+            # last hop first), ties broken by Eq. 8's σ
             paired = [rs.pairs(p) for p in cand]              # one pairing per path serves both scores
             if self.opt.chain_alignment == "coverage":
                 align = [rs.coverage(p, pr, self.opt.sketch_min_cos, self.opt.coverage_edge_cost)
                          for p, pr in zip(cand, paired)]
             else:
                 align = [rs.alignment(p, pr) for p, pr in zip(cand, paired)]
-            sig = np.array([a + 1e-3 * rs.reverse_reading(p, pr) for a, p, pr in zip(align, cand, paired)],
+            ro = self.opt.reading_order_weight
+            sig = np.array([a + ro * rs.reverse_reading(p, pr) for a, p, pr in zip(align, cand, paired)],
                            dtype=np.float64) + 1e-4 * sig
         for p, s in zip(cand, sig):
             p.sigma = float(s)
@@ -284,6 +286,11 @@ class Scorer:
         if run.learned:   # path_scorer=learned: its σ (one question, chains of every length) decides
             ranked_paths = sorted(paths, key=lambda p: (-(p.sigma if p.sigma is not None else -1.0),
                                                         -typing.get(id(p), 0.0)))
+        elif self.opt.typing_weight > 0:      # typing weighed against σ: a clear σ gap outranks a type match
+            w = self.opt.typing_weight
+            ranked_paths = sorted(paths, key=lambda p: (depth_gap(len(p.edges)),
+                                                        -((p.sigma if p.sigma is not None else -1.0)
+                                                          + w * typing.get(id(p), 0.0))))
         else:
             ranked_paths = sorted(paths, key=lambda p: (-typing.get(id(p), 0.0), depth_gap(len(p.edges)),
                                                         -(p.sigma if p.sigma is not None else -1.0)))
@@ -323,7 +330,8 @@ class Scorer:
         1 when the endpoint has the answer's type noun ("In which *city* …"), plus the share of the other
         type nouns ("the *country* where …") that an entity strictly between the start and the endpoint has.
         An endpoint that has only another type noun of the question (a country for "the currency of the
-        country where …") gains nothing. Keyed by id(path); empty — the ranking unchanged — when the question
+        country where …") gains nothing. An entity without type evidence (a KG that describes its distractors
+        but not every real entity) earns ``typing_unknown`` of a match: 0 ranks it with the mismatches. Keyed by id(path); empty — the ranking unchanged — when the question
         names no type or no candidate entity has type evidence."""
         answer, along = type_nouns(question, has_image)
         along = [t for t in along if t not in answer]
@@ -333,11 +341,17 @@ class Scorer:
         words = self.entity_types(ids)
         if not words:
             return {}
+        u = self.opt.typing_unknown
         out = {}
         for p in paths:
-            score = 1.0 if answer and all(t in words.get(p.end_id, ()) for t in answer) else 0.0
+            end = words.get(p.end_id)
+            score = 0.0
+            if answer:
+                score = u if end is None else float(all(t in end for t in answer))
             if along:
-                seen = set().union(*(words.get(e.tail_id, set()) for e in p.edges[:-1]))
-                score += sum(t in seen for t in along) / len(along)
+                inner = [words.get(e.tail_id) for e in p.edges[:-1]]
+                seen = set().union(*(w for w in inner if w is not None))
+                untyped = any(w is None for w in inner)
+                score += sum(1.0 if t in seen else u if untyped else 0.0 for t in along) / len(along)
             out[id(p)] = score
         return out
