@@ -17,7 +17,11 @@ default (before M3_fallback, coverage_edge_cost and delta_grounding were chosen)
 hops (M1, M2, M1_per_relation, M3_fallback) and what an edge costs under coverage; the learned
 relation-path retriever (``path_scorer=learned``) shipped (trained on the demo KG's generated questions, never
 on more-dev) and trained per fold on the other folds' more-dev questions (answers only; its results are held
-out per question). The per-fold choice reads the learned-by-fold results of the other folds too, whose
+out per question); the untrained all-MiniLM-L6-v2 as a retriever (a zero head: plain cosine of question and
+relation chain); each of those three mixed into the rules (``path_scorer=mixed``, ``learned_weight`` λ in
+LAMBDAS), and any other checkpoint given with ``--checkpoint LABEL=PATH``, alone and mixed. ``choose --only``
+restricts the per-fold choice to the rows named (and the default): e.g. the default and one retriever's λ
+rows, so λ is chosen on folds and reported held out. The per-fold choice reads the learned-by-fold results of the other folds too, whose
 retrievers saw the held-out fold's questions in training: a small optimistic bias for that one candidate
 (a nested split would remove it; 5 × 4 retrievers instead of 5).
 
@@ -113,6 +117,14 @@ def run_graph(args) -> None:
     from kgqa.models.path_supervision import train_paths
 
     s = Settings()
+    for spec in args.checkpoint:          # --checkpoint LABEL=PATH: rows for another retriever, alone and mixed
+        label, _, path = spec.partition("=")
+        if not label or not Path(path).is_file():
+            sys.exit(f"--checkpoint {spec!r}: expected LABEL=PATH of an existing checkpoint")
+        CANDIDATES[f"learned ({label})"] = {"path_scorer": "learned", "path_checkpoint": str(Path(path).resolve())}
+        for w in LAMBDAS:
+            CANDIDATES[f"learned + rules λ={w} ({label})"] = {"path_scorer": "mixed", "learned_weight": w,
+                                                              "path_checkpoint": str(Path(path).resolve())}
     questions, _ = load_questions(args.questions)
     raw = {json.loads(x)["id"]: x for x in args.questions.read_text(encoding="utf-8").splitlines() if x.strip()}
     names = [c for c in CANDIDATES if not args.only or c in args.only.split(";")]
@@ -243,6 +255,9 @@ def main() -> None:
     ap.add_argument("--only", default="", help=";-separated candidate names (default: all); choose: the "
                     "candidates the per-fold choice is made among (default always)")
     ap.add_argument("--out", type=Path, default=ROOT / ".kgqa" / "choose")
+    ap.add_argument("--checkpoint", action="append", default=[], metavar="LABEL=PATH",
+                    help="run: rows 'learned (LABEL)' and 'learned + rules λ=… (LABEL)' for another path-retriever "
+                         "checkpoint (repeatable)")
     args = ap.parse_args()
     (run_graph if args.step == "run" else choose)(args)
 
