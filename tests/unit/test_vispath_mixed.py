@@ -92,3 +92,14 @@ def test_learned_weight_is_checked():
         parse_options(VisPath, {"learned_weight": "-1"})
     assert "learned_weight" in str(e.value)
     assert parse_options(VisPath, {"path_scorer": "mixed"}).path_scorer == "mixed"
+
+
+def test_learned_alone_reads_q_and_ranks_by_the_retriever_only():
+    """path_scorer=learned (for contrast): q_i = Q, σ is the retriever's score alone, terminal selection by it."""
+    vp, _, _ = make(**{**DEFAULTS, "path_scorer": "learned", "path_checkpoint": "unused"})
+    vp.learned._retriever, vp.learned._loaded = ChainLiker("place of birth"), True
+    run = vp.run(QUESTION, entity_id="T")
+    assert run.hops[0].intent == QUESTION and run.learned
+    assert any("learned path scorer reads Q" in f.message for f in run.fallbacks)
+    assert {p.relation_chain(): p.sigma for p in run.hops[1].retained}["architect → place of birth"] == 1.0
+    assert run.answer == "Dijon"

@@ -173,14 +173,8 @@ class VisPath(StartEntitySteps, BaseMethod):
                 for p in paths:
                     p.sigma = p.edges[-1].score
                 hop.chain_kept = len(cand)
-            elif run.learned and o.path_scorer == "learned":
-                chain = self.learned.chain_scores(question, cand)[: o.M2]              # Eq. 8, top M2
             else:
-                chain = self.scorer.chain_scores(cand, question, run.sketch, q_i,
-                                                 relation_sketch=run.relation_sketch)
-                if run.learned:                                                    # mixed: σ + λ·learned
-                    chain = self.learned.add_chain_scores(question, chain, o.learned_weight)
-                chain = chain[: o.M2]
+                chain = self.chain_scores(question, cand, q_i, run)[: o.M2]       # Eq. 8, top M2
                 hop.chain_kept = len(chain)
                 paths = self.examine_chains(question, run.sketch, chain, hop, run)  # ≤ M3 → P(i)
             hop.retained = list(paths)
@@ -290,6 +284,16 @@ class VisPath(StartEntitySteps, BaseMethod):
         return run.relation_sketch
 
     # ========================================================================= IV-C
+    def chain_scores(self, question: str, cand: list[ReasoningPath], q_i: str, run: VisPathRun
+                     ) -> list[ReasoningPath]:
+        """Eq. 8's σ of each candidate path, best first: the rules' (``Scorer.chain_scores``); with the learned
+        retriever in use (``run.learned``), its own (path_scorer=learned) or the rules' plus learned_weight × its
+        score (path_scorer=mixed)."""
+        if run.learned and self.opt.path_scorer == "learned":
+            return self.learned.chain_scores(question, cand)
+        chain = self.scorer.chain_scores(cand, question, run.sketch, q_i, relation_sketch=run.relation_sketch)
+        return self.learned.add_chain_scores(question, chain, self.opt.learned_weight) if run.learned else chain
+
     def examine_chains(self, question: str, sketch: list[str], chain: list[ReasoningPath],
                        hop: HopRecord, run: VisPathRun) -> list[ReasoningPath]:
         """LLM examines P_chain(i) as whole chains; keeps ≤ M3 by σ; empty → top-σ paths."""
