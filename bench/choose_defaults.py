@@ -20,9 +20,9 @@ on more-dev) and trained per fold on the other folds' more-dev questions (answer
 out per question); the untrained all-MiniLM-L6-v2 as a retriever (a zero head: plain cosine of question and
 relation chain); each of those three mixed into the rules (``path_scorer=mixed``, ``learned_weight`` λ in
 LAMBDAS), and any other checkpoint given with ``--checkpoint LABEL=PATH``, alone and mixed. ``choose --only``
-restricts the per-fold choice to the rows named (and the default): e.g. the default and one retriever's λ
-rows, so λ is chosen on folds and reported held out. The per-fold choice reads the learned-by-fold results of the other folds too, whose
-retrievers saw the held-out fold's questions in training: a small optimistic bias for that one candidate
+restricts the per-fold choice to the rows named: e.g. the default and one retriever's λ rows, so λ is chosen
+on folds and reported held out. The per-fold choice reads the learned-by-fold results of the other folds too,
+whose retrievers saw the held-out fold's questions in training: a small optimistic bias for that one candidate
 (a nested split would remove it; 5 × 4 retrievers instead of 5).
 
 Prints EM, per hop EM, gold path retained, selection given retained, start accuracy per candidate and graph;
@@ -89,7 +89,7 @@ CANDIDATES: dict[str, dict[str, str]] = {
 #: the learned retriever mixed into the rules (path_scorer=mixed), at each weight λ, and the untrained all-MiniLM-L6-v2
 #: (a head of zeros: plain cosine of question and relation chain) as a retriever, alone and mixed. "{untrained}" is
 #: replaced by a zero head the run writes under --out.
-LAMBDAS = ("0.1", "0.2", "0.3", "0.5", "1")
+LAMBDAS = ("0.1", "0.3", "0.5", "1", "2", "5")
 UNTRAINED = "{untrained}"
 CANDIDATES.update({
     **{f"learned + rules λ={w} (shipped)": {"path_scorer": "mixed", "learned_weight": w} for w in LAMBDAS},
@@ -200,7 +200,7 @@ def choose(args) -> None:
             for p in sorted((args.out / g / setting).glob("*.json")):
                 res.setdefault(p.stem, {})[g] = json.loads(p.read_text(encoding="utf-8"))
         cands = [c for c in res if all(g in res[c] for g in graphs)
-                 and (not args.only or c in args.only.split(";") or c == "default")]
+                 and (not args.only or c in args.only.split(";"))]
         if not cands:
             print(f"{setting}: no results for {graphs} under {args.out}")
             continue
@@ -253,7 +253,7 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--only", default="", help=";-separated candidate names (default: all); choose: the "
-                    "candidates the per-fold choice is made among (default always)")
+                    "candidates the per-fold choice is made among")
     ap.add_argument("--out", type=Path, default=ROOT / ".kgqa" / "choose")
     ap.add_argument("--checkpoint", action="append", default=[], metavar="LABEL=PATH",
                     help="run: rows 'learned (LABEL)' and 'learned + rules λ=… (LABEL)' for another path-retriever "
