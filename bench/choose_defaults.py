@@ -17,8 +17,12 @@ default (before M3_fallback, coverage_edge_cost and delta_grounding were chosen)
 hops (M1, M2, M1_per_relation, M3_fallback) and what an edge costs under coverage; the learned
 relation-path retriever (``path_scorer=learned``) shipped (trained on the demo KG's generated questions, never
 on more-dev) and trained per fold on the other folds' more-dev questions (answers only; its results are held
-out per question). The per-fold choice reads the learned-by-fold results of the other folds too, whose
-retrievers saw the held-out fold's questions in training: a small optimistic bias for that one candidate
+out per question); the untrained all-MiniLM-L6-v2 as a retriever (a zero head: plain cosine of question and
+relation chain); each of those three mixed into the rules (``path_scorer=mixed``, ``learned_weight`` λ in
+LAMBDAS), and any other checkpoint given with ``--checkpoint LABEL=PATH``, alone and mixed. ``choose --only``
+restricts the per-fold choice to the rows named: e.g. the default and one retriever's λ rows, so λ is chosen
+on folds and reported held out. The per-fold choice reads the learned-by-fold results of the other folds too,
+whose retrievers saw the held-out fold's questions in training: a small optimistic bias for that one candidate
 (a nested split would remove it; 5 × 4 retrievers instead of 5).
 
 Prints EM, per hop EM, gold path retained, selection given retained, start accuracy per candidate and graph;
@@ -32,7 +36,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -92,7 +95,23 @@ CANDIDATES: dict[str, dict[str, str]] = {
     **{f"default, reading_order_weight={w}": {"reading_order_weight": w} for w in ("0.1", "0.25", "0.5")},
     **{f"default, typing_weight={w}": {"typing_weight": w} for w in ("0.05", "0.1", "0.2", "0.4")},
 }
+#: the learned retriever mixed into the rules (path_scorer=mixed), at each weight λ, and the untrained all-MiniLM-L6-v2
+#: (a head of zeros: plain cosine of question and relation chain) as a retriever, alone and mixed. "{untrained}" is
+#: replaced by a zero head the run writes under --out.
+LAMBDAS = ("0.1", "0.3", "0.5", "1", "2", "5")
+UNTRAINED = "{untrained}"
+CANDIDATES.update({
+    **{f"learned + rules λ={w} (shipped)": {"path_scorer": "mixed", "learned_weight": w} for w in LAMBDAS},
+    "learned (untrained MiniLM)": {"path_scorer": "learned", "path_checkpoint": UNTRAINED},
+    **{f"learned + rules λ={w} (untrained MiniLM)":
+       {"path_scorer": "mixed", "learned_weight": w, "path_checkpoint": UNTRAINED} for w in LAMBDAS},
+})
 LEARNED_FOLDS = "learned (more-dev folds)"
+#: the candidates whose retriever is trained per fold on the other folds' more-dev questions (held out per question)
+FOLD_CANDIDATES: dict[str, dict[str, str]] = {
+    LEARNED_FOLDS: {"path_scorer": "learned"},
+    **{f"learned + rules λ={w} (more-dev folds)": {"path_scorer": "mixed", "learned_weight": w} for w in LAMBDAS},
+}
 FIELDS = ("exact_match", "gold_path", "selected", "start_entity", "hops", "seconds")
 
 
@@ -107,6 +126,14 @@ def run_graph(args) -> None:
     from kgqa.models.path_supervision import train_paths
 
     s = Settings()
+    for spec in args.checkpoint:          # --checkpoint LABEL=PATH: rows for another retriever, alone and mixed
+        label, _, path = spec.partition("=")
+        if not label or not Path(path).is_file():
+            sys.exit(f"--checkpoint {spec!r}: expected LABEL=PATH of an existing checkpoint")
+        CANDIDATES[f"learned ({label})"] = {"path_scorer": "learned", "path_checkpoint": str(Path(path).resolve())}
+        for w in LAMBDAS:
+            CANDIDATES[f"learned + rules λ={w} ({label})"] = {"path_scorer": "mixed", "learned_weight": w,
+                                                              "path_checkpoint": str(Path(path).resolve())}
     questions, _ = load_questions(args.questions)
     raw = {json.loads(x)["id"]: x for x in args.questions.read_text(encoding="utf-8").splitlines() if x.strip()}
     names = [c for c in CANDIDATES if not args.only or c in args.only.split(";")]
@@ -121,33 +148,48 @@ def run_graph(args) -> None:
     def done(setting: str, name: str) -> bool:
         return (args.out / args.graph / setting / f"{name}.json").is_file()
 
+    untrained = args.out / "untrained-minilm.safetensors"
+    fold_names = [c for c in FOLD_CANDIDATES if not args.only or c in args.only.split(";")]
+
     with open_runtime(s) as rt:
         shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
+        if any(UNTRAINED in CANDIDATES[n].values() for n in names) and not untrained.is_file():
+            from kgqa.models.path_retriever import new_head, save_checkpoint
+            untrained.parent.mkdir(parents=True, exist_ok=True)
+            dim = int(rt.kg.embed(["dimension"]).shape[1])
+            save_checkpoint(untrained, new_head(dim, 0), {"encoder": "all-MiniLM-L6-v2",
+                                                          "note": "untrained: a zero head, plain cosine"})
         for setting in args.settings.split(","):
             for name in names:
                 if done(setting, name):
                     continue
                 t0 = time.perf_counter()
-                p = Pipeline(s, "vispath", options=dict(CANDIDATES[name]), **shared)
+                opts = {k: (str(untrained) if v == UNTRAINED else v) for k, v in CANDIDATES[name].items()}
+                p = Pipeline(s, "vispath", options=opts, **shared)
                 save(setting, name, run_questions(questions, p, gold_start=setting == "gold-start"))
                 print(f"  {setting} · {name}: {time.perf_counter() - t0:.0f} s", flush=True)
-            if args.folds and not done(setting, LEARNED_FOLDS) and (not args.only or LEARNED_FOLDS in args.only):
+            todo = [c for c in fold_names if not done(setting, c)]
+            if args.folds and todo:
                 folds = folds_by_topic(questions, args.folds, seed=0)
-                tmp = Path(tempfile.mkdtemp(prefix="kgqa-choose-"))
-                results = []
+                tmp = args.out / args.graph / "fold-retrievers"     # one per fold, reused by a re-run
+                tmp.mkdir(parents=True, exist_ok=True)
+                results: dict[str, list] = {c: [] for c in todo}
                 for i, fold in enumerate(folds):
                     held = {q.id for q in fold}
-                    data = tmp / f"train-{i}.jsonl"
-                    data.write_text("\n".join(raw[q.id] for q in questions if q.id not in held) + "\n",
-                                    encoding="utf-8")
-                    ck = tmp / f"fold-{i}.safetensors"
-                    train_paths(rt.graph, rt.kg, checkpoint=ck, data=data, examples=0, generated=False,
-                                epochs=args.epochs, seed=0)
-                    p = Pipeline(s, "vispath", options={"path_scorer": "learned", "path_checkpoint": str(ck)},
-                                 **shared)
-                    results += run_questions(fold, p, gold_start=setting == "gold-start")
-                save(setting, LEARNED_FOLDS, results)
-                print(f"  {setting} · {LEARNED_FOLDS}: done", flush=True)
+                    ck = tmp / f"fold-{i}-of-{args.folds}-epochs-{args.epochs}.safetensors"
+                    if not ck.is_file():
+                        data = tmp / f"train-{i}.jsonl"
+                        data.write_text("\n".join(raw[q.id] for q in questions if q.id not in held) + "\n",
+                                        encoding="utf-8")
+                        train_paths(rt.graph, rt.kg, checkpoint=ck, data=data, examples=0, generated=False,
+                                    epochs=args.epochs, seed=0)
+                    for c in todo:
+                        p = Pipeline(s, "vispath", options={**FOLD_CANDIDATES[c], "path_checkpoint": str(ck)},
+                                     **shared)
+                        results[c] += run_questions(fold, p, gold_start=setting == "gold-start")
+                for c in todo:
+                    save(setting, c, results[c])
+                    print(f"  {setting} · {c}: done", flush=True)
 
 
 def rate(rows: list[dict], field: str) -> float:
@@ -166,7 +208,8 @@ def choose(args) -> None:
         for g in graphs:
             for p in sorted((args.out / g / setting).glob("*.json")):
                 res.setdefault(p.stem, {})[g] = json.loads(p.read_text(encoding="utf-8"))
-        cands = [c for c in res if all(g in res[c] for g in graphs)]
+        cands = [c for c in res if all(g in res[c] for g in graphs)
+                 and (not args.only or c in args.only.split(";"))]
         if not cands:
             print(f"{setting}: no results for {graphs} under {args.out}")
             continue
@@ -218,8 +261,12 @@ def main() -> None:
     ap.add_argument("--settings", default="grounded,gold-start")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=10)
-    ap.add_argument("--only", default="", help="run: ;-separated candidate names (default: all)")
+    ap.add_argument("--only", default="", help=";-separated candidate names (default: all); choose: the "
+                    "candidates the per-fold choice is made among")
     ap.add_argument("--out", type=Path, default=ROOT / ".kgqa" / "choose")
+    ap.add_argument("--checkpoint", action="append", default=[], metavar="LABEL=PATH",
+                    help="run: rows 'learned (LABEL)' and 'learned + rules λ=… (LABEL)' for another path-retriever "
+                         "checkpoint (repeatable)")
     args = ap.parse_args()
     (run_graph if args.step == "run" else choose)(args)
 

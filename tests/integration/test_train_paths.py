@@ -65,10 +65,12 @@ def test_cli_trains_from_a_file_resumes_and_refuses_bad_input(paths_kg, tmp_path
                                           "topic": {"id": p}}) for i, (p, n) in enumerate(PEOPLE.items())) + "\n")
     ck = tmp_path / "cli.safetensors"
     p = run_kgqa("train", "paths", "--data", str(data), "--examples", "0", "--epochs", "2", "--depth", "1",
-                 "--checkpoint", str(ck))
+                 "--prior", "0.5", "--checkpoint", str(ck))
     assert p.returncode == 0, p.stderr
     assert "epoch 1/2: mean loss" in p.stdout and "epoch 2/2" in p.stdout and "examples/s" in p.stdout
     assert f"12 used" in p.stdout and ck.is_file()
+    from kgqa.models.path_retriever import load_checkpoint
+    assert load_checkpoint(ck)[1]["prior"] == 0.5
     p = run_kgqa("train", "paths", "--data", str(data), "--examples", "0", "--epochs", "3", "--depth", "1",
                  "--checkpoint", str(ck), "--resume")
     assert p.returncode == 0, p.stderr
@@ -79,13 +81,26 @@ def test_cli_trains_from_a_file_resumes_and_refuses_bad_input(paths_kg, tmp_path
                                    "--checkpoint", str(tmp_path / "x.safetensors")), "bad.jsonl:1", code=2)
 
 
-def test_vispath_learned_with_a_corrupt_checkpoint_answers_by_the_rules(paths_kg, tmp_path):
+@pytest.mark.parametrize("scorer", ["learned", "mixed"])
+def test_vispath_learned_with_a_corrupt_checkpoint_answers_by_the_rules(paths_kg, tmp_path, scorer):
     bad = tmp_path / "corrupt.safetensors"
     bad.write_bytes(b"junk")
-    p = run_kgqa("ask", "Where was Ostrander person 3 born?", "--entity", "Q9930003", "-o", "path_scorer=learned",
+    p = run_kgqa("ask", "Where was Ostrander person 3 born?", "--entity", "Q9930003", "-o", f"path_scorer={scorer}",
                  "-o", f"path_checkpoint={bad}", "--json", env={"KGQA_CHAT_BACKEND": "none"})
     assert p.returncode == 0, p.stderr
     ans = json.loads(p.stdout)
     fb = [f for f in ans["fallbacks"] if f["code"] == "checkpoint"]
     assert len(fb) == 1 and str(bad) in fb[0]["message"] and "the rules take over" in fb[0]["message"]
+    assert ans["answer"] == "Karst Hollow"
+
+
+def test_vispath_mixed_with_the_shipped_checkpoint_keeps_the_rules_answer(paths_kg):
+    """-o path_scorer=mixed over the shipped retriever (data/demo/paths, trained on another KG): the rules' steps
+    run (their intent, not Q), the retriever loads (no fallback to the rules) and the one-hop answer holds."""
+    p = run_kgqa("ask", "Where was Ostrander person 3 born?", "--entity", "Q9930003", "-o", "path_scorer=mixed",
+                 "--json", env={"KGQA_CHAT_BACKEND": "none"})
+    assert p.returncode == 0, p.stderr
+    ans = json.loads(p.stdout)
+    assert not [f for f in ans["fallbacks"] if f["code"] == "checkpoint"]
+    assert not any("learned path scorer reads Q" in f["message"] for f in ans["fallbacks"])
     assert ans["answer"] == "Karst Hollow"

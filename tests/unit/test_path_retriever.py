@@ -44,6 +44,23 @@ def test_training_lowers_the_loss_and_resumes_after_the_last_epoch(tmp_path):
     assert more.epoch_losses[-1] < first.epoch_losses[-1]
 
 
+def test_the_prior_keeps_the_head_near_the_untrained_cosine_and_still_learns(tmp_path):
+    """--prior: the maps stay smaller than without it (the untrained head is zero), the ranking loss still falls,
+    the weight is recorded in the checkpoint, and the reported losses are the ranking loss alone."""
+    qv, cv, items = tiny_set()
+    free = train_head(qv, cv, items, checkpoint=tmp_path / "a.safetensors", epochs=6, lr=1e-2, batch=4, seed=0)
+    held = train_head(qv, cv, items, checkpoint=tmp_path / "b.safetensors", epochs=6, lr=1e-2, batch=4, seed=0,
+                      prior=1.0)
+    norm = {}
+    for k in ("a", "b"):
+        head, info = load_checkpoint(tmp_path / f"{k}.safetensors")
+        norm[k] = float(head.q.weight.detach().norm() ** 2 + head.c.weight.detach().norm() ** 2)
+    assert norm["b"] < 0.5 * norm["a"]
+    assert held.epoch_losses[-1] < held.epoch_losses[0]
+    assert held.epoch_losses[0] == pytest.approx(free.epoch_losses[0], rel=0.2)    # no penalty term in it
+    assert info["prior"] == 1.0
+
+
 def test_checkpoint_round_trip_scores_the_same(tmp_path):
     head = new_head(16, seed=1)
     with __import__("torch").no_grad():

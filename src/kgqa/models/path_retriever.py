@@ -15,7 +15,10 @@ Two objectives per example, summed (SR scores a path relation by relation, so a 
 * whole chain: among every chain of the neighbourhood (all lengths up to the search depth), the gold
   chains against the rest (so a gold chain outranks its own prefix: depth comes from the score);
 * per hop t below the gold length: among the chains of length t, the gold prefixes against the rest.
-The loss is −log Σ_pos softmax (several gold chains may reach the answer).
+The loss is −log Σ_pos softmax (several gold chains may reach the answer). ``prior`` > 0 adds
+prior · (‖A‖² + ‖B‖²) per batch (A, B: the two maps), pulling the head toward zero, i.e. toward the untrained
+encoder's cosine: the head then moves away from all-MiniLM-L6-v2 only as far as the examples ask (a KG with
+few relations otherwise lets it memorise them and lose what the encoder knows of others).
 
 Checkpoints are safetensors files with JSON metadata (format, encoder, dims, epochs done, seed, losses) and
 the AdamW state, so training resumes where it stopped.
@@ -150,9 +153,12 @@ def example_loss(head, qv, cv, ex: LabelledQuestion, mapped=None, tensors=None):
 
 def train_head(q_vecs: np.ndarray, chain_vecs: np.ndarray, examples: list[LabelledQuestion], *, checkpoint: Path,
                epochs: int = 10, lr: float = 1e-3, batch: int = 16, seed: int = 0, resume: bool = False,
-               meta: dict | None = None, on_epoch: Callable[[int, float], None] | None = None) -> TrainResult:
+               meta: dict | None = None, on_epoch: Callable[[int, float], None] | None = None,
+               prior: float = 0.0) -> TrainResult:
     """AdamW over the head, mini-batches in a seeded order per epoch; a checkpoint after every epoch
-    (``resume``: continue after the checkpoint's last epoch, with its optimizer state and losses)."""
+    (``resume``: continue after the checkpoint's last epoch, with its optimizer state and losses). ``prior``:
+    the weight of the squared norm of the head's maps added to each batch's loss (the losses reported per epoch
+    are the ranking loss alone)."""
     import time
 
     import torch
@@ -183,12 +189,15 @@ def train_head(q_vecs: np.ndarray, chain_vecs: np.ndarray, examples: list[Labell
             part = order[b:b + batch]
             mapped = head.chain(cv)                 # every chain once per batch (a few hundred × 384)
             loss = sum(example_loss(head, qv, cv, examples[k], mapped, prepared[k]) for k in part) / len(part)
-            loss.backward()
+            if prior > 0:
+                (loss + prior * (head.q.weight.pow(2).sum() + head.c.weight.pow(2).sum())).backward()
+            else:
+                loss.backward()
             opt.step()
             total += loss.item() * len(part)
         losses.append(total / max(1, len(examples)))
         save_checkpoint(checkpoint, head, {**(meta or {}), "epochs_done": epoch + 1, "epoch_losses": losses,
-                                           "seed": seed, "lr": lr, "batch": batch}, optimizer=opt)
+                                           "seed": seed, "lr": lr, "batch": batch, "prior": prior}, optimizer=opt)
         if on_epoch:
             on_epoch(epoch, losses[-1])
     return TrainResult(losses, epochs, start, time.perf_counter() - t0, len(examples))

@@ -130,7 +130,7 @@ def train_paths(graph, kg, *, checkpoint: Path, data: Path | None = None, exampl
                 generated: bool = True, exclude: Path | None = None, depth: int = 3, epochs: int = 10,
                 lr: float = 1e-3, batch: int = 16, seed: int = 0, resume: bool = False,
                 encoder_name: str = "", on_epoch: Callable[[int, float], None] | None = None,
-                on_item: Callable[[], None] | None = None) -> dict:
+                on_item: Callable[[], None] | None = None, prior: float = 0.0) -> dict:
     """The ``kgqa train paths`` run; returns its report (counts, seconds per phase, examples/s, losses)."""
     t0 = time.perf_counter()
     raw: list[TrainingExample] = []
@@ -156,7 +156,8 @@ def train_paths(graph, kg, *, checkpoint: Path, data: Path | None = None, exampl
     t_encode = time.perf_counter() - t1
     meta = {"encoder": encoder_name, "depth": depth, "examples": len(prep.items), "how": "; ".join(how)}
     res = train_head(np.asarray(q_vecs), np.asarray(c_vecs), prep.items, checkpoint=checkpoint, epochs=epochs,
-                     lr=lr, batch=batch, seed=seed, resume=resume, meta=meta, on_epoch=on_epoch)
+                     lr=lr, batch=batch, seed=seed, resume=resume, meta=meta, on_epoch=on_epoch,
+                     prior=prior)
     total = time.perf_counter() - t0
     return {"examples": len(raw), "how": "; ".join(how), "used": len(prep.items), "dropped_no_path": prep.dropped,
             "chains": len(prep.chain_texts), "epochs": epochs, "resumed_from_epoch": res.resumed_from,

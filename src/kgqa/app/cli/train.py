@@ -122,6 +122,8 @@ def train_paths_cmd(
     depth: int = typer.Option(3, "--depth", min=1, max=4, help="Longest relation chain searched (VisPath's Dmax)."),
     epochs: int = typer.Option(10, "--epochs", min=1, help="Epochs over the examples."),
     lr: float = typer.Option(1e-3, "--lr", help="AdamW learning rate of the head."),
+    prior: float = typer.Option(0.0, "--prior", min=0.0, help="Weight of the head's squared norm in the loss: "
+                                "keeps the retriever near the untrained encoder's cosine (0: none)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the generated questions, the initial weights and the order."),
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (safetensors). Default: "
                                               "<data dir>/models/paths/path-retriever.safetensors, what VisPath's "
@@ -146,7 +148,7 @@ def train_paths_cmd(
         ctx = rt.context()
         rep = train_paths(ctx.graph, ctx.kg, checkpoint=ckpt, data=data, examples=examples,
                           generated=examples > 0, exclude=exclude, depth=depth, epochs=epochs, lr=lr, seed=seed,
-                          resume=resume, encoder_name=encoder_name, on_epoch=on_epoch)
+                          resume=resume, encoder_name=encoder_name, on_epoch=on_epoch, prior=prior)
     if as_json:
         print(json.dumps(rep, indent=2, ensure_ascii=False, default=str))
         return

@@ -93,7 +93,7 @@ class VisPath(StartEntitySteps, BaseMethod):
         self._llm_steps = parse_llm_steps(self.llm_steps)
         self.scorer = Scorer(self.kg, self.graph, self.opt)     # Eq. 2, 5–8 over the graph; no per-question state
         self.learned = (LearnedPaths(self.kg, self.settings, self.opt.path_checkpoint)   # -o path_scorer=learned
-                        if self.opt.path_scorer == "learned" else None)
+                        if self.opt.path_scorer in ("learned", "mixed") else None)        # or mixed
 
     # ========================================================================= the method interface
     def solve(self, query) -> Answer:
@@ -174,9 +174,7 @@ class VisPath(StartEntitySteps, BaseMethod):
                     p.sigma = p.edges[-1].score
                 hop.chain_kept = len(cand)
             else:
-                chain = (self.learned.chain_scores(question, cand) if run.learned else   # Eq. 8, top M2
-                         self.scorer.chain_scores(cand, question, run.sketch, q_i,
-                                                  relation_sketch=run.relation_sketch))[: o.M2]
+                chain = self.chain_scores(question, cand, q_i, run)[: o.M2]       # Eq. 8, top M2
                 hop.chain_kept = len(chain)
                 paths = self.examine_chains(question, run.sketch, chain, hop, run)  # ≤ M3 → P(i)
             hop.retained = list(paths)
@@ -261,9 +259,9 @@ class VisPath(StartEntitySteps, BaseMethod):
             why = "empty"
         except BadModelReply as e:
             why = e.code
-        if self.learned is not None and self._learned_ready(run):
+        if self.learned is not None and self._learned_ready(run) and self.opt.path_scorer == "learned":
             run.fell_back(f"hop {i} intent: no usable reply; the learned path scorer reads Q", why)
-            return question
+            return question          # (mixed: the rules' intent below; the retriever's scores are added)
         if self.opt.intent_fallback == "relations" and not run.depth_predicted:
             # Fallback (our choice; the paper has none) when the model gave no sketch S_Q either (a sketch
             # it gave names this hop's relation: below): the relations the question names, matched
@@ -286,6 +284,16 @@ class VisPath(StartEntitySteps, BaseMethod):
         return run.relation_sketch
 
     # ========================================================================= IV-C
+    def chain_scores(self, question: str, cand: list[ReasoningPath], q_i: str, run: VisPathRun
+                     ) -> list[ReasoningPath]:
+        """Eq. 8's σ of each candidate path, best first: the rules' (``Scorer.chain_scores``); with the learned
+        retriever in use (``run.learned``), its own (path_scorer=learned) or the rules' plus learned_weight × its
+        score (path_scorer=mixed)."""
+        if run.learned and self.opt.path_scorer == "learned":
+            return self.learned.chain_scores(question, cand)
+        chain = self.scorer.chain_scores(cand, question, run.sketch, q_i, relation_sketch=run.relation_sketch)
+        return self.learned.add_chain_scores(question, chain, self.opt.learned_weight) if run.learned else chain
+
     def examine_chains(self, question: str, sketch: list[str], chain: list[ReasoningPath],
                        hop: HopRecord, run: VisPathRun) -> list[ReasoningPath]:
         """LLM examines P_chain(i) as whole chains; keeps ≤ M3 by σ; empty → top-σ paths."""

@@ -14,6 +14,10 @@ lets a retriever trained by ``kgqa train paths`` (``kgqa.models.path_retriever``
 * terminal selection: endpoints by that σ (chains of different lengths are scored under one question, and
   the retriever was trained to put the gold chain above its own prefix, so depth comes from the score).
 
+With ``-o path_scorer=mixed`` the rules keep every step and the retriever's chain score, weighed by
+``learned_weight``, is added to theirs: to Eq. 5's relation score (per frontier path, as above) and to Eq. 8's
+σ (so to terminal selection's order by σ, the rules' other keys unchanged).
+
 A missing or unreadable checkpoint is one line (``LearnedPaths.error``); the rules take over and each
 question records it as a fallback (code ``checkpoint``).
 """
@@ -92,6 +96,16 @@ class LearnedPaths:
         for p, v in zip(cand, np.asarray(s, dtype=np.float64)):
             p.sigma = float(v)
         return sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))
+
+    def add_chain_scores(self, question: str, ranked: list[ReasoningPath], weight: float) -> list[ReasoningPath]:
+        """path_scorer=mixed: σ ← the rules' σ + weight · the retriever's score of each path's relation chain;
+        sorted best first (ties: Verbalize(p)). weight = 0 leaves the rules' order as it was."""
+        if not ranked or weight == 0:
+            return ranked
+        s = self._retriever.score(question, [[e.relation_name for e in p.edges] for p in ranked])
+        for p, v in zip(ranked, np.asarray(s, dtype=np.float64)):
+            p.sigma = float(p.sigma if p.sigma is not None else 0.0) + weight * float(v)
+        return sorted(ranked, key=lambda p: (-p.sigma, p.verbalize()))
 
 
 __all__ = ["LearnedPaths", "default_checkpoint", "CHECKPOINT_NAME"]

@@ -183,7 +183,8 @@ class Scorer:
         ``relation_sketch``: the question's non-LLM sketch when computed; when ``intent`` is its intent (the
         relations fallback) a relation scores its best phrase match. ``hidden``: the fact keys --drop-edges
         hides (``VisPathRun.hidden``). ``learned``: frontier entity → relation id → the learned path scorer's
-        relation score (kgqa.methods.vispath.learned), in place of the cosine with q_i."""
+        relation score (kgqa.methods.vispath.learned), in place of the cosine with q_i (path_scorer=mixed:
+        added to it, weighed by learned_weight)."""
         m1 = M1 or self.opt.M1
         mode = expansion or self.opt.expansion
         w = self.opt.edge_relation_weight
@@ -192,8 +193,15 @@ class Scorer:
             rel_scores = relation_sketch.scores          # relations fallback: best phrase match per relation
         else:
             rel_scores = {rid: float(vec @ q_vec) for rid, (_, vec) in rel.items() if vec is not None}
+        mixed = self.opt.learned_weight if learned and self.opt.path_scorer == "mixed" else None
         if learned:      # the first cut ranks by the best score any frontier entity gives a relation
-            rel_scores = {rid: max(m.get(rid, -1.0) for m in learned.values()) for rid in rel}
+            best = {rid: max(m.get(rid, -1.0) for m in learned.values()) for rid in rel}
+            if mixed is not None:     # mixed: the rules' score + λ·learned, per frontier entity below
+                rule_scores = rel_scores
+                learned = {h: {rid: rule_scores.get(rid, -1.0) + mixed * v for rid, v in m.items()}
+                           for h, m in learned.items()}
+                best = {rid: rule_scores.get(rid, -1.0) + mixed * v for rid, v in best.items()}
+            rel_scores = best
         if mode == "exact":
             rows = self.graph.read("vispath_frontier_edges_all", frontier=list(frontier), hidden=list(hidden))
         else:
@@ -283,7 +291,7 @@ class Scorer:
             return 0
 
         typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
-        if run.learned:   # path_scorer=learned: its σ (one question, chains of every length) decides
+        if run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
             ranked_paths = sorted(paths, key=lambda p: (-(p.sigma if p.sigma is not None else -1.0),
                                                         -typing.get(id(p), 0.0)))
         elif self.opt.typing_weight > 0:      # typing weighed against σ: a clear σ gap outranks a type match
