@@ -45,13 +45,16 @@ def bench_p6(repeat: int, layers: int) -> None:
     import torch
 
     from kgqa.gnn.encoder import GraphNodeScorer, GraphSoftPromptEncoder
+    from kgqa.methods.grasp.subgraph import PATH_FEATURES
 
     threads = int(os.environ.get("KGQA_TORCH_THREADS", "1"))
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    head = GraphNodeScorer(384, 384, num_layers=layers, hop_features=4).eval()     # as kgqa train grasp makes it
+    head = GraphNodeScorer(384, 384, num_layers=layers, hop_features=4,
+                           path_features=PATH_FEATURES).eval()     # as kgqa train grasp makes it
     soft = GraphSoftPromptEncoder(384, 384, 576).eval()
-    print(f"\n1. P6: GAT ({layers} layers × 128, 4 heads, hop one-hot) + node-scoring head vs GAT (2 layers) + "
+    print(f"\n1. P6: GAT ({layers} layers × 128, 4 heads, hop one-hot, {PATH_FEATURES} path features) + "
+          f"node-scoring head vs GAT (2 layers) + "
           f"soft-prompt projector (→ 576); "
           f"torch threads {threads}; {repeat} runs after a warm-up")
     print("   wall = perf_counter; cpu = this thread's CPU time (the fair figure when the machine is shared)")
@@ -63,8 +66,9 @@ def bench_p6(repeat: int, layers: int) -> None:
                torch.randint(0, 40, (2 * n,), generator=g), torch.randn(40, 384, generator=g),
                torch.randn(384, generator=g), torch.tensor([True] + [False] * (n - 1)))
         hop = torch.cat([torch.zeros(1, dtype=torch.long), torch.randint(1, 4, (n - 1,), generator=g)])
+        path = torch.rand(n, PATH_FEATURES, generator=g)
         row = []
-        for m, args in ((head, inp + (hop,)), (soft, inp)):
+        for m, args in ((head, inp + (hop, path)), (soft, inp)):
             with torch.inference_mode():
                 for _ in range(3):
                     m(*args)

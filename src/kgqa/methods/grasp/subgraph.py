@@ -2,7 +2,8 @@
 
 "Topology-Aware Reasoning over Incomplete Knowledge Graph with Graph-Based Soft Prompting":
 ``Subgraph`` holds G_t's facts and nodes (topic first) with their scores; ``triple_texts`` are
-the sentences of the text soft prompt (ablation), ``graph_tensors`` the GAT's input.
+the sentences of the text soft prompt (ablation), ``graph_tensors`` the GAT's input, ``path_features``
+how well the relation chain that reached each node in extraction matches the question (the node head's input).
 """
 
 from __future__ import annotations
@@ -85,9 +86,89 @@ def triple_texts(sub: Subgraph, relation_names: dict[str, str]) -> list[str]:
             for f in sub.facts]
 
 
+#: the chain positions ``path_features`` describes one by one (GraSP's hops are 1–3)
+PATH_POSITIONS = 3
+#: columns of ``path_features``
+PATH_FEATURES = 2 * PATH_POSITIONS + 8
+
+
+def extraction_parents(sub: Subgraph) -> dict[str, tuple[Fact, int, str]]:
+    """node → (fact, direction, parent node) of the step by which extraction first reached it.
+
+    Extraction is breadth-first and appends each hop's facts best score first, so a node reached at hop h
+    has as parent the first fact of hop h that links it to a node reached at hop h − 1; direction is +1
+    when that fact is walked head → tail, −1 against it. The topic has none.
+    """
+    hop = sub.node_hop
+    parents: dict[str, tuple[Fact, int, str]] = {}
+    for f in sub.facts:
+        for node, other, d in ((f.tail_id, f.head_id, 1), (f.head_id, f.tail_id, -1)):
+            if node not in parents and node != sub.topic_id and hop.get(node) == f.hop \
+                    and hop.get(other) == f.hop - 1:
+                parents[node] = (f, d, other)
+    return parents
+
+
+def extraction_chain(sub: Subgraph, node_id: str, parents: dict | None = None) -> list[tuple[Fact, int]]:
+    """The chain of (fact, direction) by which extraction reached ``node_id`` from the topic, topic side
+    first (``extraction_parents``); [] for the topic or a node no chain reaches."""
+    parents = extraction_parents(sub) if parents is None else parents
+    chain: list[tuple[Fact, int]] = []
+    cur = node_id
+    while cur != sub.topic_id:
+        step = parents.get(cur)
+        if step is None or len(chain) > len(sub.names):
+            return []
+        chain.append(step[:2])
+        cur = step[2]
+    return chain[::-1]
+
+
+def path_features(sub: Subgraph, rel_index: dict[str, int], relation_emb: np.ndarray, q_vec: np.ndarray) -> np.ndarray:
+    """(N, PATH_FEATURES) per node, over the relation chain that reached it in extraction (``extraction_chain``).
+
+    *interpretation* (not in the paper): the GAT's node input says how well a node's name matches the
+    question, not how well the relations leading to it do, so the answer and the chain's intermediate entity
+    look alike. Columns, with c_i = cos(q, relation i of the chain) (embeddings L2-normalised):
+    c_1..c_3 (0 past the chain's end), the direction of each step (+1 head → tail, −1 against, 0 past the end),
+    c_last, mean c, sum c, max c, min c, cos(q, normalised sum of the chain's relation embeddings), chain
+    length / 3, and 1 when the node is itself a step of another node's chain (a bridge). The topic's row is 0.
+    """
+    ids = sub.node_ids
+    out = np.zeros((len(ids), PATH_FEATURES), dtype=np.float32)
+    q = np.asarray(q_vec, dtype=np.float32)
+    cos = relation_emb @ q if len(relation_emb) else np.zeros(0, dtype=np.float32)
+    row = {n: k for k, n in enumerate(ids)}
+    bridges: set[str] = set()
+    parents = extraction_parents(sub)
+    for k, nid in enumerate(ids):
+        if nid == sub.topic_id:
+            continue
+        chain = extraction_chain(sub, nid, parents)
+        if not chain:
+            continue
+        ri = [rel_index[f.relation_id] for f, _ in chain]
+        c = cos[ri]
+        for i, (f, d) in enumerate(chain[:PATH_POSITIONS]):
+            out[k, i] = c[i]
+            out[k, PATH_POSITIONS + i] = d
+        summed = relation_emb[ri].sum(axis=0)
+        norm = float(np.linalg.norm(summed))
+        b = 2 * PATH_POSITIONS
+        out[k, b:b + 8] = (c[-1], c.mean(), c.sum(), c.max(), c.min(), float(summed @ q) / norm if norm else 0.0,
+                           len(chain) / PATH_POSITIONS, 0.0)
+        for f, d in chain[:-1]:
+            bridges.add(f.tail_id if d == 1 else f.head_id)
+    for nid in bridges:
+        if nid in row and nid != sub.topic_id:
+            out[row[nid], -1] = 1.0
+    return out
+
+
 def graph_tensors(method: BaseMethod, sub: Subgraph, q_vec: np.ndarray):
-    """(x, edge_index, edge_type, relation_emb, question, topic_mask, node_hop) of G_t from the stored embeddings
-    (node_hop: the hop at which extraction reached each node, the topic 0)."""
+    """(x, edge_index, edge_type, relation_emb, question, topic_mask, node_hop, node_path) of G_t from the stored
+    embeddings (node_hop: the hop at which extraction reached each node, the topic 0; node_path:
+    ``path_features``, (N, PATH_FEATURES))."""
     import torch
 
     ids = sub.node_ids
@@ -108,6 +189,8 @@ def graph_tensors(method: BaseMethod, sub: Subgraph, q_vec: np.ndarray):
     topic = np.zeros(len(ids), dtype=bool)
     topic[0] = True
     hop = np.array([sub.node_hop.get(i, 0 if k == 0 else 1) for k, i in enumerate(ids)], dtype=np.int64)
+    remb_a = np.stack(remb).astype(np.float32) if remb else np.zeros((0, x.shape[1]), dtype=np.float32)
+    paths = path_features(sub, ridx, remb_a, q_vec)
     return (torch.from_numpy(x), torch.from_numpy(ei.reshape(2, -1)), torch.from_numpy(et),
-            torch.from_numpy(np.stack(remb).astype(np.float32)) if remb else torch.zeros((0, x.shape[1])),
-            torch.from_numpy(np.asarray(q_vec, dtype=np.float32)), torch.from_numpy(topic), torch.from_numpy(hop))
+            torch.from_numpy(remb_a), torch.from_numpy(np.asarray(q_vec, dtype=np.float32)),
+            torch.from_numpy(topic), torch.from_numpy(hop), torch.from_numpy(paths))
