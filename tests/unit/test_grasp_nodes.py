@@ -175,9 +175,8 @@ def test_path_features_rows_follow_node_order_and_score_the_chain_against_the_qu
     r = f[sub.node_ids.index("R")]
     assert np.allclose(r[:3], [0.6, 0.8, 0]) and np.allclose(r[3:6], [1, 1, 0])
     assert np.allclose(r[b:b + 7], [0.8, 0.7, 1.4, 0.8, 0.6, 1.4 / np.sqrt(2), 2 / 3])
-    c = f[sub.node_ids.index("C")]                     # the intermediate kind: one step, not a bridge in extraction
-    assert np.allclose(c[b:b + 7], [0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 1 / 3]) and c[-1] == 0
-    assert f[sub.node_ids.index("C2"), -1] == 1        # C2 is a step of R's chain: a bridge
+    c = f[sub.node_ids.index("C")]                     # one step: the chain of the intermediate kind
+    assert np.allclose(c[b:b + 7], [0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 1 / 3])
     tw = f[sub.node_ids.index("B")]
     assert tw[3] == -1 and np.isclose(tw[b], 0.0)      # walked against the fact; twin does not match q
     assert r[b + 2] > c[b + 2]                          # the full chain covers more of the question
@@ -214,6 +213,7 @@ def test_a_head_saved_without_path_features_loads_and_ignores_them(tmp_path):
     """Checkpoints from before the path features (the config has no path_features) load and score as before."""
     from kgqa.gnn import checkpoint as ckpt
     from kgqa.methods.grasp.nodes import node_probabilities
+    from kgqa.methods.grasp.subgraph import PATH_FEATURES
 
     save_head(tmp_path / "old.safetensors")
     head, info = ckpt.load(tmp_path / "old.safetensors", variant="nodes")
@@ -222,5 +222,5 @@ def test_a_head_saved_without_path_features_loads_and_ignores_them(tmp_path):
     inputs = (torch.randn(n, 384), torch.tensor([[0, 1, 2], [1, 2, 3]]), torch.tensor([0, 1, 0]),
               torch.randn(2, 384), torch.randn(384), torch.tensor([True] + [False] * (n - 1)),
               torch.tensor([0, 1, 2, 3]))
-    with_path = node_probabilities(head.eval(), inputs + (torch.randn(n, 14),))
+    with_path = node_probabilities(head.eval(), inputs + (torch.randn(n, PATH_FEATURES),))
     assert torch.allclose(torch.from_numpy(with_path), torch.from_numpy(node_probabilities(head, inputs)))
