@@ -180,6 +180,11 @@ def test_path_features_rows_follow_node_order_and_score_the_chain_against_the_qu
     tw = f[sub.node_ids.index("B")]
     assert tw[3] == -1 and np.isclose(tw[b], 0.0)      # walked against the fact; twin does not match q
     assert r[b + 2] > c[b + 2]                          # the full chain covers more of the question
+    # over every chain: R by cap, river (sum 1.4); C only by cap (T-cap->C2-river->R<-river-C walks back against
+    # river: siblings, not a chain); B by twin
+    assert np.allclose(r[b + 7:b + 10], [1.4, 1.4 / np.sqrt(2), 2 / 3])
+    assert np.allclose(c[b + 7:b + 10], [0.6, 0.6, 1 / 3])
+    assert np.allclose(tw[b + 7:b + 10], [0.0, 0.0, 1 / 3])
 
 
 def test_a_head_with_path_features_scores_with_them_and_records_them_in_its_config(tmp_path):
