@@ -6,8 +6,8 @@
 
 Needs the KG of the questions loaded in the Neo4j the environment names (KGQA_*/NEO4J_*).
 
-1. P6: encoder + head (``GraphNodeScorer``) forward time at N = 61, 250, 500 nodes (2N facts,
-   40 relations, random 384-d features) beside the soft-prompt encoder (GAT + projector to 576,
+1. P6: encoder + head (``GraphNodeScorer``, hop one-hot and path features as ``kgqa train grasp`` builds
+   it) forward time at N = 61, 250, 500 nodes (2N facts, 40 relations, random 384-d features) beside the soft-prompt encoder (GAT + projector to 576,
    SmolLM2-135M's width) on the same graph; ms p50 / p95 on ``KGQA_TORCH_THREADS`` threads
    (set 1); the goal ≤ 10 ms p50 at 250 nodes.
 2. ``--train N``: ``kgqa train grasp --head nodes --examples N`` (generated questions, the
