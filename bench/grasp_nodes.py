@@ -6,8 +6,8 @@
 
 Needs the KG of the questions loaded in the Neo4j the environment names (KGQA_*/NEO4J_*).
 
-1. P6: encoder + head (``GraphNodeScorer``) forward time at N = 61, 250, 500 nodes (2N facts,
-   40 relations, random 384-d features) beside the soft-prompt encoder (GAT + projector to 576,
+1. P6: encoder + head (``GraphNodeScorer``, hop one-hot and path features as ``kgqa train grasp`` builds
+   it) forward time at N = 61, 250, 500 nodes (2N facts, 40 relations, random 384-d features) beside the soft-prompt encoder (GAT + projector to 576,
    SmolLM2-135M's width) on the same graph; ms p50 / p95 on ``KGQA_TORCH_THREADS`` threads
    (set 1); the goal ≤ 10 ms p50 at 250 nodes.
 2. ``--train N``: ``kgqa train grasp --head nodes --examples N`` (generated questions, the
@@ -45,13 +45,16 @@ def bench_p6(repeat: int, layers: int) -> None:
     import torch
 
     from kgqa.gnn.encoder import GraphNodeScorer, GraphSoftPromptEncoder
+    from kgqa.methods.grasp.subgraph import PATH_FEATURES
 
     threads = int(os.environ.get("KGQA_TORCH_THREADS", "1"))
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    head = GraphNodeScorer(384, 384, num_layers=layers, hop_features=4).eval()     # as kgqa train grasp makes it
+    head = GraphNodeScorer(384, 384, num_layers=layers, hop_features=4,
+                           path_features=PATH_FEATURES).eval()     # as kgqa train grasp makes it
     soft = GraphSoftPromptEncoder(384, 384, 576).eval()
-    print(f"\n1. P6: GAT ({layers} layers × 128, 4 heads, hop one-hot) + node-scoring head vs GAT (2 layers) + "
+    print(f"\n1. P6: GAT ({layers} layers × 128, 4 heads, hop one-hot, {PATH_FEATURES} path features) + "
+          f"node-scoring head vs GAT (2 layers) + "
           f"soft-prompt projector (→ 576); "
           f"torch threads {threads}; {repeat} runs after a warm-up")
     print("   wall = perf_counter; cpu = this thread's CPU time (the fair figure when the machine is shared)")
@@ -63,8 +66,9 @@ def bench_p6(repeat: int, layers: int) -> None:
                torch.randint(0, 40, (2 * n,), generator=g), torch.randn(40, 384, generator=g),
                torch.randn(384, generator=g), torch.tensor([True] + [False] * (n - 1)))
         hop = torch.cat([torch.zeros(1, dtype=torch.long), torch.randint(1, 4, (n - 1,), generator=g)])
+        path = torch.rand(n, PATH_FEATURES, generator=g)
         row = []
-        for m, args in ((head, inp + (hop,)), (soft, inp)):
+        for m, args in ((head, inp + (hop, path)), (soft, inp)):
             with torch.inference_mode():
                 for _ in range(3):
                     m(*args)

@@ -69,7 +69,7 @@ $KGQA ask "${replay[@]}" "$DOCS/queries/flag_japan.jpg" \
 # GraSP without a soft-prompt server: the node-scoring head on the GAT (data/demo/grasp/grasp-nodes.safetensors,
 # trained by `kgqa train grasp --head nodes --exclude data/demo/questions.jsonl`; see data/demo/README.md) is found
 # by the method itself when <data dir>/models/grasp/ holds none; no -o needed.
-banner "GraSP: kgqa ask --method grasp (2-hop subgraph -> question-conditioned GAT -> node-scoring head)"
+banner "GraSP: kgqa ask --method grasp (3-hop subgraph -> question-conditioned GAT -> node-scoring head)"
 $KGQA ask "${replay[@]}" "What is the capital of France?" --method grasp
 
 banner "kgqa compare: every method on one question"

@@ -129,3 +129,103 @@ def test_node_cross_entropy_training_puts_the_gold_node_on_top(tmp_path):
     loaded, _ = ckpt.load(tmp_path / "h.safetensors", variant="nodes")
     probs = node_probabilities(loaded.eval(), inputs)
     assert int(probs.argmax()) == 4 and probs[0] == 0.0
+
+
+def chain_subgraph():
+    """Topic T; hop 1: T -capital-> C, B -twin-> T (reversed), T -capital-> C2 (a sibling); hop 2: C -river-> R."""
+    from kgqa.methods.grasp.subgraph import Fact, Subgraph
+
+    sub = Subgraph("T", {"T": "Topic", "C": "Capital", "B": "Twin", "C2": "Other", "R": "River"},
+                   node_hop={"T": 0, "C": 1, "B": 1, "C2": 1, "R": 2})
+    sub.facts = [Fact("T", "cap", "C", 1, 0.9), Fact("B", "twin", "T", 1, 0.5), Fact("T", "cap", "C2", 1, 0.4),
+                 Fact("C2", "river", "R", 2, 0.3), Fact("C", "river", "R", 2, 0.8)]
+    return sub
+
+
+def unit(v):
+    import numpy as np
+
+    v = np.asarray(v, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_extraction_chain_is_the_first_fact_of_each_hop_walked_from_the_topic():
+    from kgqa.methods.grasp.subgraph import extraction_chain
+
+    sub = chain_subgraph()
+    # R is reached at hop 2 first by C2 -river-> R (the first hop-2 fact in extraction order), not by C
+    assert [(f.key, d) for f, d in extraction_chain(sub, "R")] == [("T|cap|C2", 1), ("C2|river|R", 1)]
+    assert [(f.key, d) for f, d in extraction_chain(sub, "B")] == [("B|twin|T", -1)]
+    assert extraction_chain(sub, "T") == []
+
+
+def test_path_features_rows_follow_node_order_and_score_the_chain_against_the_question():
+    import numpy as np
+
+    from kgqa.methods.grasp.subgraph import PATH_FEATURES, PATH_POSITIONS, path_features
+
+    sub = chain_subgraph()
+    rel = {"cap": 0, "twin": 1, "river": 2}
+    emb = np.stack([unit([1, 0, 0]), unit([0, 1, 0]), unit([0, 0, 1])])
+    q = unit([0.6, 0, 0.8])                           # "the river of the capital": cap 0.6, river 0.8, twin 0
+    f = path_features(sub, rel, emb, q)
+    assert f.shape == (5, PATH_FEATURES) and f.dtype == np.float32
+    assert not f[0].any()                              # the topic
+    b = 2 * PATH_POSITIONS
+    r = f[sub.node_ids.index("R")]
+    assert np.allclose(r[:3], [0.6, 0.8, 0]) and np.allclose(r[3:6], [1, 1, 0])
+    assert np.allclose(r[b:b + 7], [0.8, 0.7, 1.4, 0.8, 0.6, 1.4 / np.sqrt(2), 2 / 3])
+    c = f[sub.node_ids.index("C")]                     # one step: the chain of the intermediate kind
+    assert np.allclose(c[b:b + 7], [0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 1 / 3])
+    tw = f[sub.node_ids.index("B")]
+    assert tw[3] == -1 and np.isclose(tw[b], 0.0)      # walked against the fact; twin does not match q
+    assert r[b + 2] > c[b + 2]                          # the full chain covers more of the question
+    # over every chain: R by cap, river (sum 1.4); C only by cap (T-cap->C2-river->R<-river-C walks back against
+    # river: siblings, not a chain); B by twin
+    assert np.allclose(r[b + 7:b + 10], [1.4, 1.4 / np.sqrt(2), 2 / 3])
+    assert np.allclose(c[b + 7:b + 10], [0.6, 0.6, 1 / 3])
+    assert np.allclose(tw[b + 7:b + 10], [0.0, 0.0, 1 / 3])
+
+
+def test_a_head_with_path_features_scores_with_them_and_records_them_in_its_config(tmp_path):
+    from kgqa.gnn import checkpoint as ckpt
+    from kgqa.gnn.encoder import GraphNodeScorer
+
+    torch.manual_seed(0)
+    n, p = 6, 5
+    inputs = (torch.randn(n, 384), torch.tensor([[0, 0, 1, 2, 3], [1, 2, 3, 4, 5]]), torch.tensor([0, 1, 0, 1, 0]),
+              torch.randn(2, 384), torch.randn(384), torch.tensor([True] + [False] * (n - 1)),
+              torch.tensor([0, 1, 1, 2, 2, 2]))
+    path = torch.randn(n, p)
+    head = GraphNodeScorer(384, 384, hidden_channels=8, heads=2, projector_hidden=8, hop_features=3,
+                           path_features=p).eval()
+    with torch.inference_mode():
+        out = head(*inputs, path)
+        assert out.shape == (n,)
+        assert not torch.allclose(out, head(*inputs, path.flip(0)))      # the features move the scores
+        assert not torch.allclose(out, head(*inputs, None))
+    assert head.config()["path_features"] == p
+    ckpt.save(tmp_path / "p.safetensors", head, variant="nodes")
+    loaded, info = ckpt.load(tmp_path / "p.safetensors", variant="nodes")
+    assert info["config"]["path_features"] == p
+    with torch.inference_mode():
+        assert torch.allclose(loaded.eval()(*inputs, path), out)
+    with pytest.raises(ValueError, match="node_path has shape"):
+        head(*inputs, torch.randn(n, p + 1))
+
+
+def test_a_head_saved_without_path_features_loads_and_ignores_them(tmp_path):
+    """Checkpoints from before the path features (the config has no path_features) load and score as before."""
+    from kgqa.gnn import checkpoint as ckpt
+    from kgqa.methods.grasp.nodes import node_probabilities
+    from kgqa.methods.grasp.subgraph import PATH_FEATURES
+
+    save_head(tmp_path / "old.safetensors")
+    head, info = ckpt.load(tmp_path / "old.safetensors", variant="nodes")
+    assert "path_features" not in info["config"] and head.path_features == 0
+    n = 4
+    inputs = (torch.randn(n, 384), torch.tensor([[0, 1, 2], [1, 2, 3]]), torch.tensor([0, 1, 0]),
+              torch.randn(2, 384), torch.randn(384), torch.tensor([True] + [False] * (n - 1)),
+              torch.tensor([0, 1, 2, 3]))
+    with_path = node_probabilities(head.eval(), inputs + (torch.randn(n, PATH_FEATURES),))
+    assert torch.allclose(torch.from_numpy(with_path), torch.from_numpy(node_probabilities(head, inputs)))

@@ -7,8 +7,9 @@ lightweight feed-forward network projecting every entity representation into the
 embedding space) but its equations did not survive; what follows is our reading, each
 choice marked *interpretation*:
 
-    h_v^(0)  = W_in [x_v ; x_v ⊙ q ; 1[v = topic] ; onehot(hop_v)] (question-conditioned input; the hop
-                                                                    one-hot only with hop_features > 0)
+    h_v^(0)  = W_in [x_v ; x_v ⊙ q ; 1[v = topic] ; onehot(hop_v) ; π_v] (question-conditioned input; the hop
+                                                                    one-hot only with hop_features > 0, the
+                                                                    path features π_v with path_features > 0)
     ε_r      = W_rel [r ; r ⊙ q]                                    (once per distinct relation r)
     e_uv     = ε_r(uv) ± w_dir                                      (+ forward, − reverse direction)
     h^(k)    = h^(k-1) + ELU(GATConv_k(h^(k-1), edge_index, e))     k = 1..l   (PyG GATConv, edge_dim)
@@ -54,7 +55,8 @@ class GraphSoftPromptEncoder(nn.Module):
 
     def __init__(self, in_channels: int = 384, edge_channels: int = 384, llm_hidden: int = 576, *,
                  hidden_channels: int = 128, num_layers: int = 2, heads: int = 4,
-                 projector_hidden: int = 256, dropout: float = 0.0, edge_hidden: int = 32, hop_features: int = 0):
+                 projector_hidden: int = 256, dropout: float = 0.0, edge_hidden: int = 32, hop_features: int = 0,
+                 path_features: int = 0):
         super().__init__()
         import warnings
 
@@ -76,7 +78,8 @@ class GraphSoftPromptEncoder(nn.Module):
         self.dropout = dropout
         self.edge_dim = edge_hidden
         self.hop_features = hop_features
-        self.lin_in = nn.Linear(2 * in_channels + 1 + hop_features, hidden_channels)
+        self.path_features = path_features
+        self.lin_in = nn.Linear(2 * in_channels + 1 + hop_features + path_features, hidden_channels)
         self.lin_rel = nn.Linear(2 * edge_channels, edge_hidden)
         self.direction = nn.Parameter(torch.empty(edge_hidden))
         self.convs = nn.ModuleList(
@@ -103,16 +106,21 @@ class GraphSoftPromptEncoder(nn.Module):
                 "llm_hidden": self.llm_hidden, "hidden_channels": self.hidden_channels,
                 "num_layers": self.num_layers, "heads": self.heads,
                 "projector_hidden": self.projector_hidden, "dropout": self.dropout, "edge_hidden": self.edge_dim,
-                **({"hop_features": self.hop_features} if self.hop_features else {})}
+                **({"hop_features": self.hop_features} if self.hop_features else {}),
+                **({"path_features": self.path_features} if self.path_features else {})}
 
     def node_states(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor,
-                    question: Tensor, topic_mask: Tensor, node_hop: Tensor | None = None) -> Tensor:
-        """The GAT's node representations h^(l), shape (N, H)."""
+                    question: Tensor, topic_mask: Tensor, node_hop: Tensor | None = None,
+                    node_path: Tensor | None = None) -> Tensor:
+        """The GAT's node representations h^(l), shape (N, H). ``node_path`` (N, path_features): how well the
+        relation chain reaching each node matches the question (read only with path_features > 0)."""
         q = question.reshape(1, -1)
         parts = [x, x * q, topic_mask.to(x.dtype).reshape(-1, 1)]
         if self.hop_features:         # one-hot of the hop at which extraction reached the node (the last: or more)
             hop = node_hop if node_hop is not None else (~topic_mask).long()
             parts.append(nn.functional.one_hot(hop.clamp(0, self.hop_features - 1), self.hop_features).to(x.dtype))
+        if self.path_features:
+            parts.append(self._path(x, node_path))
         h = self.lin_in(torch.cat(parts, dim=-1))
         rel = self.lin_rel(torch.cat([relation_emb, relation_emb * q], dim=-1))      # (R, edge_hidden), once
         fwd = rel[edge_type]
@@ -124,11 +132,19 @@ class GraphSoftPromptEncoder(nn.Module):
             h = nn.functional.dropout(h, p=self.dropout, training=self.training)
         return h
 
+    def _path(self, x: Tensor, node_path: Tensor | None) -> Tensor:
+        if node_path is None:
+            return x.new_zeros((x.shape[0], self.path_features))
+        if tuple(node_path.shape) != (x.shape[0], self.path_features):
+            raise ValueError(f"node_path has shape {tuple(node_path.shape)}, expected ({x.shape[0]}, "
+                             f"{self.path_features})")
+        return node_path.to(x.dtype)
+
     def forward(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor, question: Tensor,
-                topic_mask: Tensor, node_hop: Tensor | None = None) -> Tensor:
+                topic_mask: Tensor, node_hop: Tensor | None = None, node_path: Tensor | None = None) -> Tensor:
         """Soft prompt: one D-dimensional token per node, shape (N, D)."""
         return self.projector(self.node_states(x, edge_index, edge_type, relation_emb, question, topic_mask,
-                                               node_hop))
+                                               node_hop, node_path))
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}({self.in_channels}, edge={self.edge_channels}, "
@@ -145,20 +161,32 @@ class GraphNodeScorer(GraphSoftPromptEncoder):
     Linear(H, P)–Tanh–Linear(P, 1). Trained with cross-entropy over the nodes of the extracted
     subgraph (the topic masked out), no LLM in the loop.
 
-    Shapes: the GAT's inputs -> scores (N,) (raw logits; the caller masks the topic and softmaxes).
+    With ``path_features`` P > 0 the node's path features π_v (how well the relation chain that reached it
+    in extraction matches the question; ``kgqa.methods.grasp.subgraph.path_features``) enter the GAT's input
+    and, as a skip, the head itself: Linear(H + P, P')–Tanh–Linear(P', 1) over [h_v^(l) ; π_v], so a chain
+    that matches the question can outrank the chain's intermediate entity without passing through the GAT.
+    A checkpoint without ``path_features`` in its config loads as before (P = 0).
+
+    Shapes: the GAT's inputs (+ node_path (N, P)) -> scores (N,) (raw logits; the caller masks the topic
+    and softmaxes).
     """
 
     def __init__(self, in_channels: int = 384, edge_channels: int = 384, llm_hidden: int = 1, *,
                  hidden_channels: int = 128, num_layers: int = 2, heads: int = 4, projector_hidden: int = 128,
-                 dropout: float = 0.0, edge_hidden: int = 32, hop_features: int = 0):
+                 dropout: float = 0.0, edge_hidden: int = 32, hop_features: int = 0, path_features: int = 0):
         super().__init__(in_channels, edge_channels, 1, hidden_channels=hidden_channels, num_layers=num_layers,
                          heads=heads, projector_hidden=projector_hidden, dropout=dropout, edge_hidden=edge_hidden,
-                         hop_features=hop_features)
+                         hop_features=hop_features, path_features=path_features)
+        if path_features:
+            self.projector[0] = nn.Linear(hidden_channels + path_features, projector_hidden)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_type: Tensor, relation_emb: Tensor, question: Tensor,
-                topic_mask: Tensor, node_hop: Tensor | None = None) -> Tensor:
+                topic_mask: Tensor, node_hop: Tensor | None = None, node_path: Tensor | None = None) -> Tensor:
         """One logit per node, shape (N,)."""
-        return super().forward(x, edge_index, edge_type, relation_emb, question, topic_mask, node_hop).reshape(-1)
+        h = self.node_states(x, edge_index, edge_type, relation_emb, question, topic_mask, node_hop, node_path)
+        if self.path_features:
+            h = torch.cat([h, self._path(x, node_path)], dim=-1)
+        return self.projector(h).reshape(-1)
 
 
 class TextSoftPromptEncoder(nn.Module):

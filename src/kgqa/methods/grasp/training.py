@@ -15,7 +15,7 @@ from pathlib import Path
 from kgqa.methods.grasp.algorithm import GraSP
 from kgqa.methods.grasp.options import GraSPOptions, default_checkpoint
 from kgqa.methods.grasp.questions import generate_questions
-from kgqa.methods.grasp.subgraph import graph_tensors, triple_texts
+from kgqa.methods.grasp.subgraph import PATH_FEATURES, graph_tensors, triple_texts
 from kgqa.core.errors import InvalidInput
 from kgqa.core.qa_examples import TrainingExample, read_examples, topics_of
 
@@ -74,7 +74,8 @@ def new_encoder(variant: str, llm_hidden: int, hops: int, seed: int):
 
     torch.manual_seed(seed)
     if variant == "nodes":
-        return GraphNodeScorer(384, 384, hidden_channels=128, num_layers=hops, heads=4, hop_features=4)
+        return GraphNodeScorer(384, 384, hidden_channels=128, num_layers=hops, heads=4, hop_features=4,
+                               path_features=PATH_FEATURES)
     if variant == "text":
         return TextSoftPromptEncoder(384, llm_hidden)
     return GraphSoftPromptEncoder(384, 384, llm_hidden, hidden_channels=128, num_layers=hops, heads=4)
