@@ -113,11 +113,17 @@ def test_a_hop_by_hop_method_is_judged_by_what_each_hop_kept_not_only_by_its_evi
     script[qs_rows[0]["question"]].details["retained_by_hop"] = kept
     script[qs_rows[1]["question"]].details["retained_by_hop"] = dropped
     script[qs_rows[2]["question"]].details["retained_by_hop"] = kept
+    qs_rows.append(_q(4))                                  # a wrong start: no hop to blame
+    f.write_text("\n".join(json.dumps(r) for r in qs_rows) + "\n", encoding="utf-8")
+    qs, _ = load_questions(f)
+    script[qs_rows[3]["question"]] = _ans(qs_rows[3], "Lyon", "Q1", "Q1", [])
+    script[qs_rows[3]["question"]].details["retained_by_hop"] = [[]]
     rep = evaluate(qs, ScriptedPipeline(script), KeywordEncoder(), questions_file="qs.jsonl", method="vispath")
     got = {q["id"]: (q["gold_path"], q["selected"], q["why_wrong"], q["lost_at_hop"]) for q in rep["questions"]}
     assert got == {"q1": (True, False, "retained_not_selected", None),
                    "q2": (False, None, "gold_path_not_retained", 2),
-                   "q3": (True, True, None, None)}               # chosen although not among the evidence
+                   "q3": (True, True, None, None),               # chosen although not among the evidence
+                   "q4": (False, None, "start_wrong", None)}
     assert rep["overall"]["lost_at_hop"] == {"2": 1}
 
     from rich.console import Console

@@ -130,6 +130,8 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
         r.selected = gold_path_selected(q.path, ans.answer_id, ans.paths or []) if r.gold_path else None
     r.why_wrong = why_wrong(correct=r.exact_match, start_entity=r.start_entity, gold_path=r.gold_path,
                             selected=r.selected)
+    if r.why_wrong != "gold_path_not_retained":     # a wrong start (or a right answer) explains itself
+        r.lost_at_hop = None
     r.doc_recall = document_recall(q.support, ans)
     r.evidence_recall = evidence_recall(q.support, ans)
     r.context_tokens = (getattr(ans, "details", None) or {}).get("context_tokens")
