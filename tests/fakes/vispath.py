@@ -124,7 +124,7 @@ class FakeGraph:
                                         p.get("per_relation", 0), p["cap"])
                 rows += edges
             return rows
-        if name == "vispath_entity_types":        # instance of, then up to three subclass of steps
+        if name == "kg_entity_types":        # instance of, then up to three subclass of steps
             rows = []
             for i in p["ids"]:
                 if i not in self.entities:

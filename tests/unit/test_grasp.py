@@ -46,6 +46,7 @@ class FakeGraph:
 
     def __init__(self):
         self.calls: list[tuple[str, dict]] = []
+        self.descriptions: dict[str, str] = {}          # entity id → description (answer typing's evidence)
 
     def read(self, name, params=None, **kw):
         p = {**(params or {}), **kw}
@@ -61,6 +62,8 @@ class FakeGraph:
             rows = sorted(({"id": i, "name": n, "description": None, "score": (1 + float(vec(n) @ v)) / 2}
                            for i, n in NAMES.items()), key=lambda r: -r["score"])
             return rows[: p["k"]]
+        if name == "kg_entity_types":                     # no classes here: descriptions only
+            return [{"id": i, "description": self.descriptions.get(i), "classes": []} for i in p["ids"] if i in NAMES]
         if name == "kg_entity_fact_keys":
             return [{"key": f"{h}|{r}|{t}"} for h, r, t in FACTS if p["id"] in (h, t)]
         if name == "grasp_neighbours":

@@ -143,7 +143,7 @@ def test_text_only_question_takes_the_topic_from_the_question_and_never_calls_vi
 
 
 def test_topic_mention_heuristic():
-    from kgqa.methods.vispath.question import topic_mention_heuristic
+    from kgqa.core.question import topic_mention_heuristic
 
     assert topic_mention_heuristic("Where was Le Corbusier born?") == "Le Corbusier"
     assert topic_mention_heuristic("Which city is twinned with La Chaux-de-Fonds?") == "La Chaux-de-Fonds"

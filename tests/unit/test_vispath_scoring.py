@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kgqa.methods.vispath.options import VisPathOptions
-from kgqa.methods.vispath.question import greedy_relation_matches, question_phrases
+from kgqa.core.question import greedy_relation_matches, question_phrases
 from kgqa.methods.vispath.records import ReasoningPath
 from kgqa.methods.vispath.scoring import Scorer, cap_per_key, edge_scores, first_cut_relation_scores
 from kgqa.core.errors import InvalidInput
@@ -218,14 +218,14 @@ def test_edge_cap_per_relation_lets_another_relation_past_a_hubs_many_edges_of_o
 
 # --------------------------------------------------------------------------- the non-LLM sketch: D̂ and σ
 def words(question, idx):
-    from kgqa.methods.vispath.question import question_tokens
+    from kgqa.core.question import question_tokens
 
     toks = question_tokens(question)
     return {toks[i].lower() for i in idx}
 
 
 def test_mentions_of_entities_and_of_the_image_are_not_relation_phrases():
-    from kgqa.methods.vispath.question import mention_tokens
+    from kgqa.core.question import mention_tokens
 
     q = "In which city was the astronaut in this photo born?"
     ex, typ = mention_tokens(q, has_image=True)
@@ -335,7 +335,7 @@ def test_reverse_reading_breaks_alignment_ties_toward_the_last_hop_named_first()
 
 
 def test_a_noun_that_types_a_named_entity_is_left_out_with_it():
-    from kgqa.methods.vispath.question import mention_tokens
+    from kgqa.core.question import mention_tokens
 
     # "the novel Notre-Dame de Paris": "novel" types the named topic, like "this fish": not a hop (it matched
     # "notable work"), not a type of an entity on the way (it rewarded Les Misérables three hops away)
@@ -354,7 +354,7 @@ def test_a_noun_that_types_a_named_entity_is_left_out_with_it():
     ("What is the capital of the country of Berlin?", set()),            # "of": a relation, not a type
 ])
 def test_a_noun_heading_a_reduced_relative_clause_types_an_entity_on_the_way(question, typed):
-    from kgqa.methods.vispath.question import type_nouns
+    from kgqa.core.question import type_nouns
 
     answer, along = type_nouns(question, has_image=False)
     assert set(along) == typed
@@ -380,7 +380,7 @@ def test_llm_steps_auto_asks_every_step_of_a_served_llm_and_the_measured_set_of_
 
 
 def test_type_nouns_split_the_answer_type_from_types_on_the_way():
-    from kgqa.methods.vispath.question import type_nouns
+    from kgqa.core.question import type_nouns
 
     assert type_nouns("In which city was the astronaut in this photo born?", True) == (["city"], [])
     assert type_nouns("What is the capital of the state where the astronaut in this photo was born?", True) == (
@@ -408,7 +408,7 @@ def test_answer_typing_prefers_paths_whose_entities_have_the_named_types(questio
 
 
 def test_description_words_imply_a_few_types_and_do_not_stem():
-    from kgqa.methods.vispath.question import description_words
+    from kgqa.core.question import description_words
 
     assert "city" in description_words("Rome, capital of Italy.")           # a capital is a city
     assert "town" in description_words("Colmar, commune in Alsace, France.")

@@ -67,7 +67,7 @@ def test_instance_of_and_its_subclass_chain_type_an_entity_without_a_description
     # Paris: instance of capital city → urban area → city (two subclass steps); no description anywhere
     assert ranked(sc, "In which city is the capital of the country of the Kamar Tower?", ALL)[0] == "P"
     assert ranked(sc, "Which currency is used in the country where the Kamar Tower stands?", ALL)[0] == "E"
-    assert "city" in sc.entity_types(["P"])["P"] and "country" in sc.entity_types(["F"])["F"]
+    assert "city" in sc.kg.entity_types(["P"])["P"] and "country" in sc.kg.entity_types(["F"])["F"]
 
 
 def test_a_different_type_noun_of_the_question_promotes_nothing():
@@ -109,11 +109,11 @@ def test_no_type_evidence_leaves_the_ranking_unchanged(question):
     assert ranked(sc, question, ALL) == plain
     # a KG that has the relations but no facts of them for these entities: the same
     sc, g = scorer(STRUCTURE + [("K4", "P279", "K5")])
-    assert ranked(sc, question, ALL) == plain and "vispath_entity_types" in g.queries
+    assert ranked(sc, question, ALL) == plain and "kg_entity_types" in g.queries
 
 
 def test_the_questions_object_with_a_relative_clause_is_the_answers_type():
-    from kgqa.methods.vispath.question import type_nouns
+    from kgqa.core.question import type_nouns
 
     assert type_nouns("What is the currency that the country of the Kamar Tower uses?", False) == (["currency"], [])
     assert type_nouns("Who founded the company that builds the rocket shown in this photo?", True) == ([],
@@ -123,7 +123,7 @@ def test_the_questions_object_with_a_relative_clause_is_the_answers_type():
 
 
 def test_a_class_name_types_as_a_whole():
-    from kgqa.methods.vispath.question import type_words
+    from kgqa.core.question import type_words
 
     # a sovereign state is no "state" of "the state where …" unless the KG says so by subclass of
     assert "state" not in type_words(["sovereign state"], None)

@@ -125,6 +125,32 @@ class KG:
             self._relation_aliases = aliases
         return self._relations
 
+    def type_relations(self) -> tuple[list[str], list[str]]:
+        """The relation ids that mean ``instance of`` and ``subclass of`` in this KG (Wikidata's P31 and P279,
+        or a relation named so); empty lists when the KG has none."""
+        inst, sub = [], []
+        for rid, (name, _) in self.relations().items():
+            n = (name or "").strip().casefold()
+            if rid == "P31" or n == "instance of":
+                inst.append(rid)
+            elif rid == "P279" or n == "subclass of":
+                sub.append(rid)
+        return inst, sub
+
+    def entity_types(self, ids: list[str]) -> dict[str, set[str]]:
+        """The type words of each entity that has type evidence: the names of its classes (``instance of``
+        and its ``subclass of`` chain, where the KG has them) and its description's words (where it has
+        one). An entity with neither is absent: it has no type evidence. (VisPath's and GraSP's answer typing.)"""
+        from kgqa.core.question import type_words
+
+        inst, sub = self.type_relations()
+        out = {}
+        for r in self.graph.read("kg_entity_types", ids=ids, instance_of=inst, subclass_of=sub):
+            words = type_words(r.get("classes") or (), r.get("description"))
+            if words:
+                out[r["id"]] = words
+        return out
+
     def relation_aliases(self) -> dict[str, list[str]]:
         """id → the relation's aliases as loaded (Wikidata5M's relation file: "born in", "birthplace" …)."""
         self.relations()

@@ -79,6 +79,9 @@ class Round:
     entity: str = ""                                       # ENTITY's name as written
     next_topic: str | None = None
     scores: list[tuple[str, float]] = field(default_factory=list)   # nodes head: (node id, p), best first
+    # nodes head, answer typing: the scored nodes of the question's answer type, best first (None: no typing —
+    # the question names no type, or no node of the subgraph has type evidence)
+    typed: list[str] | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -201,6 +204,8 @@ class GraSP(BaseMethod):
             t1 = time.perf_counter()
             if self.variant == "nodes":                        # the node-scoring head is LLM_select
                 rnd.scores = self.score_nodes(sub, q_vec, visited)
+                if o.answer_typing:
+                    rnd.typed = self.answer_typed(question, query.image is not None, rnd.scores)
                 rnd.selected = [n for n, _ in rnd.scores[: o.max_selected]]
                 rnd.seconds["encode"] = time.perf_counter() - t1
             else:
@@ -263,6 +268,20 @@ class GraSP(BaseMethod):
         from kgqa.methods.grasp.nodes import node_round
 
         return node_round(self, decision, sub, rnd, run, visited, forced)
+
+    def answer_typed(self, question: str, has_image: bool, scores: list[tuple[str, float]]) -> list[str] | None:
+        """The scored nodes whose type evidence (``KG.entity_types``: classes, description words) has every
+        answer type noun of the question ("In which *city* …"), best first; None when the question names no
+        answer type or no scored node has type evidence (the head's ranking then decides alone)."""
+        from kgqa.core.question import type_nouns
+
+        answer, _ = type_nouns(question, has_image)
+        if not answer or not scores:
+            return None
+        types = self.kg.entity_types([n for n, _ in scores])
+        if not types:
+            return None
+        return [n for n, _ in scores if all(t in types.get(n, ()) for t in answer)]
 
     def score_nodes(self, sub: Subgraph, q_vec: np.ndarray, visited: set[str]) -> list[tuple[str, float]]:
         """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out."""

@@ -125,7 +125,10 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
     (else the top node). Without a usable reply (graph-only): the top node is the answer when its
     probability reaches ``answer_p`` or the round is the last; the best answer seen over the rounds
     wins. *interpretation*: below ``answer_p`` the top node is taken as a bridge, not an answer, and
-    the loop continues from it (else from the best unvisited node).
+    the loop continues from it (else from the best unvisited node). With answer typing (``rnd.typed``,
+    not None when the question names the answer's type and the subgraph has type evidence) the answer is
+    the top node of that type; when the subgraph has none of that type, the loop continues from the top
+    node (the last round answers with the best node seen).
     """
     top, p = rnd.scores[0]
     best = run.best
@@ -155,6 +158,14 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
         if nxt is None:
             answer(best[0], best[2], f"round {t}: no next topic; the best-scored node")
         return nxt
+    if rnd.typed:                                       # the top node of the question's answer type
+        nid = rnd.typed[0]
+        answer(nid, sub.names[nid], f"answered in round {t}: the top node of the question's answer type "
+               f"(p {dict(rnd.scores)[nid]:.2f})")
+        return None
+    if rnd.typed is not None and not forced:            # none of the answer type here: continue from the best
+        rnd.decision = "move on (no node of the answer type)"
+        return top
     if p >= method.opt.answer_p or forced:
         nid, name = (top, sub.names[top]) if p >= method.opt.answer_p else (best[0], best[2])
         answer(nid, name, f"answered in round {t} by the node head (p {max(p, best[1]):.2f})"

@@ -33,6 +33,10 @@ class GraSPOptions(BaseModel):
                             "model is served (KGQA_SOFTPROMPT_BACKEND=vllm|openai) or an ablation is asked, else nodes")
     answer_llm: bool = Field(False, description="nodes head: ask LLM_answer (the chat model) for ANSWER/ENTITY "
                                                 "as Section 4.3 does; default: the head decides, no LLM in the loop")
+    answer_typing: bool = Field(True, description="nodes head: when the question names the answer's type ('In "
+                                "which city …') and the subgraph's entities have type evidence (classes or "
+                                "descriptions), the answer is the top node of that type; with none of that type "
+                                "the loop continues from the best node")
     answer_p: float = Field(0.5, ge=0.0, le=1.0, description="nodes head, no LLM_answer: answer when the "
                                                               "top node's probability reaches this, else move on")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")

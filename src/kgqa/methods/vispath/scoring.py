@@ -36,8 +36,8 @@ import numpy as np
 from kgqa.core.kg import KG, cos_from_neo4j
 from kgqa.core.result import Step
 from kgqa.methods.vispath.options import VisPathOptions
-from kgqa.methods.vispath.question import (PHRASE_STOP, answer_noun_tokens, greedy_relation_matches,
-                                           mention_tokens, question_phrases, type_nouns, type_words)
+from kgqa.core.question import (PHRASE_STOP, answer_noun_tokens, greedy_relation_matches, mention_tokens,
+                                question_phrases, type_nouns)
 from kgqa.methods.vispath.records import ReasoningPath, RelationSketch, VisPathRun
 
 
@@ -309,30 +309,6 @@ class Scorer:
             best.setdefault(p.end_id, p)
         return list(best.values())
 
-    def type_relations(self) -> tuple[list[str], list[str]]:
-        """The relation ids that mean ``instance of`` and ``subclass of`` in this KG (Wikidata's P31 and P279,
-        or a relation named so); empty lists when the KG has none."""
-        inst, sub = [], []
-        for rid, (name, _) in self.relations().items():
-            n = (name or "").strip().casefold()
-            if rid == "P31" or n == "instance of":
-                inst.append(rid)
-            elif rid == "P279" or n == "subclass of":
-                sub.append(rid)
-        return inst, sub
-
-    def entity_types(self, ids: list[str]) -> dict[str, set[str]]:
-        """The type words of each entity that has type evidence: the names of its classes (``instance of``
-        and its ``subclass of`` chain, where the KG has them) and its description's words (where it has
-        one). An entity with neither is absent: it has no type evidence."""
-        inst, sub = self.type_relations()
-        out = {}
-        for r in self.graph.read("vispath_entity_types", ids=ids, instance_of=inst, subclass_of=sub):
-            words = type_words(r.get("classes") or (), r.get("description"))
-            if words:
-                out[r["id"]] = words
-        return out
-
     def path_typing(self, question: str, has_image: bool, paths: list[ReasoningPath]) -> dict[int, float]:
         """Answer typing (ours; the paper has none), from the graph's type evidence (``entity_types``):
         1 when the endpoint has the answer's type noun ("In which *city* …"), plus the share of the other
@@ -346,7 +322,7 @@ class Scorer:
         if not answer and not along:
             return {}
         ids = list(dict.fromkeys(e.tail_id for p in paths for e in p.edges))
-        words = self.entity_types(ids)
+        words = self.kg.entity_types(ids)
         if not words:
             return {}
         u = self.opt.typing_unknown

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.methods.vispath import prompts as P
-from kgqa.methods.vispath.question import topic_mention_heuristic
+from kgqa.core.question import topic_mention_heuristic
 from kgqa.methods.vispath.records import StartCandidate, VisPathRun
 
 

@@ -1,4 +1,4 @@
-// purpose: VisPath answer typing (terminal selection): the type evidence of the entities on candidate paths —
+// purpose: answer typing (VisPath terminal selection, GraSP answer node): the type evidence of entities —
 //          each one's description and the names of its classes: `instance of`, then up to three `subclass of`
 //          steps (the relation ids that mean them in this KG, found in its relation catalogue)
 // params:  $ids (list<string>, entity ids), $instance_of (list<string>, relation ids meaning "instance of"),

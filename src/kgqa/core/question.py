@@ -1,4 +1,4 @@
-"""The question heuristics VisPath uses when a model step gives nothing (no graph, no model).
+"""Question-text heuristics (no graph, no model): VisPath's fallbacks, and the answer type nouns GraSP reads too.
 
 "VisPath: Visual-Intent-Guided Path Reasoning for Multimodal Knowledge Graph Question Answering"
 (arXiv 2609.20843) asks the model for the topic mention and the relation sketch; these are our
