@@ -70,30 +70,37 @@ def test_below_answer_p_the_loop_moves_on_from_the_top_node_and_answers_the_best
 
 
 def test_the_answer_is_the_top_node_of_the_questions_answer_type(tmp_path):
-    # "In which town …": the head's top node is not a town; the best-scored town is the answer (one entity)
+    # "In which town …": the head's own top node is not a town; the best-scored town is the answer (one entity)
     ck = str(save_head(tmp_path / "n.safetensors"))
     question = "In which town is the twin town of the capital of Alpha Land?"
-    m, graph = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0)
-    graph.descriptions = {"Q2": "city, capital of Alpha Land", "Q3": "river", "Q4": "town in Alpha Land",
-                          "Q6": "hill", "Q5": "sea", "Q7": "lake"}
-    a = m.answer(q(question))
-    scores = a.details["rounds"][0]["scores"]
-    assert scores[0]["id"] != "Q4"                  # the seeded head ranks another node first
-    assert (a.answer_id, a.answer) == ("Q4", "Delta Town") and "answer type" in a.stop_reason
-    # typing off: the head's top node, as before
+    described = {"Q2": "city, capital of Alpha Land", "Q3": "river", "Q4": "town in Alpha Land", "Q6": "hill",
+                 "Q5": "sea", "Q7": "lake"}
     m, graph = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0, answer_typing=False)
-    graph.descriptions = {"Q4": "town in Alpha Land"}
-    assert m.answer(q(question)).answer_id == scores[0]["id"]
+    graph.descriptions = dict(described)
+    plain = m.answer(q(question))
+    assert plain.answer_id != "Q4"                  # typing off: the seeded head's top node, another one
+    m, graph = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0)
+    graph.descriptions = dict(described)
+    a = m.answer(q(question))
+    assert (a.answer_id, a.answer) == ("Q4", "Delta Town") and "answer type" in a.stop_reason
+    # nodes typed as something else left LLM_select's ranking; an untyped node would have stayed
+    assert {s["id"] for s in a.details["rounds"][0]["scores"]} == {"Q4"}
 
 
-def test_with_no_node_of_the_answer_type_the_loop_moves_on_and_without_evidence_nothing_changes(tmp_path):
+def test_answer_typing_moves_on_only_when_every_node_is_typed_otherwise_and_without_evidence_changes_nothing(tmp_path):
     ck = str(save_head(tmp_path / "n.safetensors"))
     question = "In which town is the twin town of the capital of Alpha Land?"
     # type evidence, but no town among the round's nodes: move on from the top node (not an answer yet)
     m, graph = make([GRAPH_ONLY] * 3, [], head="nodes", checkpoint=ck, answer_p=0.0, hops=1)
-    graph.descriptions = {"Q2": "city", "Q4": "village"}
+    graph.descriptions = {i: "village" for i in ("Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7")}
     rounds = m.answer(q(question)).details["rounds"]
     assert rounds[0]["next_topic"] == rounds[0]["scores"][0]["id"]
+    # some nodes typed as something else, none of the answer's type, others untyped: the head decides over the
+    # untyped ones (answer_p 0: round 1's top untyped node)
+    m, graph = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0)
+    graph.descriptions = {"Q2": "village"}
+    a = m.answer(q(question))
+    assert a.hops == 1 and a.answer_id != "Q2" and "Q2" not in {s["id"] for s in a.details["rounds"][0]["scores"]}
     # no entity has type evidence: the head decides alone (answer_p 0: the top node, round 1)
     m, graph = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0)
     a = m.answer(q(question))

@@ -80,7 +80,8 @@ class Round:
     next_topic: str | None = None
     scores: list[tuple[str, float]] = field(default_factory=list)   # nodes head: (node id, p), best first
     # nodes head, answer typing: the scored nodes of the question's answer type, best first (None: no typing —
-    # the question names no type, or no node of the subgraph has type evidence)
+    # the question names no type, no node has type evidence, or none has the answer's type while some have none;
+    # []: every node is typed as something else)
     typed: list[str] | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -204,8 +205,13 @@ class GraSP(BaseMethod):
             t1 = time.perf_counter()
             if self.variant == "nodes":                        # the node-scoring head is LLM_select
                 rnd.scores = self.score_nodes(sub, q_vec, visited)
-                if o.answer_typing:
-                    rnd.typed = self.answer_typed(question, query.image is not None, rnd.scores)
+                typing = self.answer_typed(question, query.image is not None, rnd.scores) if o.answer_typing else None
+                if typing is not None:           # nodes typed as something else leave LLM_select's ranking
+                    typed, kept = typing
+                    if kept:
+                        rnd.scores, rnd.typed = kept, (typed or None)   # no typed answer: the head decides
+                    else:
+                        rnd.typed = []               # every node is typed as something else: move on
                 rnd.selected = [n for n, _ in rnd.scores[: o.max_selected]]
                 rnd.seconds["encode"] = time.perf_counter() - t1
             else:
@@ -269,10 +275,13 @@ class GraSP(BaseMethod):
 
         return node_round(self, decision, sub, rnd, run, visited, forced)
 
-    def answer_typed(self, question: str, has_image: bool, scores: list[tuple[str, float]]) -> list[str] | None:
-        """The scored nodes whose type evidence (``KG.entity_types``: classes, description words) has every
-        answer type noun of the question ("In which *city* …"), best first; None when the question names no
-        answer type or no scored node has type evidence (the head's ranking then decides alone)."""
+    def answer_typed(self, question: str, has_image: bool,
+                     scores: list[tuple[str, float]]) -> tuple[list[str], list[tuple[str, float]]] | None:
+        """Answer typing over the head's ranking: (the nodes whose type evidence (``KG.entity_types``: classes,
+        description words) has every answer type noun of the question, best first; the ranking without the
+        nodes whose evidence names none of them). An entity without type evidence is neither: it stays in
+        the ranking and is no typed answer. None when the question names no answer type or no scored node
+        has type evidence (the head's ranking then decides alone)."""
         from kgqa.core.question import type_nouns
 
         answer, _ = type_nouns(question, has_image)
@@ -281,7 +290,9 @@ class GraSP(BaseMethod):
         types = self.kg.entity_types([n for n, _ in scores])
         if not types:
             return None
-        return [n for n, _ in scores if all(t in types.get(n, ()) for t in answer)]
+        typed = [n for n, _ in scores if n in types and all(t in types[n] for t in answer)]
+        kept = [(n, p) for n, p in scores if n not in types or n in typed]
+        return typed, kept
 
     def score_nodes(self, sub: Subgraph, q_vec: np.ndarray, visited: set[str]) -> list[tuple[str, float]]:
         """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out."""

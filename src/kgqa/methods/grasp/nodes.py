@@ -127,8 +127,9 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
     wins. *interpretation*: below ``answer_p`` the top node is taken as a bridge, not an answer, and
     the loop continues from it (else from the best unvisited node). With answer typing (``rnd.typed``,
     not None when the question names the answer's type and the subgraph has type evidence) the answer is
-    the top node of that type; when the subgraph has none of that type, the loop continues from the top
-    node (the last round answers with the best node seen).
+    the top node of that type; nodes typed as something else leave the ranking (an entity without type
+    evidence stays); when every node is typed as something else, the loop continues from the top node (the
+    last round answers with the best node seen).
     """
     top, p = rnd.scores[0]
     best = run.best
@@ -163,7 +164,7 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
         answer(nid, sub.names[nid], f"answered in round {t}: the top node of the question's answer type "
                f"(p {dict(rnd.scores)[nid]:.2f})")
         return None
-    if rnd.typed is not None and not forced:            # none of the answer type here: continue from the best
+    if rnd.typed is not None and not forced:            # every node typed as something else: continue
         rnd.decision = "move on (no node of the answer type)"
         return top
     if p >= method.opt.answer_p or forced:
