@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Optional
 
@@ -51,9 +52,8 @@ def summarize(results: list[QuestionResult]) -> dict:
         "selected": _rate([r.selected for r in results if r.gold_path]),
         "why_wrong": {k: n for k in WHY_WRONG if (n := sum(1 for r in results if r.why_wrong == k))},
         # wrong answers whose gold path a hop-by-hop method dropped, by the hop that dropped it
-        "lost_at_hop": {str(h): n for h in sorted({r.lost_at_hop for r in results if r.lost_at_hop})
-                        if (n := sum(1 for r in results if r.lost_at_hop == h
-                                     and r.why_wrong == "gold_path_not_retained"))},
+        # (the runner keeps lost_at_hop only on answers whose cause is gold_path_not_retained)
+        "lost_at_hop": {str(h): n for h, n in sorted(Counter(r.lost_at_hop for r in results if r.lost_at_hop).items())},
         "doc_recall": _rate([r.doc_recall for r in results]),
         "evidence_recall": _rate([r.evidence_recall for r in results]),
         "context_tokens": _mean_tokens(ran),

@@ -298,7 +298,8 @@ class GraSP(BaseMethod):
         """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out."""
         from kgqa.methods.grasp.nodes import node_probabilities, ranked
 
-        probs = node_probabilities(self.gat_encoder(), graph_tensors(self, sub, q_vec))
+        head = self.gat_encoder()
+        probs = node_probabilities(head, graph_tensors(self, sub, q_vec, with_paths=bool(head.path_features)))
         return ranked(sub.node_ids, probs, visited | {sub.topic_id})
 
     # ========================================================================= topic entity
@@ -422,7 +423,7 @@ class GraSP(BaseMethod):
         with torch.inference_mode():
             if self.variant == "text":
                 return enc(torch.from_numpy(self.kg.embed(triple_texts(sub, self.relation_names()))))
-            return enc(*graph_tensors(self, sub, q_vec))
+            return enc(*graph_tensors(self, sub, q_vec, with_paths=bool(enc.path_features)))
 
     # ========================================================================= 4.3
     def select_prompt(self, question: str, sub: Subgraph) -> str:

@@ -204,10 +204,11 @@ def path_features(sub: Subgraph, rel_index: dict[str, int], relation_emb: np.nda
     return out
 
 
-def graph_tensors(method: BaseMethod, sub: Subgraph, q_vec: np.ndarray):
+def graph_tensors(method: BaseMethod, sub: Subgraph, q_vec: np.ndarray, *, with_paths: bool = True):
     """(x, edge_index, edge_type, relation_emb, question, topic_mask, node_hop, node_path) of G_t from the stored
     embeddings (node_hop: the hop at which extraction reached each node, the topic 0; node_path:
-    ``path_features``, (N, PATH_FEATURES))."""
+    ``path_features``, (N, PATH_FEATURES), or None when ``with_paths`` is false: an encoder without path
+    features never reads them, and they cost more than the encoder itself)."""
     import torch
 
     ids = sub.node_ids
@@ -229,7 +230,7 @@ def graph_tensors(method: BaseMethod, sub: Subgraph, q_vec: np.ndarray):
     topic[0] = True
     hop = np.array([sub.node_hop.get(i, 0 if k == 0 else 1) for k, i in enumerate(ids)], dtype=np.int64)
     remb_a = np.stack(remb).astype(np.float32) if remb else np.zeros((0, x.shape[1]), dtype=np.float32)
-    paths = path_features(sub, ridx, remb_a, q_vec)
+    paths = torch.from_numpy(path_features(sub, ridx, remb_a, q_vec)) if with_paths else None
     return (torch.from_numpy(x), torch.from_numpy(ei.reshape(2, -1)), torch.from_numpy(et),
             torch.from_numpy(remb_a), torch.from_numpy(np.asarray(q_vec, dtype=np.float32)),
-            torch.from_numpy(topic), torch.from_numpy(hop), torch.from_numpy(paths))
+            torch.from_numpy(topic), torch.from_numpy(hop), paths)

@@ -54,7 +54,7 @@ def prepare_examples(method: GraSP, examples: list[TrainingExample], on_item=Non
             if method.variant == "text":
                 inputs = (torch.from_numpy(method.kg.embed(triple_texts(sub, method.relation_names()))),)
             else:
-                inputs = graph_tensors(method, sub, q_vec)
+                inputs = graph_tensors(method, sub, q_vec, with_paths=method.variant == "nodes")  # new_encoder's
             gold = ex.answer_id if ex.answer_id in sub.names else next(
                 n for n, nm in sub.names.items() if n != ex.topic_id and nm.strip().lower() == low)
             target = sub.names[gold]
