@@ -94,11 +94,6 @@ CANDIDATES: dict[str, dict[str, str]] = {
     # the reverse reading order (English names the last hop first) weighed against coverage, not a tie-break
     **{f"default, reading_order_weight={w}": {"reading_order_weight": w} for w in ("0.1", "0.25", "0.5")},
     **{f"default, typing_weight={w}": {"typing_weight": w} for w in ("0.05", "0.1", "0.2", "0.4")},
-    # terminal selection by the learned ranker (kgqa.methods.vispath.selection) with the shipped weights, which
-    # bench/selector.py fitted on every more-dev question: an in-sample row; its held-out row is
-    # "selector (more-dev folds)" (--selector-folds)
-    "selector (shipped)": {"selector": "learned"},
-    "rules selector": {"selector": "rules"},
 }
 #: the learned retriever mixed into the rules (path_scorer=mixed), at each weight λ, and the untrained all-MiniLM-L6-v2
 #: (a head of zeros: plain cosine of question and relation chain) as a retriever, alone and mixed. "{untrained}" is
@@ -117,9 +112,6 @@ FOLD_CANDIDATES: dict[str, dict[str, str]] = {
     LEARNED_FOLDS: {"path_scorer": "learned"},
     **{f"learned + rules λ={w} (more-dev folds)": {"path_scorer": "mixed", "learned_weight": w} for w in LAMBDAS},
 }
-#: the learned ranker fitted per fold on the other folds' questions (bench/selector.py fit --fold-weights DIR),
-#: each fold's questions answered with its own fold's weights: held out per question
-SELECTOR_FOLDS = "selector (more-dev folds)"
 FIELDS = ("exact_match", "gold_path", "selected", "start_entity", "hops", "seconds")
 
 
@@ -176,16 +168,6 @@ def run_graph(args) -> None:
                 p = Pipeline(s, "vispath", options=opts, **shared)
                 save(setting, name, run_questions(questions, p, gold_start=setting == "gold-start"))
                 print(f"  {setting} · {name}: {time.perf_counter() - t0:.0f} s", flush=True)
-            if args.selector_folds and (not args.only or SELECTOR_FOLDS in args.only.split(";")) \
-                    and not done(setting, SELECTOR_FOLDS):
-                folds = folds_by_topic(questions, args.folds, seed=0)
-                res = []
-                for i, fold in enumerate(folds):
-                    w = args.selector_folds / f"fold-{i}-of-{args.folds}.json"
-                    p = Pipeline(s, "vispath", options={"selector": "learned", "selector_weights": str(w)}, **shared)
-                    res += run_questions(fold, p, gold_start=setting == "gold-start")
-                save(setting, SELECTOR_FOLDS, res)
-                print(f"  {setting} · {SELECTOR_FOLDS}: done", flush=True)
             todo = [c for c in fold_names if not done(setting, c)]
             if args.folds and todo:
                 folds = folds_by_topic(questions, args.folds, seed=0)
@@ -285,8 +267,6 @@ def main() -> None:
     ap.add_argument("--checkpoint", action="append", default=[], metavar="LABEL=PATH",
                     help="run: rows 'learned (LABEL)' and 'learned + rules λ=… (LABEL)' for another path-retriever "
                          "checkpoint (repeatable)")
-    ap.add_argument("--selector-folds", type=Path, help="run: the row 'selector (more-dev folds)' from the per-fold "
-                    "weights bench/selector.py fit --fold-weights wrote here")
     args = ap.parse_args()
     (run_graph if args.step == "run" else choose)(args)
 

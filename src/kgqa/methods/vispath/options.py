@@ -125,16 +125,6 @@ class VisPathOptions(BaseModel):
     typing_unknown: float = Field(0.0, ge=0.0, le=1.0, description="answer_typing: the credit an entity without "
                                   "type evidence (no class, no description) gets for a type noun, as a share of a "
                                   "match (0: as a mismatch; 1: as a match)")
-    # Terminal selection learned from question/answer pairs (ours; kgqa.methods.vispath.selection): a linear
-    # ranker over question-relative features of each retained path (σ, length, phrase pairing, the order in
-    # which the question names the hops, typing), trained by bench/selector.py.
-    selector: Literal["rules", "learned"] = Field(
-        "rules", description="terminal selection when no LLM step gives the sketch: rules (σ, typing weighed in) "
-                             "or learned (a linear ranker over the retained paths' features; weights: "
-                             "selector_weights)")
-    selector_weights: str = Field("", description="selector=learned: the weight file; empty = the one shipped "
-                                  "with kgqa (kgqa/methods/vispath/selector.json); a missing or unreadable file "
-                                  "falls back to the rules")
     keep_label_match: bool = Field(True, description="Eq. 3 without an image: a start candidate whose name or "
                                    "alias equals the question's mention is replaced only by another such candidate "
                                    "(ours; the paper replaces by s_Q alone)")

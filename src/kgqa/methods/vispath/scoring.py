@@ -29,19 +29,16 @@ Interpretations where the paper is silent (each also noted where it happens):
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from kgqa.core.errors import InvalidInput
 from kgqa.core.kg import KG, cos_from_neo4j
 from kgqa.core.result import Step
 from kgqa.methods.vispath.options import VisPathOptions
 from kgqa.core.question import (PHRASE_STOP, answer_noun_tokens, greedy_relation_matches, mention_tokens,
                                 question_phrases, type_nouns)
 from kgqa.methods.vispath.records import ReasoningPath, RelationSketch, VisPathRun
-from kgqa.methods.vispath.selection import SHIPPED, QuestionView, Selector, load_selector
 
 
 def cap_per_key(ranked: list, key, per_key: int, limit: int) -> list:
@@ -85,15 +82,6 @@ class Scorer:
         # questions answered at once: the catalogue is read once per process and its aliases embed the same
         # way every time, so two threads filling it compute the same value and either assignment is right.
         self._alias_forms: tuple[list[int], np.ndarray] | None = None
-        # selector=learned: the weight file, read once here (a few numbers); on error the rules rank and each
-        # question records why (``rank_endpoints``)
-        self.selector: Selector | None = None
-        self.selector_error = ""
-        if opt.selector == "learned":
-            try:
-                self.selector = load_selector(Path(opt.selector_weights) if opt.selector_weights else SHIPPED)
-            except InvalidInput as e:
-                self.selector_error = str(e)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """SBERT through the shared, cached encoder (kgqa.core.kg.KG.embed)."""
@@ -303,17 +291,7 @@ class Scorer:
             return 0
 
         typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
-        learned_sel = None
-        if self.opt.selector == "learned" and not (run.learned and self.opt.path_scorer == "learned"):
-            if self.selector is None:
-                run.fell_back(f"selector: {self.selector_error}; the rules rank", "checkpoint")
-            elif run.relation_sketch is not None and run.relation_sketch.sims is not None:
-                X = self.selection_features(question, has_image, run.relation_sketch, paths, typing)
-                learned_sel = {id(p): float(v) for p, v in zip(paths, self.selector.scores(X))}
-        if learned_sel is not None:           # the learned ranker (kgqa.methods.vispath.selection); σ breaks ties
-            ranked_paths = sorted(paths, key=lambda p: (-learned_sel[id(p)],
-                                                        -(p.sigma if p.sigma is not None else -1.0)))
-        elif run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
+        if run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
             ranked_paths = sorted(paths, key=lambda p: (-(p.sigma if p.sigma is not None else -1.0),
                                                         -typing.get(id(p), 0.0)))
         elif self.opt.typing_weight > 0:      # typing weighed against σ: a clear σ gap outranks a type match
@@ -330,15 +308,6 @@ class Scorer:
         for p in ranked_paths:
             best.setdefault(p.end_id, p)
         return list(best.values())
-
-    def selection_features(self, question: str, has_image: bool, rs: RelationSketch, paths: list[ReasoningPath],
-                           typing: dict[int, float]) -> np.ndarray:
-        """(len(paths), len(FEATURES)) of kgqa.methods.vispath.selection, for the learned ranker and its training."""
-        view = QuestionView(question, has_image, rs, self.opt.sketch_min_cos, self.opt.Dmax + 1)
-        sigma = {tuple((e.relation_id, e.tail_id) for e in p.edges): p.sigma for p in paths}
-        return np.array([view.features(p, typing.get(id(p), 0.0),
-                                       sigma.get(tuple((e.relation_id, e.tail_id) for e in p.edges[:-1])))
-                         for p in paths], dtype=np.float64)
 
     def path_typing(self, question: str, has_image: bool, paths: list[ReasoningPath]) -> dict[int, float]:
         """Answer typing (ours; the paper has none), from the graph's type evidence (``entity_types``):
