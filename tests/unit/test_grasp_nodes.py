@@ -225,6 +225,29 @@ def test_path_features_rows_follow_node_order_and_score_the_chain_against_the_qu
     assert np.allclose(tw[b + 7:b + 10], [0.0, 0.0, 1 / 3])
 
 
+def test_chain_cosines_hold_for_relations_that_are_not_orthogonal():
+    """The chain-embedding cosine cos(q, Σ r_i) is computed from the relations' Gram matrix, not from summed
+    vectors: with correlated relation embeddings its cross terms must count."""
+    import numpy as np
+
+    from kgqa.methods.grasp.subgraph import PATH_POSITIONS, path_features
+
+    sub = chain_subgraph()
+    rel = {"cap": 0, "twin": 1, "river": 2}
+    rng = np.random.default_rng(3)
+    emb = rng.standard_normal((3, 8)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    q = emb[0] + emb[2] + 0.3 * rng.standard_normal(8).astype(np.float32)
+    q /= np.linalg.norm(q)
+    f = path_features(sub, rel, emb, q)
+    b = 2 * PATH_POSITIONS
+    v = emb[0] + emb[2]                                # R's chain: cap, then river
+    expect = float(v @ q) / float(np.linalg.norm(v))
+    r = f[sub.node_ids.index("R")]
+    assert np.isclose(r[b + 5], expect, atol=1e-5)
+    assert r[b + 8] >= expect - 1e-5                   # the best over every chain is at least this one's
+
+
 def test_a_head_with_path_features_scores_with_them_and_records_them_in_its_config(tmp_path):
     from kgqa.gnn import checkpoint as ckpt
     from kgqa.gnn.encoder import GraphNodeScorer

@@ -8,6 +8,8 @@ how well the relation chain that reached each node in extraction matches the que
 
 from __future__ import annotations
 
+import math
+
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -133,7 +135,12 @@ def best_chains(sub: Subgraph, q: np.ndarray, rel_index: dict[str, int], relatio
     twice, never back against the relation just walked — u -r-> v <-r- w makes siblings, not a chain; at most
     ``WALK_BUDGET`` steps): the chain that reached a node first in extraction need not be the
     one the question describes (the Eiffel Tower is located in Paris, and its architect was born there)."""
-    cos = relation_emb @ q if len(relation_emb) else np.zeros(0, dtype=np.float32)
+    # Python floats, not 384-d vectors, per step: v·q of a chain's summed embedding v is the sum of its
+    # cosines, and |v|² grows by 2·Σ_i r_i·r + r·r from the relations' Gram matrix (the walk takes up to
+    # WALK_BUDGET steps; numpy's per-call cost on a 384-d vector made it ~4× slower)
+    emb = np.asarray(relation_emb, dtype=np.float64)
+    cos = (emb @ np.asarray(q, dtype=np.float64)).tolist() if len(emb) else []
+    gram = (emb @ emb.T).tolist() if len(emb) else []
     at: dict[str, list[tuple[str, int, int]]] = {}
     for f in sub.facts:
         r = rel_index[f.relation_id]
@@ -142,25 +149,26 @@ def best_chains(sub: Subgraph, q: np.ndarray, rel_index: dict[str, int], relatio
     best: dict[str, list] = {}
     budget = [WALK_BUDGET]
 
-    def walk(node: str, seen: set[str], total: float, summed: np.ndarray, length: int, last: tuple) -> None:
+    def walk(node: str, seen: set[str], total: float, chain: tuple[int, ...], sq: float, last: tuple) -> None:
         for nxt, r, d in at.get(node, ()):
             if nxt in seen or budget[0] <= 0 or (r, -d) == last:
                 continue
             budget[0] -= 1
-            t, v = total + float(cos[r]), summed + relation_emb[r]
-            norm = float(np.linalg.norm(v))
-            ce = float(v @ q) / norm if norm else 0.0
-            b = best.setdefault(nxt, [t, ce, length + 1])
+            g = gram[r]
+            t, n2 = total + cos[r], sq + 2.0 * sum(g[i] for i in chain) + g[r]
+            ce = t / math.sqrt(n2) if n2 > 0 else 0.0
+            length = len(chain) + 1
+            b = best.setdefault(nxt, [t, ce, length])
             if t > b[0]:
                 b[0] = t
             if ce > b[1]:
-                b[1], b[2] = ce, length + 1
-            if length + 1 < max_len:
+                b[1], b[2] = ce, length
+            if length < max_len:
                 seen.add(nxt)
-                walk(nxt, seen, t, v, length + 1, (r, d))
+                walk(nxt, seen, t, chain + (r,), n2, (r, d))
                 seen.discard(nxt)
 
-    walk(sub.topic_id, {sub.topic_id}, 0.0, np.zeros(relation_emb.shape[-1], dtype=np.float32), 0, (-1, 0))
+    walk(sub.topic_id, {sub.topic_id}, 0.0, (), 0.0, (-1, 0))
     return {n: (b[0], b[1], b[2]) for n, b in best.items()}
 
 
@@ -178,10 +186,11 @@ def path_features(sub: Subgraph, rel_index: dict[str, int], relation_emb: np.nda
     """
     ids = sub.node_ids
     out = np.zeros((len(ids), PATH_FEATURES), dtype=np.float32)
-    q = np.asarray(q_vec, dtype=np.float32)
-    cos = relation_emb @ q if len(relation_emb) else np.zeros(0, dtype=np.float32)
+    emb = np.asarray(relation_emb, dtype=np.float64)
+    cos = (emb @ np.asarray(q_vec, dtype=np.float64)).tolist() if len(emb) else []
+    gram = (emb @ emb.T).tolist() if len(emb) else []         # |Σ r_i|² of a chain, as in best_chains
     parents = extraction_parents(sub)
-    anywalk = best_chains(sub, q, rel_index, relation_emb)
+    anywalk = best_chains(sub, q_vec, rel_index, relation_emb)
     b = 2 * PATH_POSITIONS
     for k, nid in enumerate(ids):
         if nid == sub.topic_id:
@@ -193,13 +202,13 @@ def path_features(sub: Subgraph, rel_index: dict[str, int], relation_emb: np.nda
         if not chain:
             continue
         ri = [rel_index[f.relation_id] for f, _ in chain]
-        c = cos[ri]
+        c = [cos[i] for i in ri]
         for i, (f, d) in enumerate(chain[:PATH_POSITIONS]):
             out[k, i] = c[i]
             out[k, PATH_POSITIONS + i] = d
-        summed = relation_emb[ri].sum(axis=0)
-        norm = float(np.linalg.norm(summed))
-        out[k, b:b + 7] = (c[-1], c.mean(), c.sum(), c.max(), c.min(), float(summed @ q) / norm if norm else 0.0,
+        total = sum(c)
+        n2 = sum(gram[i][j] for i in ri for j in ri)
+        out[k, b:b + 7] = (c[-1], total / len(c), total, max(c), min(c), total / math.sqrt(n2) if n2 > 0 else 0.0,
                            len(chain) / PATH_POSITIONS)
     return out
 
