@@ -139,8 +139,8 @@ def sample_starts(graph, n_entities: int, n: int, n_hubs: int, seed: int):
 
 def hop_once(vp, head: str, q_vec, mode: str):
     """One expansion hop from ``head``; (seconds total, seconds in Cypher, kept edges, edges considered)."""
-    vp._emb_cache.clear()                                   # cold cache: every "r ‖ e_t" string is encoded
-    rel = vp.relations()
+    vp.kg._emb_cache.clear()                                # cold cache: every "r ‖ e_t" string is encoded
+    rel = vp.kg.relations()
     t0 = time.perf_counter()
     if mode == "firstcut":
         rel_scores = {rid: float(v @ q_vec) for rid, (_, v) in rel.items() if v is not None}
@@ -151,7 +151,7 @@ def hop_once(vp, head: str, q_vec, mode: str):
     cy = time.perf_counter() - t0
     if rows:
         texts = [f"{rel.get(r['relation_id'], (r['relation_id'], None))[0]} {r['tail_name']}" for r in rows]
-        s = vp.embed(texts) @ q_vec                          # Eq. 5
+        s = vp.kg.embed(texts) @ q_vec                          # Eq. 5
         order = np.argsort(-s, kind="stable")[: vp.opt.M1]
         kept = [(rows[i]["relation_id"], rows[i]["tail_id"]) for i in order]
     else:
@@ -171,7 +171,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
 
+    from types import SimpleNamespace
+
     from kgqa.core.config import Settings
+    from kgqa.core.kg import KG
+    from kgqa.core.method import Context
     from kgqa.methods.vispath.algorithm import VisPath
     from kgqa.methods.vispath.options import VisPathOptions
     from kgqa.core.graph import Graph
@@ -226,8 +230,14 @@ def main() -> None:
     print(f"embedded {len(rel_ids)} relation names ({t_rel:.1f} s) and {len(touch_ids):,} entity names "
           f"({t_ent:.1f} s) with SBERT", flush=True)
 
-    vp = VisPath(graph, enc, None, None, VisPathOptions())
-    rel = vp.relations()
+    kg = KG(graph, enc)                                       # one relation catalogue and SBERT cache
+
+    def vispath(model, options: VisPathOptions) -> VisPath:
+        models = SimpleNamespace(encoder=enc, chat=model, vision=model)
+        return VisPath(Context(settings=settings, graph=graph, models=models, kg=kg), options)
+
+    vp = vispath(None, VisPathOptions())
+    rel = kg.relations()
     rel_names = sorted({n for n, _ in rel.values()})
     rng = random.Random(args.seed)
 
@@ -270,8 +280,7 @@ def main() -> None:
     q_vecs = {eid: enc.encode([rng.choice(rel_names)])[0] for eid, _ in hubs}
     exact_top = {eid: hop_once(vp, eid, q_vecs[eid], "exact")[2] for eid, _ in hubs}
     for cap in (50, 100, 200, 500, 1000):
-        cvp = VisPath(graph, enc, None, None, VisPathOptions(first_cut=cap))
-        cvp._relations = vp._relations
+        cvp = vispath(None, VisPathOptions(first_cut=cap))
         ts, rec = [], []
         for eid, _ in hubs:
             t, _, kept, _ = hop_once(cvp, eid, q_vecs[eid], "firstcut")
@@ -308,11 +317,10 @@ def main() -> None:
             return ""
 
     m = Instant()
-    qvp = VisPath(graph, enc, m, m, VisPathOptions())
-    qvp._relations = vp._relations
+    qvp = vispath(m, VisPathOptions())
     wall, cpu, srv = [], [], []
     for eid in q_starts:
-        qvp._emb_cache.clear()
+        kg._emb_cache.clear()
         s0, c0, w0 = neo4j_cpu_s(settings), time.process_time(), time.perf_counter()
         qvp.run("Which entity is reached from the one shown?", None, entity_id=eid)
         wall.append(time.perf_counter() - w0), cpu.append(time.process_time() - c0)

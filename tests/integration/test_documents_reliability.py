@@ -63,6 +63,44 @@ def test_same_id_from_another_folder_is_one_line_never_a_silent_replacement(grap
     _rm(graph, "collins")
 
 
+def test_the_same_document_from_a_moved_checkout_is_unchanged_and_comes_from_there_after(graph, tmp_path):
+    """`make demo` from a second clone (or a moved one) loads the bundled corpus again: same ids, same content,
+    other paths. That is the same document, not another file's: unchanged, and its next edit there replaces it."""
+    _rm(graph, "collins")
+    a = _folder(tmp_path, "a", "Collins of the first clone is an astronaut.")
+    b = _folder(tmp_path, "b", "Collins of the first clone is an astronaut.")       # a copy, same content
+    assert run_kgqa("load", "documents", str(a), "--json", env=GRAPH_ONLY).returncode == 0
+    p = run_kgqa("load", "documents", str(b), "--json", env=GRAPH_ONLY)
+    assert p.returncode == 0, p.stderr
+    assert (json.loads(p.stdout)["unchanged"], json.loads(p.stdout)["written"]) == (1, 0)
+    (b / "collins.md").write_text("# Collins\n\n## About\n\nCollins of the second clone is a publisher.\n",
+                                  encoding="utf-8")
+    p = run_kgqa("load", "documents", str(b), "--json", env=GRAPH_ONLY)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["replaced"] == 1
+    assert _chunk_texts(graph, "collins") == ["About\nCollins of the second clone is a publisher."]
+    # the first folder is now the other file: its (different) content is refused, naming where the id comes from
+    p = run_kgqa("load", "documents", str(a), env=GRAPH_ONLY)
+    assert_one_line_error(p, "a/collins.md", "already loaded from another file", str(b / "collins.md"), code=2)
+    _rm(graph, "collins")
+
+
+def test_a_document_whose_file_is_gone_is_replaced_by_the_same_id_from_another(graph, tmp_path):
+    """The first clone deleted, a newer one loads its (changed) corpus: the old file has no claim left."""
+    import shutil
+
+    _rm(graph, "collins")
+    a = _folder(tmp_path, "a", "Collins of the deleted clone is an astronaut.")
+    b = _folder(tmp_path, "b", "Collins of the new clone is a publisher.")
+    assert run_kgqa("load", "documents", str(a), "--json", env=GRAPH_ONLY).returncode == 0
+    shutil.rmtree(a)
+    p = run_kgqa("load", "documents", str(b), "--json", env=GRAPH_ONLY)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["replaced"] == 1
+    assert _chunk_texts(graph, "collins") == ["About\nCollins of the new clone is a publisher."]
+    _rm(graph, "collins")
+
+
 def test_a_graph_only_load_is_re_extracted_by_a_live_one(graph, tmp_path):
     """The document node records its extractor; "unchanged" compares it too."""
     _rm(graph, "collins")

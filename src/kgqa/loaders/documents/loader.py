@@ -25,6 +25,11 @@ from kgqa.loaders.rejects import Rejects
 from kgqa.models.gguf import llm_token_counter
 
 
+def gone(origin: str) -> bool:
+    """Whether a stored document's origin is a local file that no longer exists (E-VQA origins are URLs)."""
+    return Path(origin).is_absolute() and not Path(origin).exists()
+
+
 class DocumentLoader:
     """Runs the pipeline of the package docstring over a folder of documents."""
 
@@ -84,14 +89,19 @@ class DocumentLoader:
         todo = []
         for d in docs:
             old = stored.get(d.id)
-            if old and old.get("origin") and old["origin"] != d.origin:
-                # the same id from another file (another folder's collins.md): never replaced silently
+            same = (old is not None and old.get("status") == "complete" and old.get("content_hash") == d.content_hash
+                    and old.get("extractor") == self.extractor)
+            if old and old.get("origin") and old["origin"] != d.origin and not same and not gone(old["origin"]):
+                # the same id from another file, still there, with other content (another folder's collins.md):
+                # never replaced silently; a file that no longer exists (a deleted or moved checkout) has no
+                # claim left, and this one replaces its document
                 reject(d.source, f"document id {d.id!r} is already loaded from another file "
-                       f"({old.get('source')}); rename this file, or remove that document first "
+                       f"({old['origin']}); rename this file, or remove that document first "
                        f"(kgqa docs rm {d.id})", reason="id loaded from another file")
                 report.documents.append(DocResult(d.id, d.source, "skipped", reason="id loaded from another file"))
-            elif (old and old.get("status") == "complete" and old.get("content_hash") == d.content_hash
-                  and old.get("extractor") == self.extractor):
+            elif same:
+                if old.get("origin") != d.origin:   # the same content from a moved or copied file: it is this one now
+                    self.graph.write("docs_move_origin", id=d.id, origin=d.origin, source=d.source)
                 report.documents.append(DocResult(d.id, d.source, "unchanged"))
             else:
                 todo.append((d, old))
