@@ -9,7 +9,6 @@ how well the relation chain that reached each node in extraction matches the que
 from __future__ import annotations
 
 import math
-
 from collections import deque
 from dataclasses import dataclass, field
 
