@@ -127,19 +127,27 @@ def extraction_chain(sub: Subgraph, node_id: str, parents: dict | None = None) -
     return chain[::-1]
 
 
+def chain_terms(relation_emb: np.ndarray, q: np.ndarray) -> tuple[list[float], list[list[float]]]:
+    """(cos(q, r) per relation, the relations' Gram matrix) as Python floats: a chain's summed embedding v has
+    v·q = the sum of its cosines and |v|² = the sum of its Gram block, so chains need no 384-d vector per step
+    (numpy's per-call cost on one made the walk ~4× slower)."""
+    if not len(relation_emb):
+        return [], []
+    emb = np.asarray(relation_emb, dtype=np.float64)
+    return (emb @ np.asarray(q, dtype=np.float64)).tolist(), (emb @ emb.T).tolist()
+
+
 def best_chains(sub: Subgraph, q: np.ndarray, rel_index: dict[str, int], relation_emb: np.ndarray,
-                max_len: int = PATH_POSITIONS) -> dict[str, tuple[float, float, int]]:
+                max_len: int = PATH_POSITIONS,
+                terms: tuple[list[float], list[list[float]]] | None = None) -> dict[str, tuple[float, float, int]]:
     """node → (best sum of cos(q, r) over a chain, best cos(q, chain embedding), that chain's length), over
     every walk of at most ``max_len`` facts from the topic through the subgraph (either direction, no node
     twice, never back against the relation just walked — u -r-> v <-r- w makes siblings, not a chain; at most
     ``WALK_BUDGET`` steps): the chain that reached a node first in extraction need not be the
-    one the question describes (the Eiffel Tower is located in Paris, and its architect was born there)."""
-    # Python floats, not 384-d vectors, per step: v·q of a chain's summed embedding v is the sum of its
-    # cosines, and |v|² grows by 2·Σ_i r_i·r + r·r from the relations' Gram matrix (the walk takes up to
-    # WALK_BUDGET steps; numpy's per-call cost on a 384-d vector made it ~4× slower)
-    emb = np.asarray(relation_emb, dtype=np.float64)
-    cos = (emb @ np.asarray(q, dtype=np.float64)).tolist() if len(emb) else []
-    gram = (emb @ emb.T).tolist() if len(emb) else []
+    one the question describes (the Eiffel Tower is located in Paris, and its architect was born there).
+    ``terms``: ``chain_terms(relation_emb, q)`` when the caller has them already."""
+    # a step adds cos(q, r) to v·q and 2·Σ_i r_i·r + r·r to |v|² (chain_terms)
+    cos, gram = terms if terms is not None else chain_terms(relation_emb, q)
     at: dict[str, list[tuple[str, int, int]]] = {}
     for f in sub.facts:
         r = rel_index[f.relation_id]
@@ -185,11 +193,9 @@ def path_features(sub: Subgraph, rel_index: dict[str, int], relation_emb: np.nda
     """
     ids = sub.node_ids
     out = np.zeros((len(ids), PATH_FEATURES), dtype=np.float32)
-    emb = np.asarray(relation_emb, dtype=np.float64)
-    cos = (emb @ np.asarray(q_vec, dtype=np.float64)).tolist() if len(emb) else []
-    gram = (emb @ emb.T).tolist() if len(emb) else []         # |Σ r_i|² of a chain, as in best_chains
+    cos, gram = chain_terms(relation_emb, q_vec)
     parents = extraction_parents(sub)
-    anywalk = best_chains(sub, q_vec, rel_index, relation_emb)
+    anywalk = best_chains(sub, q_vec, rel_index, relation_emb, terms=(cos, gram))
     b = 2 * PATH_POSITIONS
     for k, nid in enumerate(ids):
         if nid == sub.topic_id:
