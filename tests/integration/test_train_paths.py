@@ -64,14 +64,16 @@ def test_cli_trains_from_a_file_resumes_and_refuses_bad_input(paths_kg, tmp_path
     data.write_text("\n".join(json.dumps({"question": f"Where was {n} born?", "answer": list(CITIES.values())[i % 2],
                                           "topic": {"id": p}}) for i, (p, n) in enumerate(PEOPLE.items())) + "\n")
     ck = tmp_path / "cli.safetensors"
-    p = run_kgqa("train", "paths", "--data", str(data), "--examples", "0", "--epochs", "2", "--depth", "1",
+    p = run_kgqa("train", "paths", "--kind", "retriever", "--data", str(data), "--examples", "0", "--epochs", "2",
+                 "--depth", "1",
                  "--prior", "0.5", "--checkpoint", str(ck))
     assert p.returncode == 0, p.stderr
     assert "epoch 1/2: mean loss" in p.stdout and "epoch 2/2" in p.stdout and "examples/s" in p.stdout
     assert f"12 used" in p.stdout and ck.is_file()
     from kgqa.models.path_retriever import load_checkpoint
     assert load_checkpoint(ck)[1]["prior"] == 0.5
-    p = run_kgqa("train", "paths", "--data", str(data), "--examples", "0", "--epochs", "3", "--depth", "1",
+    p = run_kgqa("train", "paths", "--kind", "retriever", "--data", str(data), "--examples", "0", "--epochs", "3",
+                 "--depth", "1",
                  "--checkpoint", str(ck), "--resume")
     assert p.returncode == 0, p.stderr
     assert "resumed after epoch 2" in p.stdout and "epoch 3/3" in p.stdout and "epoch 1/3" not in p.stdout

@@ -43,7 +43,7 @@ def test_auto_head_is_the_soft_prompt_only_when_a_model_that_reads_it_is_served(
 
 def test_graph_only_answer_is_one_node_the_top_scored(tmp_path):
     ck = str(save_head(tmp_path / "n.safetensors"))
-    m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0)
+    m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0, ranker="head")
     a = m.answer(q())
     r = a.details["rounds"][0]
     top = r["scores"][0]
@@ -53,6 +53,16 @@ def test_graph_only_answer_is_one_node_the_top_scored(tmp_path):
     assert ps == sorted(ps, reverse=True) and 0 < sum(ps) <= 1.0001
     assert a.hops == 1 and "by the node head" in a.stop_reason and m.softprompt.calls == []
     assert m.chat.prompts == [] and a.fallbacks == []          # no LLM in the loop by default
+
+
+def test_with_no_chain_reader_the_head_ranks_and_the_run_says_why_once(tmp_path):
+    ck = str(save_head(tmp_path / "n.safetensors"))
+    m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0,
+                reader_checkpoint=str(tmp_path / "missing.safetensors"))
+    a = m.answer(q())
+    fb = [f for f in a.fallbacks if f.code == "checkpoint"]
+    assert len(fb) == 1 and "missing.safetensors" in fb[0].message and "the node head ranks" in fb[0].message
+    assert "by the node head" in a.stop_reason
 
 
 def test_below_answer_p_the_loop_moves_on_from_the_top_node_and_answers_the_best_seen(tmp_path):

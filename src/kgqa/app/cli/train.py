@@ -114,29 +114,48 @@ def train_grasp_cmd(
 def train_paths_cmd(
     data: Optional[Path] = typer.Option(None, "--data", help="Question/answer pairs (JSON lines, the kgqa eval "
                                         "format: question, answer, aliases, topic.id); only the answer is used, the "
-                                        "relation paths to it are searched in the graph."),
-    examples: int = typer.Option(400, "--examples", min=0, help="How many questions to generate from the KG "
-                                 "(relation labels and aliases in templates); 0 with --data: the file only."),
-    exclude: Optional[Path] = typer.Option(None, "--exclude", help="A question file whose topic entities generated "
-                                           "questions must not use (e.g. the eval set)."),
-    depth: int = typer.Option(3, "--depth", min=1, max=4, help="Longest relation chain searched (VisPath's Dmax)."),
-    epochs: int = typer.Option(10, "--epochs", min=1, help="Epochs over the examples."),
-    lr: float = typer.Option(1e-3, "--lr", help="AdamW learning rate of the head."),
-    prior: float = typer.Option(0.0, "--prior", min=0.0, help="Weight of the head's squared norm in the loss: "
-                                "keeps the retriever near the untrained encoder's cosine (0: none)."),
+                                        "relation chains to it are searched in the graph."),
+    kind: str = typer.Option("reader", "--kind", help="reader (the chain reader: a cross-encoder over (question, "
+                             "relation chain), VisPath's and GraSP's default when it exists) or retriever (the "
+                             "older bi-encoder head, VisPath's -o path_scorer=learned|mixed)."),
+    examples: Optional[int] = typer.Option(None, "--examples", min=0, help="How many questions to generate from "
+                                           "the KG (reader: 2000, walks of 1–4 facts phrased many ways; retriever: "
+                                           "400); 0 with --data: the file only."),
+    exclude: Optional[list[Path]] = typer.Option(None, "--exclude", help="A question file whose topic entities "
+                                                 "generated questions must not use (e.g. the eval set); repeatable."),
+    depth: Optional[int] = typer.Option(None, "--depth", min=1, max=4, help="Longest relation chain (reader: 4, "
+                                        "retriever: 3)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs (reader: 2, retriever: 10)."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="AdamW learning rate (reader: 5e-5, retriever: 1e-3)."),
+    prior: float = typer.Option(0.0, "--prior", min=0.0, help="retriever: weight of the head's squared norm in "
+                                "the loss (keeps it near the untrained encoder's cosine; 0: none)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the generated questions, the initial weights and the order."),
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (safetensors). Default: "
-                                              "<data dir>/models/paths/path-retriever.safetensors, what VisPath's "
-                                              "-o path_scorer=learned loads first."),
-    resume: bool = typer.Option(False, "--resume", help="Continue after the checkpoint's last epoch."),
+                                              "<data dir>/models/paths/chain-reader.safetensors (reader) or "
+                                              "path-retriever.safetensors, what VisPath and GraSP load first."),
+    resume: bool = typer.Option(False, "--resume", help="retriever: continue after the checkpoint's last epoch."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="reader: loss curve PNG (default: beside the "
+                                        "checkpoint)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
-    """Train the relation-path retriever (weak supervision: searched paths from topic to answer); seeded,
-    resumable, loss per epoch."""
+    """Train the chain reader (default) or the relation-path retriever on the loaded KG; loss per step window,
+    examples/s, the held-out gold-first rate."""
     from kgqa.app.runtime import open_runtime
-    from kgqa.models.path_supervision import train_paths
+    from kgqa.core.errors import InvalidInput
 
     s = env_settings()
+    if kind not in ("reader", "retriever"):
+        raise InvalidInput(f"--kind {kind!r}: choose reader or retriever")
+    excl = list(exclude or [])
+    if kind == "reader":
+        _train_reader(s, data, examples, excl, depth or 4, epochs or 2, lr or 5e-5, seed, checkpoint, plot, as_json)
+        return
+    from kgqa.models.path_supervision import train_paths
+
+    if len(excl) > 1:
+        raise InvalidInput("--kind retriever takes one --exclude file")
+    examples = 400 if examples is None else examples
+    depth, epochs, lr = depth or 3, epochs or 10, lr or 1e-3
     ckpt = checkpoint or Path(s.models_dir) / "paths" / "path-retriever.safetensors"
     encoder_name = Path(s.encoder_model).name if s.encoder_model else "all-MiniLM-L6-v2"
 
@@ -147,8 +166,8 @@ def train_paths_cmd(
     with open_runtime(s) as rt:
         ctx = rt.context()
         rep = train_paths(ctx.graph, ctx.kg, checkpoint=ckpt, data=data, examples=examples,
-                          generated=examples > 0, exclude=exclude, depth=depth, epochs=epochs, lr=lr, seed=seed,
-                          resume=resume, encoder_name=encoder_name, on_epoch=on_epoch, prior=prior)
+                          generated=examples > 0, exclude=excl[0] if excl else None, depth=depth, epochs=epochs,
+                          lr=lr, seed=seed, resume=resume, encoder_name=encoder_name, on_epoch=on_epoch, prior=prior)
     if as_json:
         print(json.dumps(rep, indent=2, ensure_ascii=False, default=str))
         return
@@ -161,3 +180,54 @@ def train_paths_cmd(
     print(f"seconds: search {sec['search']}, encode {sec['encode']}, train {sec['train']}, total {sec['total']} · "
           f"{rep['examples_per_s']} examples/s in training · torch threads {s.torch_threads}")
     print(f"checkpoint: {rep['checkpoint']} ({rep['bytes'] / 1e6:.2f} MB)")
+
+
+def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoint, plot, as_json) -> None:
+    """``kgqa train paths --kind reader``: the chain reader (kgqa.models.chain_training)."""
+    import time
+
+    from kgqa.app.runtime import open_runtime
+    from kgqa.gnn.train import plot_losses
+    from kgqa.models.chain_training import train_reader
+
+    examples = 2000 if examples is None else examples
+    ckpt = checkpoint or Path(s.models_dir) / "paths" / "chain-reader.safetensors"
+    window: list[float] = []
+    t0 = time.perf_counter()
+
+    def on_step(step: int, total: int, loss: float) -> None:
+        window.append(loss)
+        if not as_json and (step % 50 == 0 or step == total):
+            el = time.perf_counter() - t0
+            print(f"step {step}/{total}: mean loss {sum(window) / len(window):.4f} (last {len(window)} steps) · "
+                  f"{el:.0f} s", flush=True)
+            window.clear()
+
+    if not as_json:
+        print(f"preparing: {examples} generated questions (walks of 1–{depth} facts)"
+              + (f" + {data}" if data else "") + f" · torch threads {s.torch_threads}", flush=True)
+    with open_runtime(s) as rt:
+        ctx = rt.context()
+        t0 = time.perf_counter()
+        rep = train_reader(ctx.graph, ctx.kg, checkpoint=ckpt, data=data, examples=examples, exclude=exclude,
+                           depth=depth, epochs=epochs, lr=lr, seed=seed, threads=s.torch_threads, on_step=on_step)
+    png = plot or Path(ckpt).with_suffix(".loss.png")
+    plot_losses(rep.pop("step_losses"), rep["epoch_losses"], png, title="chain reader training loss")
+    rep["plot"] = str(png)
+    if as_json:
+        print(json.dumps(rep, indent=2, ensure_ascii=False, default=str))
+        return
+    sec = rep["seconds"]
+    ho = rep["held_out"]
+    print(f"questions: {rep['questions']} ({rep['generated']} generated, {rep['from_file']} from the file, "
+          f"{rep['file_dropped_no_path']} of those dropped: no chain reaches the answer); by hops "
+          + ", ".join(f"{h}: {n}" for h, n in rep["hops"].items()))
+    print(f"pairs: {rep['pairs']} · {rep['epochs']} epoch(s) · loss per epoch "
+          + ", ".join(f"{v:.4f}" for v in rep["epoch_losses"]))
+    print(f"time: prepare {sec['prepare']} s, train {sec['train']} s ({rep['pairs_per_s']} pairs/s), total "
+          f"{sec['total']} s · torch threads {rep['threads']}")
+    if ho["questions"]:
+        print(f"held out: the gold chain outscores every other candidate for {ho['gold_first']} of "
+              f"{ho['questions']} questions ({100 * ho['rate']:.1f} %)")
+    print(f"checkpoint: {rep['checkpoint']} ({rep['bytes'] / 1e6:.1f} MB)")
+    print(f"loss curve: {rep['plot']}")

@@ -61,6 +61,7 @@ from kgqa.methods.grasp.subgraph import Fact, Subgraph, graph_tensors, triple_te
 from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.result import Answer, Fallback, PathEvidence
 from kgqa.core.method import BaseMethod
+from kgqa.models.chain_reader import ReaderSlot
 
 # ----------------------------------------------------------------------------- the per-question record
 
@@ -83,6 +84,7 @@ class Round:
     # the question names no type, no node has type evidence, or none has the answer's type while some have none;
     # []: every node is typed as something else)
     typed: list[str] | None = None
+    by_reader: bool = False                                # nodes ranked by the chain reader (ranker=reader)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -158,6 +160,9 @@ class GraSP(BaseMethod):
 
                 self.opt = trained_extraction(self.opt, self.checkpoint)      # the subgraphs the head learned on
         self._encoder = None
+        self.reader = (ReaderSlot(self.kg, self.settings, self.opt.reader_checkpoint)
+                       if self.variant == "nodes" and self.opt.ranker in ("auto", "reader") and not for_training
+                       else None)
 
     # ========================================================================= the method interface
     def solve(self, query) -> Answer:
@@ -205,6 +210,11 @@ class GraSP(BaseMethod):
             t1 = time.perf_counter()
             if self.variant == "nodes":                        # the node-scoring head is LLM_select
                 rnd.scores = self.score_nodes(sub, q_vec, visited)
+                reader = self.chain_reader(run)
+                if reader is not None:                # the chain reader ranks the nodes (ours)
+                    from kgqa.methods.grasp.reader import reader_ranking
+
+                    rnd.scores, rnd.by_reader = reader_ranking(reader, question, sub, rnd.scores), True
                 typing = self.answer_typed(question, query.image is not None, rnd.scores) if o.answer_typing else None
                 if typing is not None:           # nodes typed as something else leave LLM_select's ranking
                     typed, kept = typing
@@ -293,6 +303,16 @@ class GraSP(BaseMethod):
         typed = [n for n, _ in scores if n in types and all(t in types[n] for t in answer)]
         kept = [(n, p) for n, p in scores if n not in types or n in typed]
         return typed, kept
+
+    def chain_reader(self, run: GraSPRun):
+        """The chain reader when ranker is auto or reader and its checkpoint fits the loaded KG; else None, and the
+        run records why once (one line, fallback code ``checkpoint``): the head ranks."""
+        if self.reader is None:
+            return None
+        r = self.reader.get()
+        if r is None and not any(f.code == "checkpoint" for f in run.fallbacks):
+            run.fell_back(f"chain reader: {self.reader.error}; the node head ranks", "checkpoint")
+        return r
 
     def score_nodes(self, sub: Subgraph, q_vec: np.ndarray, visited: set[str]) -> list[tuple[str, float]]:
         """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out."""

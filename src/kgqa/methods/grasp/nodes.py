@@ -167,6 +167,9 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
     if rnd.typed is not None and not forced:            # every node typed as something else: continue
         rnd.decision = "move on (no node of the answer type)"
         return top
+    if rnd.by_reader:                                   # the chain reader's best-scored node
+        answer(top, sub.names[top], f"answered in round {t}: the node the chain reader scores best (σ {p:.2f})")
+        return None
     if p >= method.opt.answer_p or forced:
         nid, name = (top, sub.names[top]) if p >= method.opt.answer_p else (best[0], best[2])
         answer(nid, name, f"answered in round {t} by the node head (p {max(p, best[1]):.2f})"

@@ -39,6 +39,13 @@ class GraSPOptions(BaseModel):
                                 "the loop continues from the best node")
     answer_p: float = Field(0.5, ge=0.0, le=1.0, description="nodes head, no LLM_answer: answer when the "
                                                               "top node's probability reaches this, else move on")
+    ranker: Literal["auto", "reader", "head"] = Field(
+        "auto", description="nodes head: who ranks the subgraph's nodes: reader (the chain reader of `kgqa train "
+                            "paths`, the best score of the relation chains reaching a node; the answer is its top "
+                            "node of the answer type) or head (the GAT's node probabilities); auto = reader when "
+                            "its checkpoint fits the loaded KG, else head (one fallback line says why)")
+    reader_checkpoint: str = Field("", description="ranker=reader: the chain reader's checkpoint; empty = <data dir>/"
+                                   "models/paths/chain-reader.safetensors when it exists, else the shipped one")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
     text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "

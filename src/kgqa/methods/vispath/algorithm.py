@@ -64,6 +64,7 @@ from kgqa.core.result import Answer
 from kgqa.methods.vispath import prompts as P
 from kgqa.methods.vispath.abstain import measure_grounding, weak_grounding
 from kgqa.methods.vispath.learned import LearnedPaths
+from kgqa.models.chain_reader import ReaderSlot
 from kgqa.methods.vispath.options import VisPathOptions, parse_llm_steps, resolve_llm_steps
 from kgqa.methods.vispath.records import HopRecord, ReasoningPath, RelationSketch, VisPathRun
 from kgqa.methods.vispath.render import ask_lines, to_answer
@@ -94,6 +95,8 @@ class VisPath(StartEntitySteps, BaseMethod):
         self.scorer = Scorer(self.kg, self.graph, self.opt)     # Eq. 2, 5–8 over the graph; no per-question state
         self.learned = (LearnedPaths(self.kg, self.settings, self.opt.path_checkpoint)   # -o path_scorer=learned
                         if self.opt.path_scorer in ("learned", "mixed") else None)        # or mixed
+        self.reader = (ReaderSlot(self.kg, self.settings, self.opt.reader_checkpoint)      # the chain reader
+                       if self.opt.path_scorer in ("auto", "reader") else None)
 
     # ========================================================================= the method interface
     def solve(self, query) -> Answer:
@@ -142,9 +145,13 @@ class VisPath(StartEntitySteps, BaseMethod):
         if run.start is not None and drop_edges:
             run.hidden = self.kg.hidden_facts(run.start.id, drop_edges, seed)
 
+        # --- which scores the chains: the chain reader when no LLM examines them (ours), else Eq. 8 --------
+        run.reader = self._reader_ready(run)
+        run.dmax = o.Dmax or (4 if run.reader else 3)
+
         # --- line 1: sketch S_Q and predicted depth D̂ ---------------------------------
         run.sketch, d_hat = self.analyze_question(question, run, image is not None)
-        run.depth_hat = min(d_hat, o.Dmax)                                      # D̂ ← min(D̂, Dmax)
+        run.depth_hat = min(d_hat, run.dmax)                                    # D̂ ← min(D̂, Dmax)
 
         if run.start is None:
             run.fell_back("no start entity found", "graph")
@@ -154,7 +161,7 @@ class VisPath(StartEntitySteps, BaseMethod):
         paths = [ReasoningPath(run.start.id, run.start.name)]                  # P(0) = {(e_S)}
         z_star: str | None = None                                              # z* ← ⊥
         star_hop: HopRecord | None = None
-        for i in range(1, o.Dmax + 1):
+        for i in range(1, run.dmax + 1):
             th = time.perf_counter()
             q_i = self.hop_intent(question, image, paths, i, run)              # Eq. 4
             q_vec = self.scorer.embed([q_i])[0]
@@ -173,6 +180,8 @@ class VisPath(StartEntitySteps, BaseMethod):
                 for p in paths:
                     p.sigma = p.edges[-1].score
                 hop.chain_kept = len(cand)
+            elif run.reader:                                                   # the chain reader (ours)
+                paths = self.reader_keeps(question, cand, q_i, hop, run)
             else:
                 chain = self.chain_scores(question, cand, q_i, run)[: o.M2]       # Eq. 8, top M2
                 hop.chain_kept = len(chain)
@@ -235,14 +244,14 @@ class VisPath(StartEntitySteps, BaseMethod):
             # noun ("which city") an optional last hop, so D̂ is a range (lo, hi)
             rng = self.sketch_of(question, run, has_image).depth
             if rng is not None:
-                lo, hi = min(rng[0], self.opt.Dmax), min(rng[1], self.opt.Dmax)
+                lo, hi = min(rng[0], run.dmax), min(rng[1], run.dmax)
                 run.depth_range = (lo, hi)
                 d = f"{lo}" if lo == hi else f"{lo}–{hi}"
                 run.fell_back(f"question analysis: no valid sketch; S_Q = Q, D̂ = {d} from the relations "
                               "the question names", why)
                 return [question], lo
         run.fell_back("question analysis: no valid sketch; S_Q = Q, D̂ = Dmax", why)
-        return [question], self.opt.Dmax
+        return [question], run.dmax
 
     # ========================================================================= IV-B
     def hop_intent(self, question: str, image, paths: list[ReasoningPath], i: int, run: VisPathRun) -> str:
@@ -293,6 +302,25 @@ class VisPath(StartEntitySteps, BaseMethod):
             return self.learned.chain_scores(question, cand)
         chain = self.scorer.chain_scores(cand, question, run.sketch, q_i, relation_sketch=run.relation_sketch)
         return self.learned.add_chain_scores(question, chain, self.opt.learned_weight) if run.learned else chain
+
+    def reader_keeps(self, question: str, cand: list[ReasoningPath], q_i: str, hop: HopRecord,
+                     run: VisPathRun) -> list[ReasoningPath]:
+        """P(i) when the chain reader stands in for the LLM's chain examination (ours): σ of every candidate is
+        the reader's score of its relation chain under Q; kept are the reader's best ``reader_beam`` paths and
+        the rules' best ``M3_fallback`` (their Eq. 8 order), so the reader only adds to what the rules keep.
+        Terminal selection then ranks every kept path of every hop by the reader's σ: the depth is its call."""
+        o = self.opt
+        ruled = self.chain_scores(question, cand, q_i, run)[: o.M2]               # the rules' Eq. 8 order
+        hop.chain_kept = len(ruled)
+        reader = self.reader.get()
+        s = reader.score(question, [[e.relation_id for e in p.edges] for p in cand])
+        for p, v in zip(cand, s):
+            p.sigma = float(v)
+        by_reader = sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))
+        keep = {id(p): p for p in by_reader[: o.reader_beam]}
+        for p in ruled[: o.M3_fallback or o.M3]:
+            keep.setdefault(id(p), p)
+        return sorted(keep.values(), key=lambda p: (-p.sigma, p.verbalize()))
 
     def examine_chains(self, question: str, sketch: list[str], chain: list[ReasoningPath],
                        hop: HopRecord, run: VisPathRun) -> list[ReasoningPath]:
@@ -439,6 +467,19 @@ class VisPath(StartEntitySteps, BaseMethod):
             return True
         if not any(f.code == "checkpoint" for f in run.fallbacks):
             run.fell_back(f"path scorer: {self.learned.error}; the rules take over", "checkpoint")
+        return False
+
+    def _reader_ready(self, run: VisPathRun) -> bool:
+        """Whether the chain reader scores this question's chains: path_scorer auto or reader, no LLM examines the
+        chains (``llm_steps`` without ``chain``, or no chat model: the graph-only setting), and the checkpoint fits
+        the loaded KG; when it does not, the rules take over and the run records why (one line, fallback code
+        ``checkpoint``)."""
+        no_llm = getattr(self.chat, "backend", None) == "none"
+        if self.reader is None or ("chain" in self._llm_steps and not no_llm):
+            return False
+        if self.reader.get() is not None:
+            return True
+        run.fell_back(f"chain reader: {self.reader.error}; the rules take over", "checkpoint")
         return False
 
     def _ask(self, step: str) -> None:

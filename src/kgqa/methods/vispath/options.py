@@ -34,7 +34,8 @@ class VisPathOptions(BaseModel):
     M1_per_relation: int = Field(5, ge=0, description="Eq. 5–7: of the M1 edges kept per frontier entity, at "
                                  "most this many per relation, so other relations reach Eq. 8 (0 = no cap, the "
                                  "paper's top-M1)")
-    Dmax: int = Field(3, ge=1, le=8, description="maximum search depth")
+    Dmax: int | None = Field(None, ge=1, le=8, description="maximum search depth; empty: 4 when the chain reader "
+                             "scores the chains (it decides the depth), 3 with the rules")
     # δ: the paper sets 0.05 (growing 0.01 per rank). 0.2 chosen on more-dev by bench/choose_defaults.py (5
     # folds by topic, its own KG and buried by two generators): graph-only grounded EM 77.9 → 81.1 on its own
     # KG, 59.4 → 63.9 buried (wikilike), start 84 → 89 / 94 → 100; demo start 88 → 96, EM unchanged.
@@ -153,13 +154,18 @@ class VisPathOptions(BaseModel):
     # learned_weight (Eq. 5 relation scores, Eq. 8 σ and so terminal selection's order by σ). λ = 2 chosen on
     # more-dev folds (bench/choose_defaults.py) with retrievers trained on the KG's own questions: held out 96.0
     # vs the rules' 94.8 (gold start); with the shipped demo retriever the folds keep the rules (λ = 2: 94.4).
-    path_scorer: Literal["rules", "learned", "mixed"] = Field(
-        "rules", description="when no LLM step gives the hop intent: rules (the non-LLM sketch and its scores), "
-                             "learned (the relation-path retriever of `kgqa train paths`: Eq. 5 relation "
-                             "scores, Eq. 8 σ and terminal selection from its question ↔ chain scores) or mixed "
-                             "(the rules, with learned_weight × the retriever's chain score added to their Eq. 5 "
-                             "relation scores and Eq. 8 σ); a missing or unreadable checkpoint falls back to the "
-                             "rules")
+    path_scorer: Literal["auto", "reader", "rules", "learned", "mixed"] = Field(
+        "auto", description="when no LLM examines the chains: reader (the chain reader of `kgqa train paths`, a "
+                            "cross-encoder over (question, relation chain): Eq. 8's σ, the paths kept per hop beside "
+                            "the rules' and terminal selection, depth included), rules (the non-LLM sketch and its "
+                            "scores), learned or mixed (the older bi-encoder retriever: in place of or added to the "
+                            "rules' scores); auto = reader when its checkpoint fits the loaded KG, else rules (one "
+                            "fallback line says why)")
+    reader_checkpoint: str = Field("", description="path_scorer=reader: the checkpoint; empty = <data dir>/models/"
+                                   "paths/chain-reader.safetensors when it exists, else the shipped one (data/demo/"
+                                   "paths/, trained on the demo KG's generated questions)")
+    reader_beam: int = Field(15, ge=0, description="path_scorer=reader: paths the reader keeps per hop (best "
+                             "score), beside the M3_fallback paths the rules keep")
     learned_weight: float = Field(2.0, ge=0.0, le=10.0, description="path_scorer=mixed: the weight of the "
                                   "retriever's chain score (a cosine) added to the rules' scores")
     path_checkpoint: str = Field("", description="path_scorer=learned: the checkpoint; empty = <data dir>/models/"

@@ -164,6 +164,9 @@ class VisPathRun:
     grounding_parts: dict[str, float] = field(default_factory=dict)
     # path_scorer=learned took the place of the rules (no LLM intent, the checkpoint loaded)
     learned: bool = False
+    # the chain reader scored the chains (path_scorer=reader|auto, checkpoint usable, no LLM chain examination)
+    reader: bool = False
+    dmax: int = 3                        # the search depth of this question (Dmax, or its default for the scorer)
 
     def fell_back(self, message: str, code: str = "empty") -> None:
         """Record a documented fallback (``code``: why; see kgqa.core.result.Fallback)."""

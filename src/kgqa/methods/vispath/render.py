@@ -42,6 +42,8 @@ def to_answer(run: VisPathRun, method: str) -> Answer:
             "retained_by_hop": [[[[e.head_id, e.relation_id, e.tail_id] for e in p.edges] for p in h.retained]
                                 for h in run.hops],
             "timings": {k: round(v, 3) for k, v in run.timings.items()},
+            "chain_scores": "chain reader" if run.reader else "rules" if not run.learned else "learned retriever",
+            "dmax": run.dmax,
         },
     )
 
@@ -57,6 +59,8 @@ def ask_lines(answer: Answer) -> list[str]:
              if d.get("depth_range") and d["depth_range"][0] != d["depth_range"][1] else f"D̂={d.get('depth_hat')}")
     lines = [f"start entity: {start}{extra}",
              f"sketch: {' → '.join(d.get('sketch', []))}  ({depth}, hops run {answer.hops})"]
+    if d.get("chain_scores") == "chain reader":
+        lines.append(f"chain scores: the chain reader (σ of every kept path, depth ≤ {d.get('dmax')} included)")
     steps = d.get("llm_steps")
     if steps and steps != "all":
         lines.append(f"LLM steps: {steps} (-o llm_steps; the others took their graph-only fallback)")

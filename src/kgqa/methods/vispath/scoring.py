@@ -138,7 +138,7 @@ class Scorer:
         sketch = RelationSketch(phrases=phrases, columns={r: k for k, r in enumerate(ids)},
                                 sims=sims * weight[:, None],
                                 last_only={k for k, (a, b, _) in enumerate(phrases) if set(range(a, b)) <= wh})
-        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, self.opt.Dmax + 1)
+        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, (self.opt.Dmax or 3) + 1)
         if not picked:
             return sketch
         core = len(picked) - sum(1 for a, _, _ in picked if is_type[a])
@@ -291,7 +291,7 @@ class Scorer:
             return 0
 
         typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
-        if run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
+        if run.reader or (run.learned and self.opt.path_scorer == "learned"):   # its σ (every length) decides
             ranked_paths = sorted(paths, key=lambda p: (-(p.sigma if p.sigma is not None else -1.0),
                                                         -typing.get(id(p), 0.0)))
         elif self.opt.typing_weight > 0:      # typing weighed against σ: a clear σ gap outranks a type match

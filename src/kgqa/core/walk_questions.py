@@ -1,0 +1,194 @@
+"""Questions phrased many ways from walks of 1–4 facts of the loaded KG: training data for the chain reader.
+
+A question written by a person names each relation of its path in its own words and its own order:
+"Where was the painter of the artwork in the image born?" walks *creator* then *place of birth*, names
+the first relation by a noun inside the sentence and the last by a verb at its end. The generator
+verbalises a walk of the loaded KG the same way, so that a model trained on it reads meaning, not one
+template:
+
+* the walk: 1–4 facts whose (head, relation) has exactly one tail (``UniqueOutFacts``), no entity twice,
+  so the answer is unique;
+* each relation by its label or one of its aliases (Wikidata5M's relation file: "place of birth",
+  "birthplace", "born in"); a form that ends in a preposition ("born in", "designed by") is a verb form,
+  the others are noun forms;
+* the chain nested from the topic outwards, each level one of: "the R of X", "X's R" (after a name),
+  "the R that X has", "the one X was V P" / "the <type> that X is V P" (verb forms);
+* the last relation often fronted as the question's own verb or wh-word: "Where was X born?",
+  "In which <type> is X located?", "Who designed X?" is not attempted (no verb lexicon), "What is X V P?";
+* the topic by its name or, half the time, as an image would point at it: "this <type>", "the <type>
+  shown here", "the <type> in the image" (the type from its ``instance of`` class where the KG has one).
+
+These are training data, never a yardstick (a yardstick is written elsewhere). The phrasing rules live
+here and nowhere else: the reader learns from what they produce, and judges questions it never saw.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from kgqa.core.qa_examples import TrainingExample, walk_example, walk_source
+
+PREPOSITIONS = ("in", "at", "on", "by", "to", "from", "with", "for", "of", "into", "under")
+DEICTIC = ("this {n}", "the {n} shown here", "the {n} in the image", "the {n} in this photo",
+           "the {n} pictured", "the {n} in the picture", "the {n} shown")
+GENERIC_NOUNS = ("one", "entity", "thing", "place", "object", "subject")
+FRAMES = ("What is {np}?", "Which entity is {np}?", "Name {np}.", "Tell me {np}.", "Who or what is {np}?",
+          "What do we call {np}?", "Identify {np}.")
+
+
+@dataclass
+class WalkQuestion:
+    example: TrainingExample
+    relations: tuple[str, ...]        # the walk's relation ids, topic first
+    entities: tuple[str, ...]         # the entity each fact reaches (the last is the answer)
+
+
+PARTICIPLES = {"born", "built", "made", "located", "known", "held", "run", "written", "drawn", "set", "found",
+               "buried", "based", "situated", "married", "named", "owned", "led", "shown", "kept", "taught"}
+
+
+def _split_verb(form: str) -> tuple[str, str] | None:
+    """"born in" → ("born", "in"); None for a noun form ("place of birth" ends in a noun)."""
+    words = form.split()
+    if len(words) >= 2 and words[-1].lower() in PREPOSITIONS:
+        return " ".join(words[:-1]), words[-1].lower()
+    return None
+
+
+def _needs_be(verb: str) -> bool:
+    """"born", "designed", "capital" take "is/was" before them; "shares border", "flows" do not."""
+    first = verb.split()[0].lower()
+    return (first in PARTICIPLES or first.endswith(("ed", "en")) or not first.endswith("s")
+            or first.endswith("ss"))
+
+
+class Phraser:
+    """The words of one question (its own random generator, so the walks do not depend on them)."""
+
+    def __init__(self, words: random.Random, names: dict[str, str], alias_of: dict[str, list[str]],
+                 type_of: dict[str, str]):
+        self.w = words
+        self.names = names
+        self.alias_of = alias_of
+        self.type_of = type_of
+
+    def form(self, rid: str) -> str:
+        forms = [self.names.get(rid, rid)] + [a for a in self.alias_of.get(rid, []) if a and len(a) > 2
+                                              and a.split()[0].lower() not in ("is", "has", "a", "an")]
+        return self.w.choice(forms).strip()
+
+    def noun(self, eid: str) -> str:
+        t = self.type_of.get(eid)
+        return t if t and self.w.random() < 0.8 else self.w.choice(GENERIC_NOUNS)
+
+    def topic(self, eid: str, name: str) -> tuple[str, bool]:
+        """The topic phrase, and whether it is a name (else it points at the image)."""
+        if self.w.random() < 0.5:
+            return name, True
+        return self.w.choice(DEICTIC).format(n=self.noun(eid)), False
+
+    def level(self, np: str, is_name: bool, rid: str, tail: str) -> str:
+        """One level of nesting: the entity ``rid`` leads to from what ``np`` names."""
+        f = self.form(rid)
+        verb = _split_verb(f)
+        if verb:
+            v, p = verb
+            be = self.w.choice(("is ", "was ")) if _needs_be(v) else ""
+            head = self.w.choice(("the " + self.noun(tail), "the one", "the " + self.noun(tail) + " that"))
+            return f"{head} {np} {be}{v} {p}"
+        r = self.w.random()
+        if is_name and r < 0.2:
+            return f"{np}'s {f}"
+        if r < 0.35:
+            return f"the {f} that {np} has"
+        return f"the {f} of {np}"
+
+    def question(self, topic_np: str, is_name: bool, walk: list[dict]) -> str:
+        """The whole question: the chain nested up to the last relation, which is fronted half the time."""
+        np, name = topic_np, is_name
+        for f in walk[:-1]:
+            np, name = self.level(np, name, f["relation_id"], f["tail_id"]), False
+        last = walk[-1]
+        f = self.form(last["relation_id"])
+        verb = _split_verb(f)
+        r = self.w.random()
+        if verb and r < 0.6:
+            v, p = verb
+            n = self.noun(last["tail_id"])
+            if _needs_be(v):
+                be = self.w.choice(("is", "was"))
+                choices = [f"What {be} {np} {v} {p}?", f"{p.capitalize()} which {n} {be} {np} {v}?",
+                           f"Which {n} {be} {np} {v} {p}?"]
+                if p in ("in", "at", "on"):
+                    choices.append(f"Where {be} {np} {v}?")
+            else:
+                choices = [f"What does {np} {v} {p}?", f"Which {n} does {np} {v} {p}?"]
+                if v.endswith("s") and not v.endswith("ss"):
+                    choices = [c.replace(f" {v} ", f" {v[:-1]} ") for c in choices]
+            q = self.w.choice(choices)
+        elif not verb and r < 0.5:
+            q = self.w.choice((f"What is the {f} of {np}?", f"Which {f} does {np} have?",
+                               f"What {f} does {np} have?", f"{np} has which {f}?"))
+        else:
+            q = self.w.choice(FRAMES).format(np=self.level(np, name, last["relation_id"], last["tail_id"]))
+        return q[0].upper() + q[1:]
+
+
+def _type_names(graph, kg, ids: list[str]) -> dict[str, str]:
+    """Entity id → the name of its ``instance of`` class, where the KG has one (the first, by id)."""
+    inst, _ = kg.type_relations()
+    if not inst or not ids:
+        return {}
+    out: dict[str, str] = {}
+    for r in graph.read("grasp_training_facts", ids=ids, relation_ids=inst, per_entity=1):
+        if r["tail_name"]:
+            out.setdefault(r["head_id"], r["tail_name"].lower())
+    return out
+
+
+def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[str], *, max_hops: int = 4,
+                            hop_weights: tuple[float, ...] = (0.2, 0.35, 0.3, 0.15)) -> list[WalkQuestion]:
+    """Up to ``n`` distinct questions from walks of 1..``max_hops`` single-tail facts (see the module text);
+    the walk's length is drawn by ``hop_weights``; a topic that cannot walk that far gives a shorter walk."""
+    src = walk_source(graph, kg, seed, exclude_topics, aliases=True)
+    rng, unique_out = src.rng, src.unique_out
+    weights = list(hop_weights[:max_hops])
+    out: list[WalkQuestion] = []
+    seen: set[tuple[str, str]] = set()
+    passes = max(1, 4 * n // max(len(src.topics), 1) + 2) if src.topics else 0
+    for _ in range(passes):
+        before = len(out)
+        batch: list[tuple[str, list[dict]]] = []
+        for tid in src.topics:
+            if len(out) + len(batch) >= n:
+                break
+            want = rng.choices(range(1, len(weights) + 1), weights=weights)[0]
+            first = unique_out(tid)
+            if not first:
+                continue
+            walk = [rng.choice(first)]
+            visited = {tid, walk[0]["tail_id"]}
+            while len(walk) < want:
+                nxt = [f for f in unique_out(walk[-1]["tail_id"]) if f["tail_id"] not in visited]
+                if not nxt:
+                    break
+                walk.append(rng.choice(nxt))
+                visited.add(walk[-1]["tail_id"])
+            batch.append((tid, walk))
+        types = _type_names(graph, kg, list({e for t, w in batch for e in [t] + [f["tail_id"] for f in w]}))
+        ph = Phraser(src.words, src.names, src.alias_of, types)
+        for tid, walk in batch:
+            topic_np, is_name = ph.topic(tid, walk[0]["head_name"] or tid)
+            q = ph.question(topic_np, is_name, walk)
+            if (tid, q) in seen:
+                continue
+            seen.add((tid, q))
+            out.append(WalkQuestion(walk_example(q, tid, walk), tuple(f["relation_id"] for f in walk),
+                                   tuple(f["tail_id"] for f in walk)))
+        if len(out) >= n or len(out) == before:
+            break
+    return out[:n]
+
+
+__all__ = ["generate_walk_questions", "WalkQuestion", "Phraser"]

@@ -1,0 +1,61 @@
+"""GraSP's LLM_select with the chain reader: the subgraph's nodes ranked by the relation chains that reach them.
+
+"Topology-Aware Reasoning over Incomplete Knowledge Graph with Graph-Based Soft Prompting" has an LLM read the
+subgraph (soft prompts) and select entities. Without such a model (the CPU stack) the node head learned from
+generated questions picked the chain's intermediate entity or a one-hop node whose relation resembles the
+question. *interpretation* (ours): where the chain reader of ``kgqa train paths`` fits the loaded KG
+(``kgqa.models.chain_reader``, the component VisPath uses too), a node's score is the reader's best score over
+the relation chains of ≤ ``MAX_LEN`` facts that reach it from the topic along the facts' direction inside the
+extracted subgraph; the head's probability breaks ties and ranks the nodes no forward chain reaches. GraSP's
+extraction (4.1) still decides which nodes are there to be chosen.
+"""
+
+from __future__ import annotations
+
+import math
+
+MAX_LEN = 4
+CHAINS_PER_NODE = 12
+WALK_BUDGET = 20_000
+
+
+def forward_chains(sub, max_len: int = MAX_LEN) -> dict[str, list[tuple[str, ...]]]:
+    """node id → the distinct relation chains (relation ids, topic first) of walks from the topic along the
+    facts' direction, no node twice, at most ``CHAINS_PER_NODE`` per node and ``WALK_BUDGET`` steps in all."""
+    out_edges: dict[str, list[tuple[str, str]]] = {}
+    for f in sub.facts:
+        out_edges.setdefault(f.head_id, []).append((f.relation_id, f.tail_id))
+    found: dict[str, list[tuple[str, ...]]] = {}
+    budget = WALK_BUDGET
+    level = [(sub.topic_id, (), frozenset([sub.topic_id]))]
+    for _ in range(max_len):
+        nxt = []
+        for node, chain, seen in level:
+            for rid, tail in out_edges.get(node, ()):
+                if tail in seen or budget <= 0:
+                    continue
+                budget -= 1
+                c = chain + (rid,)
+                have = found.setdefault(tail, [])
+                if c not in have and len(have) < CHAINS_PER_NODE:
+                    have.append(c)
+                nxt.append((tail, c, seen | {tail}))
+        level = nxt
+    return found
+
+
+def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """(node id, σ(best chain logit)) best first over the nodes of ``head_scores`` (the head's ranking, visited
+    topics already out); a node no forward chain reaches scores 0 and keeps the head's order after the others."""
+    chains = forward_chains(sub)
+    ids = [n for n, _ in head_scores]
+    flat = sorted({c for n in ids for c in chains.get(n, ())})
+    logit = dict(zip(flat, (float(x) for x in reader.score(question, flat)))) if flat else {}
+    head = dict(head_scores)
+    best = {n: max((logit[c] for c in chains.get(n, ())), default=None) for n in ids}
+    sig = {n: (1.0 / (1.0 + math.exp(-v)) if v is not None else 0.0) for n, v in best.items()}
+    order = sorted(ids, key=lambda n: (-sig[n], -head[n], ids.index(n)))
+    return [(n, sig[n]) for n in order]
+
+
+__all__ = ["forward_chains", "reader_ranking", "MAX_LEN"]

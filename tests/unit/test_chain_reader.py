@@ -1,0 +1,157 @@
+"""The chain reader (kgqa.models.chain_reader, kgqa.models.chain_training, kgqa.core.walk_questions) and how
+VisPath and GraSP use it: phrasing, labelling, the checkpoint round trip, and the fallbacks when it is missing
+or was made for another KG. The reader here is the real all-MiniLM-L6-v2 cross-encoder, untrained where the
+test is about plumbing; the graphs are the fakes of the VisPath and GraSP unit tests."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from kgqa.core.errors import InvalidInput
+from kgqa.core.walk_questions import Phraser, _needs_be, _split_verb
+from kgqa.models.chain_training import PREFIX_LABEL, label_question
+
+torch = pytest.importorskip("torch")
+
+
+# ----------------------------------------------------------------------------------------- phrasing
+def test_verb_forms_are_told_from_noun_forms():
+    assert _split_verb("born in") == ("born", "in")
+    assert _split_verb("designed by") == ("designed", "by")
+    assert _split_verb("place of birth") is None and _split_verb("architect") is None
+    assert _needs_be("born") and _needs_be("located") and not _needs_be("shares border")
+
+
+def test_a_question_names_every_relation_of_its_walk_and_never_a_preposition_twice():
+    names = {"P1": "creator", "P2": "place of birth", "P3": "country"}
+    aliases = {"P2": ["born in", "birthplace"], "P1": ["painted by"]}
+    walk = [{"relation_id": "P1", "tail_id": "Q2"}, {"relation_id": "P2", "tail_id": "Q3"},
+            {"relation_id": "P3", "tail_id": "Q4"}]
+    forms = {"P1": ("creator", "painted"), "P2": ("place of birth", "born", "birthplace"), "P3": ("country",)}
+    for seed in range(40):
+        ph = Phraser(random.Random(seed), names, aliases, {"Q2": "painter"})
+        topic, is_name = ph.topic("Q1", "Mona Lisa")
+        q = ph.question(topic, is_name, walk)
+        assert q[0].isupper() and q.rstrip()[-1] in "?."
+        for rid, fs in forms.items():
+            assert any(f in q for f in fs), (rid, q)
+        assert " in of " not in q and " by of " not in q and "  " not in q, q
+
+
+# ----------------------------------------------------------------------------------------- labels
+def test_labels_gold_prefix_extension_and_siblings_and_leave_other_answers_out():
+    nb = SimpleNamespace(chains={("A",): {}, ("A", "B"): {}, ("A", "B", "C"): {}, ("A", "D"): {}, ("D",): {},
+                                 ("D", "B"): {}})
+    lq = label_question("q", ("A", "B"), nb, {("D", "B")}, ["A", "B", "C", "D", "E"], {"B": ["E"]},
+                        random.Random(0), negatives=6)
+    lab = dict(lq.pairs)
+    assert lab[("A", "B")] == 1.0 and lab[("A",)] == PREFIX_LABEL
+    assert lab[("A", "B", "C")] == 0.0 and lab[("A", "D")] == 0.0        # extension, last-hop sibling
+    assert ("A", "E") in lab and lab[("A", "E")] == 0.0                  # reversed direction (the inverse of B)
+    assert ("D", "B") not in lab                                         # reaches the answer too: not wrong
+    assert sum(1 for v in lab.values() if v == 0.0) <= 6 and len(lab) == len(lq.pairs)
+
+
+# ----------------------------------------------------------------------------------------- checkpoint
+class FakeKG:
+    def __init__(self, names, aliases=None):
+        self._rel = {rid: (n, None) for rid, n in names.items()}
+        self._aliases = aliases or {}
+
+    def relations(self):
+        return self._rel
+
+    def relation_aliases(self):
+        return self._aliases
+
+
+def _save_untrained(path, names):
+    from kgqa.models.chain_reader import catalogue_fingerprint, new_cross_encoder, save_reader
+
+    ce = new_cross_encoder(48, seed=0)
+    save_reader(ce, path, {"base": "all-MiniLM-L6-v2", "max_length": 48, "relations": sorted(names),
+                           "catalogue": catalogue_fingerprint(names)})
+    return ce
+
+
+def test_checkpoint_round_trip_scores_as_saved_and_holds_only_what_training_changes(tmp_path):
+    from kgqa.models.chain_reader import ChainReader, load_reader
+
+    names = {"P19": "place of birth", "P17": "country"}
+    ce = _save_untrained(tmp_path / "r.safetensors", list(names.values()))
+    kg = FakeKG(names, {"P19": ["born in"]})
+    r = load_reader(tmp_path / "r.safetensors", kg)
+    assert r.chain_text(["P19", "P17"]) == "place of birth (born in) → country"
+    chains = [["P19"], ["P19", "P17"], ["P17"]]
+    got = r.score("Where was Ada born?", chains)
+    ce.model.half().float()                                  # what fp16 storage keeps
+    ref = ChainReader(ce, {}, names, kg.relation_aliases()).score("Where was Ada born?", chains)
+    assert np.allclose(got, ref, atol=2e-2), (got, ref)
+    assert (tmp_path / "r.safetensors").stat().st_size < 30e6       # no word embeddings inside
+
+
+def test_a_reader_made_for_another_kg_or_a_missing_one_is_one_line(tmp_path):
+    from kgqa.models.chain_reader import ReaderSlot, load_reader
+
+    _save_untrained(tmp_path / "r.safetensors", ["place of birth", "country", "architect"])
+    with pytest.raises(InvalidInput, match=r"trained on another KG .*holds 1 of its 3 relations.*kgqa train paths"):
+        load_reader(tmp_path / "r.safetensors", FakeKG({"P1": "country", "P2": "currency"}))
+    slot = ReaderSlot(FakeKG({"P1": "country"}), None, str(tmp_path / "none.safetensors"))
+    assert slot.get() is None and "no chain-reader checkpoint" in slot.error and "\n" not in slot.error
+    (tmp_path / "junk.safetensors").write_bytes(b"junk")
+    slot = ReaderSlot(FakeKG({"P1": "country"}), None, str(tmp_path / "junk.safetensors"))
+    assert slot.get() is None and "junk.safetensors" in slot.error and "\n" not in slot.error
+
+
+# ----------------------------------------------------------------------------------------- VisPath
+def test_vispath_graph_only_with_a_reader_keeps_its_best_and_the_rules_best_and_searches_4_hops(tmp_path):
+    from tests.fakes.vispath import Q2HOP, RELATIONS, make
+
+    _save_untrained(tmp_path / "r.safetensors", list(RELATIONS.values()))
+    v, _, _ = make(llm_steps="none", reader_checkpoint=str(tmp_path / "r.safetensors"), reader_beam=2,
+                   M3_fallback=1)
+    run = v.run(Q2HOP, entity_id="Q1")
+    assert run.reader and run.dmax == 4 and not [f for f in run.fallbacks if f.code == "checkpoint"]
+    reader = v.reader.get()
+    assert run.hops[0].retained and run.hops[-1].candidates == 0        # the fake graph ends before hop 4
+    for h in run.hops:
+        assert len(h.retained) <= 3                          # reader_beam + M3_fallback
+        s = reader.score(Q2HOP, [[e.relation_id for e in p.edges] for p in h.retained])
+        assert np.allclose([p.sigma for p in h.retained], s, atol=1e-5)
+    ends = [p.sigma for h in run.hops for p in h.retained if p.end_id == run.answer_id]
+    assert ends and max(ends) == max(p.sigma for h in run.hops for p in h.retained)   # the best σ answers
+
+
+def test_vispath_with_a_reader_for_another_kg_falls_back_to_the_rules_once(tmp_path):
+    from tests.fakes.vispath import Q2HOP, make
+
+    _save_untrained(tmp_path / "r.safetensors", ["currency", "official language", "head of state"])
+    v, _, _ = make(llm_steps="none", reader_checkpoint=str(tmp_path / "r.safetensors"))
+    rules, _, _ = make(llm_steps="none", path_scorer="rules")
+    run, ref = v.run(Q2HOP, entity_id="Q1"), rules.run(Q2HOP, entity_id="Q1")
+    fb = [f for f in run.fallbacks if f.code == "checkpoint"]
+    assert len(fb) == 1 and "trained on another KG" in fb[0].message and "the rules take over" in fb[0].message
+    assert not run.reader and run.dmax == 3 and run.answer == ref.answer
+
+
+# ----------------------------------------------------------------------------------------- GraSP
+def test_grasp_ranks_nodes_by_the_best_forward_chain_reaching_them():
+    from kgqa.methods.grasp.reader import forward_chains, reader_ranking
+    from kgqa.methods.grasp.subgraph import Fact, Subgraph
+
+    sub = Subgraph("T", {"T": "topic", "A": "a", "B": "b", "C": "c", "D": "d"},
+                   [Fact("T", "P1", "A", 1, 0.0), Fact("A", "P2", "B", 2, 0.0), Fact("T", "P3", "C", 1, 0.0),
+                    Fact("D", "P1", "T", 1, 0.0)])
+    ch = forward_chains(sub)
+    assert ch == {"A": [("P1",)], "B": [("P1", "P2")], "C": [("P3",)]}      # D only points at the topic
+
+    class Stub:
+        def score(self, q, chains):
+            return np.array([{("P1",): -1.0, ("P1", "P2"): 3.0, ("P3",): 0.0}[c] for c in chains])
+
+    ranked = reader_ranking(Stub(), "q", sub, [("D", 0.5), ("A", 0.3), ("C", 0.1), ("B", 0.1)])
+    assert [n for n, _ in ranked] == ["B", "C", "A", "D"] and ranked[-1][1] == 0.0
