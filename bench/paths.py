@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MORE = ROOT.parent / "shared" / "datasets" / "more-dev"
 PAPER = {"intent_fallback": "question", "edge_relation_weight": "0", "chain_relation_weight": "0",
          "depth_fallback": "dmax", "chain_score": "sbert", "keep_label_match": "false", "answer_typing": "false",
-         "M1_per_relation": "0", "delta": "0.05", "M3_fallback": "0", "delta_grounding": "0"}
+         "M1_per_relation": "0", "delta": "0.05", "M3_fallback": "0", "delta_grounding": "0",
+         "path_scorer": "rules"}
 
 
 def folds_by_topic(questions, k: int, seed: int) -> list[list]:

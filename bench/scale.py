@@ -53,7 +53,7 @@ VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "paper": {"intent_fallback": "question", "edge_relation_weight": "0", "chain_relation_weight": "0",
               "depth_fallback": "dmax", "chain_score": "sbert", "keep_label_match": "false",
-              "answer_typing": "false", "M1_per_relation": "0"},
+              "answer_typing": "false", "M1_per_relation": "0", "path_scorer": "rules"},
     "default -edge diversity": {"M1_per_relation": "0"},
     "default M1_per_relation=10": {"M1_per_relation": "10"},
     "default -typing": {"answer_typing": "false"},

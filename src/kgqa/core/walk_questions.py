@@ -148,11 +148,21 @@ def _type_names(graph, kg, ids: list[str]) -> dict[str, str]:
 
 
 def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[str], *, max_hops: int = 4,
-                            hop_weights: tuple[float, ...] = (0.2, 0.35, 0.3, 0.15)) -> list[WalkQuestion]:
+                            hop_weights: tuple[float, ...] = (0.2, 0.3, 0.3, 0.2),
+                            type_share: float = 0.05) -> list[WalkQuestion]:
     """Up to ``n`` distinct questions from walks of 1..``max_hops`` single-tail facts (see the module text);
-    the walk's length is drawn by ``hop_weights``; a topic that cannot walk that far gives a shorter walk."""
+    the walk's length is drawn by ``hop_weights``; a topic that cannot walk that far gives a shorter walk.
+    ``instance of`` / ``subclass of`` facts (every entity has one) end a walk only with probability
+    ``type_share`` and never lead on: otherwise a quarter of the questions would ask for a class."""
     src = walk_source(graph, kg, seed, exclude_topics, aliases=True)
     rng, unique_out = src.rng, src.unique_out
+    inst, sub = kg.type_relations()
+    typing = set(inst) | set(sub)
+
+    def step(facts: list[dict], last: bool) -> list[dict]:
+        if last and rng.random() < type_share:
+            return facts
+        return [f for f in facts if f["relation_id"] not in typing]
     weights = list(hop_weights[:max_hops])
     out: list[WalkQuestion] = []
     seen: set[tuple[str, str]] = set()
@@ -164,13 +174,14 @@ def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[st
             if len(out) + len(batch) >= n:
                 break
             want = rng.choices(range(1, len(weights) + 1), weights=weights)[0]
-            first = unique_out(tid)
+            first = step(unique_out(tid), want == 1)
             if not first:
                 continue
             walk = [rng.choice(first)]
             visited = {tid, walk[0]["tail_id"]}
-            while len(walk) < want:
-                nxt = [f for f in unique_out(walk[-1]["tail_id"]) if f["tail_id"] not in visited]
+            while len(walk) < want and walk[-1]["relation_id"] not in typing:
+                nxt = step([f for f in unique_out(walk[-1]["tail_id"]) if f["tail_id"] not in visited],
+                           len(walk) + 1 == want)
                 if not nxt:
                     break
                 walk.append(rng.choice(nxt))

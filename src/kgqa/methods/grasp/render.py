@@ -66,6 +66,7 @@ def to_answer(run: GraSPRun, method: GraSP) -> Answer:
                         "selected": [{"id": n, "name": r.subgraph.names[n]} for n in r.selected],
                         "scores": [{"id": n, "name": r.subgraph.names[n], "p": round(p, 4)}
                                    for n, p in r.scores[: method.opt.max_selected]],
+                        "ranked_by": "chain reader" if r.by_reader else ("node head" if r.scores else None),
                         "decision": r.decision, "entity": r.entity, "next_topic": r.next_topic,
                         "seconds": {a: round(b, 3) for a, b in r.seconds.items()}}
                        for k, r in enumerate(run.rounds, 1)],
@@ -82,6 +83,8 @@ def ask_lines(answer: Answer) -> list[str]:
         sel = (", ".join(f"{s['name']} {s['p']:.2f}" for s in r["scores"]) if r.get("scores")
                else ", ".join(s["name"] for s in r["selected"])) or "-"
         nxt = f" → next topic {r['next_topic']}" if r.get("next_topic") else ""
+        if r.get("ranked_by") == "chain reader":
+            sel = f"{sel} (ranked by the chain reader)"
         lines.append(f"round {r['round']}: {r['topic']['name']} · subgraph {r['nodes']} nodes / {r['facts']} "
                      f"facts · {r['soft_tokens']} soft tokens · selected: {sel} · {r['decision']}{nxt}")
     if d.get("hidden_facts"):

@@ -1,0 +1,241 @@
+"""The chain reader (``kgqa train paths``) measured: held-out more-dev folds, the generated-only reader, a generated
+4-hop set on the demo KG, and ``ask`` latency — each beside the rules and the paper's reading, graph-only.
+
+    # on the more-dev KG's server (its own KG): a reader per fold, trained on the other folds' questions plus
+    # questions generated from the KG; and one on generated questions only (no more-dev question)
+    .venv/bin/python bench/chain_reader.py train --out /work/cr --folds 5 --examples 600
+    # per graph (the connection from the environment): every row's per-question results, cached under --out
+    .venv/bin/python bench/chain_reader.py run --graph more-dev --out /work/cr
+    .venv/bin/python bench/chain_reader.py run --graph more-dev-buried-wl --out /work/cr   # its own server
+    .venv/bin/python bench/chain_reader.py table --graphs more-dev,more-dev-buried-wl,more-dev-buried --out /work/cr
+    # on the demo KG: a 4-hop set of walks the shipped reader's training never drew, then kgqa eval on it
+    .venv/bin/python bench/chain_reader.py fourhop --n 40 --out data/demo/questions-4hop.jsonl
+    .venv/bin/python bench/chain_reader.py latency --questions ../shared/datasets/more-dev/questions.jsonl --n 40
+
+Rows (VisPath ``-o`` sets; KGQA_CHAT_BACKEND=none is forced): ``paper`` (the paper's literal reading, rules),
+``rules`` (today's rules, no reader), ``reader (generated only)`` and ``reader (folds)`` (fold k's questions
+answered by the reader that never saw them; gold-start and grounded). Prints EM, EM per hop, gold path retained,
+start accuracy; asserts nothing. Torch threads = KGQA_TORCH_THREADS (default 1), stated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from paths import MORE, PAPER, folds_by_topic  # noqa: E402
+
+ROWS = {"paper": {**PAPER, "path_scorer": "rules"}, "rules": {"path_scorer": "rules"}}
+GENERATED = "reader (generated only)"
+FOLDS = "reader (folds)"
+FIELDS = ("exact_match", "gold_path", "start_entity", "hops", "seconds")
+
+
+def _env() -> None:
+    os.environ["KGQA_CHAT_BACKEND"] = "none"
+    os.environ.setdefault("KGQA_TORCH_THREADS", "1")
+
+
+def train(args) -> None:
+    """On the more-dev KG: fold readers (other folds' questions + generated) and a generated-only reader."""
+    _env()
+    from kgqa.app.eval.questions import load_questions
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.config import Settings
+    from kgqa.models.chain_training import train_reader
+
+    s = Settings()
+    questions, _ = load_questions(args.questions)
+    raw = {json.loads(x)["id"]: x for x in args.questions.read_text(encoding="utf-8").splitlines() if x.strip()}
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open_runtime(s) as rt:
+        jobs = [("generated", None, [])]          # what a user runs: the loaded KG, no question file
+        if args.folds:
+            for i, fold in enumerate(folds_by_topic(questions, args.folds, seed=0)):
+                held = {q.id for q in fold}
+                data = args.out / f"train-{i}.jsonl"
+                data.write_text("\n".join(raw[q.id] for q in questions if q.id not in held) + "\n", encoding="utf-8")
+                excl = args.out / f"held-{i}.jsonl"
+                excl.write_text("\n".join(raw[q.id] for q in fold) + "\n", encoding="utf-8")
+                jobs.append((f"fold-{i}-of-{args.folds}", data, [excl]))
+        for name, data, exclude in jobs:
+            ck = args.out / f"{name}.safetensors"
+            if ck.is_file():
+                continue
+            rep = train_reader(rt.graph, rt.kg, checkpoint=ck, data=data, examples=args.examples, exclude=exclude,
+                               depth=args.depth, epochs=args.epochs, seed=0, threads=s.torch_threads)
+            rep.pop("step_losses")
+            print(f"{name}: {rep['questions']} questions ({rep['generated']} generated, {rep['from_file']} from "
+                  f"more-dev), {rep['pairs']} pairs, train {rep['seconds']['train']} s ({rep['pairs_per_s']} pairs/s, "
+                  f"threads {rep['threads']}), held-out gold first {rep['held_out']}", flush=True)
+
+
+def run(args) -> None:
+    _env()
+    from kgqa.app.eval.questions import load_questions
+    from kgqa.app.eval.runner import run_questions
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.config import Settings
+
+    s = Settings()
+    questions, _ = load_questions(args.questions)
+    print(f"{args.graph}: {len(questions)} questions · graph-only · torch threads {s.torch_threads} · "
+          f"{os.cpu_count()} CPUs (shared) · {s.neo4j_uri}", flush=True)
+
+    def save(setting, name, results):
+        p = args.out / args.graph / setting / f"{name}.json"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps({r.id: {f: getattr(r, f) for f in FIELDS} for r in results}), encoding="utf-8")
+
+    def done(setting, name):
+        return (args.out / args.graph / setting / f"{name}.json").is_file()
+
+    with open_runtime(s) as rt:
+        shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
+        for setting in args.settings.split(","):
+            gold = setting == "gold-start"
+            rows = dict(ROWS)
+            gen = args.out / "generated.safetensors"
+            if gen.is_file():
+                rows[GENERATED] = {"path_scorer": "reader", "reader_checkpoint": str(gen)}
+            for name, opts in rows.items():
+                if done(setting, name):
+                    continue
+                t0 = time.perf_counter()
+                res = run_questions(questions, Pipeline(s, "vispath", options=opts, **shared), gold_start=gold)
+                save(setting, name, res)
+                print(f"  {setting} · {name}: {time.perf_counter() - t0:.0f} s", flush=True)
+            cks = sorted(args.out.glob(f"fold-*-of-{args.folds}.safetensors"))
+            if cks and not done(setting, FOLDS):
+                t0 = time.perf_counter()
+                res = []
+                for i, fold in enumerate(folds_by_topic(questions, args.folds, seed=0)):
+                    ck = args.out / f"fold-{i}-of-{args.folds}.safetensors"
+                    p = Pipeline(s, "vispath", options={"path_scorer": "reader", "reader_checkpoint": str(ck)}, **shared)
+                    res += run_questions(fold, p, gold_start=gold)
+                save(setting, FOLDS, res)
+                print(f"  {setting} · {FOLDS}: {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def _pct(rows, field, pred=lambda r: True):
+    v = [r[field] for r in rows if pred(r) and r.get(field) is not None]
+    return f"{100.0 * sum(v) / len(v):5.1f}" if v else "    –"
+
+
+def table(args) -> None:
+    for setting in args.settings.split(","):
+        print(f"\n== {setting} · graph-only · EM (2-hop / 3-hop) · gold path retained · start ==")
+        names = list(ROWS) + [GENERATED, FOLDS]
+        graphs = args.graphs.split(",")
+        print(f"{'row':26s}" + "".join(f"{g:>36s}" for g in graphs))
+        for name in names:
+            cells = []
+            for g in graphs:
+                p = args.out / g / setting / f"{name}.json"
+                if not p.is_file():
+                    cells.append(f"{'–':>36s}")
+                    continue
+                rows = list(json.loads(p.read_text()).values())
+                cells.append(f"{_pct(rows, 'exact_match')} ({_pct(rows, 'exact_match', lambda r: r['hops'] == 2)} /"
+                             f"{_pct(rows, 'exact_match', lambda r: r['hops'] == 3)}) {_pct(rows, 'gold_path')} "
+                             f"{_pct(rows, 'start_entity')}".rjust(36))
+            print(f"{name:26s}" + "".join(cells))
+
+
+def fourhop(args) -> None:
+    """Walks of exactly 4 facts on the loaded KG (the demo's), phrased by the generator with another seed, minus
+    every walk the shipped reader's training drew (same generator, its seed and size): the kgqa eval format."""
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.config import Settings
+    from kgqa.core.qa_examples import topics_of
+    from kgqa.core.walk_questions import generate_walk_questions
+
+    s = Settings()
+    with open_runtime(s) as rt:
+        ctx = rt.context()
+        excl = topics_of(args.exclude) if args.exclude else set()
+        seen = {(g.example.topic_id, g.relations) for g in
+                generate_walk_questions(ctx.graph, ctx.kg, args.train_examples, args.train_seed, excl)}
+        cand = generate_walk_questions(ctx.graph, ctx.kg, 20 * args.n, args.seed, excl,
+                                       hop_weights=(0.0, 0.0, 0.0, 1.0))
+        out, used = [], set()
+        for g in cand:
+            key = (g.example.topic_id, g.relations)
+            if len(g.relations) != 4 or key in seen or key in used:
+                continue
+            used.add(key)
+            ids = (g.example.topic_id,) + g.entities
+            topic = ctx.kg.entity(g.example.topic_id) or {}
+            out.append({"id": f"h4-{len(out) + 1:03d}", "question": g.example.question, "answer": g.example.answer,
+                        "answer_id": g.example.answer_id, "hops": 4,
+                        "topic": {"id": g.example.topic_id, "label": topic.get("name") or g.example.topic_id},
+                        "path": [[ids[k], r, ids[k + 1]] for k, r in enumerate(g.relations)]})
+            if len(out) >= args.n:
+                break
+    args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out), encoding="utf-8")
+    print(f"{len(out)} 4-hop questions → {args.out} ({len(seen)} training walks left out)")
+
+
+def latency(args) -> None:
+    """p50 / p90 seconds of one graph-only ask (gold start) with the reader and with the rules, same questions,
+    same process, torch threads stated."""
+    _env()
+    from kgqa.app.eval.questions import load_questions
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.config import Settings
+
+    s = Settings()
+    questions, _ = load_questions(args.questions)
+    questions = questions[: args.n]
+    with open_runtime(s) as rt:
+        shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
+        rows = {"rules": {"path_scorer": "rules"},
+                "reader": {"path_scorer": "reader", **({"reader_checkpoint": str(args.checkpoint)}
+                                                       if args.checkpoint else {})}}
+        for name, opts in rows.items():
+            p = Pipeline(s, "vispath", options=opts, **shared)
+            p.answer(questions[0].question, entity_id=questions[0].topic.id)          # warm: load models
+            ts = []
+            for q in questions:
+                t0 = time.perf_counter()
+                p.answer(q.question, entity_id=q.topic.id)
+                ts.append(time.perf_counter() - t0)
+            ts.sort()
+            print(f"{name:7s} n={len(ts)} p50 {statistics.median(ts):.3f} s · p90 {ts[int(0.9 * (len(ts) - 1))]:.3f} s"
+                  f" · torch threads {s.torch_threads} · {s.neo4j_uri}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("step", choices=("train", "run", "table", "fourhop", "latency"))
+    ap.add_argument("--questions", type=Path, default=MORE / "questions.jsonl")
+    ap.add_argument("--out", type=Path, default=ROOT / ".kgqa" / "chain-reader")
+    ap.add_argument("--graph", default="more-dev")
+    ap.add_argument("--graphs", default="more-dev")
+    ap.add_argument("--settings", default="gold-start,grounded")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--examples", type=int, default=600, help="train: generated questions per reader")
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--train-examples", type=int, default=800, help="fourhop: the shipped reader's --examples")
+    ap.add_argument("--train-seed", type=int, default=0)
+    ap.add_argument("--exclude", type=Path, default=ROOT / "data" / "demo" / "questions.jsonl")
+    ap.add_argument("--checkpoint", type=Path, default=None, help="latency: the reader (default: the shipped one)")
+    args = ap.parse_args()
+    {"train": train, "run": run, "table": table, "fourhop": fourhop, "latency": latency}[args.step](args)
+
+
+if __name__ == "__main__":
+    main()
