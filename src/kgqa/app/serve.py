@@ -19,7 +19,9 @@ running, a new one gets 503 with ``Retry-After`` at once, never a hung socket. A
 that has not finished after ``--timeout`` seconds gets 504 (its computation still holds its
 queue slot until it ends: a Python thread cannot be killed, and the queue must not lie).
 
-Limits are checked before anything is decoded: the body's size (``Content-Length``, then
+Connections are guarded by ``kgqa.app.serve_guard``: a request must arrive whole within
+``--read-timeout`` seconds (408, closed), and a connection over ``--max-connections`` gets 503 with
+``Retry-After``. Limits are checked before anything is decoded: the body's size (``Content-Length``, then
 counted while reading: 413), the question's length (the pipeline's limit: 400), the method's
 options (400), the image's size and pixel count from its header (``kgqa.core.images.load_image``:
 400). Reasoning reads run in read transactions (``Graph.read``); the trace is the only write.
