@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from kgqa.app.cli.common import console, docs_app, env_settings, load_app
+from kgqa.app.cli.common import console, docs_app, env_settings, load_app, writer_lock
 
 
 # --------------------------------------------------------------------------- load wikidata5m
@@ -48,7 +48,7 @@ def load_wikidata5m_cmd(
                        embed_chunk=embed_chunk,
                        progress=not as_json)  # bars on a terminal, log lines otherwise
     next_steps: list[str] = []
-    with Graph(s) as g:
+    with writer_lock(s), Graph(s) as g:
         if bulk:
             from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m
 
@@ -121,7 +121,7 @@ def load_documents_cmd(
     opts = DocOptions(chunk_tokens=chunk_tokens, strict=strict, link=link, link_threshold=link_threshold,
                       max_bytes=int(max_mb * 1024 * 1024), images=images, write_batch=write_batch, force=force,
                       progress=False if as_json else (True if sys.stderr.isatty() else "log"))
-    with open_runtime(s) as rt:
+    with writer_lock(s), open_runtime(s) as rt:
         report = DocumentLoader(rt.graph, rt.models, s, opts).load(path)
     d = report.as_dict()
     if as_json:
@@ -200,7 +200,8 @@ def docs_rm(doc_id: str = typer.Argument(..., metavar="ID")):
     from kgqa.core.graph import Graph
     from kgqa.loaders.documents.store import remove_document
 
-    with Graph(env_settings()) as g:
+    s = env_settings()
+    with writer_lock(s), Graph(s) as g:
         n = remove_document(g, doc_id)
     if n == 0:
         raise InvalidInput(f"document {doc_id!r}: no such document (see kgqa docs list)")
