@@ -31,8 +31,8 @@ def _wipe(graph) -> None:
         pass
 
 
-def _kill_neo4j_when(server, cmd: list[str], ready, seed: int, timeout: float = 900):
-    """Run ``cmd``; once ``ready()`` holds, wait a seeded random 0-1.5 s and kill -9 the Neo4j process.
+def _kill_neo4j_when(server, cmd: list[str], ready, seed: int, timeout: float = 900, max_delay: float = 1.5):
+    """Run ``cmd``; once ``ready()`` holds, wait a seeded random 0-``max_delay`` s and kill -9 the Neo4j process.
     Returns the command's CompletedProcess-like (returncode, stderr); asserts the kill came before its end."""
     rng = random.Random(seed)
     proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -41,7 +41,7 @@ def _kill_neo4j_when(server, cmd: list[str], ready, seed: int, timeout: float = 
         assert proc.poll() is None, f"the command ended before the kill point: {proc.communicate()}"
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    time.sleep(rng.uniform(0, 1.5))
+    time.sleep(rng.uniform(0, max_delay))
     pid = server.status().pid
     assert pid is not None
     killed_while_running = proc.poll() is None
@@ -154,29 +154,43 @@ def test_kill_neo4j_mid_document_load(graph, server, clean, point):
     assert state["complete"] == state["documents"]
 
 
+def _big_document(root: Path, sections: int = 800) -> Path:
+    """A folder with one large document (some 1,600 chunks and 2,700 nodes at --chunk-tokens 32: its removal
+    takes several transactions) and one small one that must stay untouched."""
+    d = root / "rm"
+    d.mkdir()
+    with open(d / "big.md", "w", encoding="utf-8") as f:
+        f.write("# Big document\n\n")
+        for i in range(sections):
+            f.write(f"## Section {i}\n\nItem {i} was made in {1800 + i % 200} by Maker {i % 50}. "
+                    f"It is part of Group {i % 30}.\n\n")
+    (d / "small.md").write_text("# Small\n\nThe small document was written in 1999 by Someone.\n", encoding="utf-8")
+    return d
+
+
 @pytest.mark.parametrize("point", range(POINTS))
-def test_kill_neo4j_mid_docs_rm(graph, server, clean, point):
-    load = ["load", "documents", str(DOCS), "--no-link", "--json"]
+def test_kill_neo4j_mid_docs_rm(graph, server, clean, tmp_path, point):
+    load = ["load", "documents", str(_big_document(tmp_path)), "--no-link", "--chunk-tokens", "32", "--json"]
     p = run_kgqa(*load, env=ENV)
     assert p.returncode == 0, p.stderr
-    ids = sorted(r["id"] for r in graph.read("docs_list"))
-    victim = ids[point % len(ids)]
     before = _doc_state(graph)
-    mine = _count(graph, "MATCH (:Document {id: $id})-[:HAS_CHUNK]->(c) RETURN count(c) AS n", id=victim)
-    # docs rm removes in batches of WRITE_BATCH; the kill lands whenever the rm has begun
+    mine = _count(graph, "MATCH (:Document {id: 'big'})-[:HAS_CHUNK]->(c) RETURN count(c) AS n")
+    # docs rm marks the document 'writing', then removes it 500 nodes per transaction: the kill lands in there
     rc, err, running = _kill_neo4j_when(
-        server, [KGQA, "docs", "rm", victim],
-        lambda: _count(graph, "MATCH (d:Document {id: $id}) WHERE d.status = 'writing' RETURN count(d) AS n", id=victim) > 0
-        or _count(graph, "MATCH (d:Document {id: $id}) RETURN count(d) AS n", id=victim) == 0,
-        seed=236 + point)
+        server, [KGQA, "docs", "rm", "big"],
+        lambda: _count(graph, "MATCH (d:Document {id: 'big'}) WHERE d.status = 'writing' RETURN count(d) AS n") > 0,
+        seed=236 + point, max_delay=0.5)
+    assert running, "docs rm finished before the kill"
+    _one_line(rc, err)
     _restart(server)
-    if running and rc != 0:
-        _one_line(rc, err)
-    p = run_kgqa("docs", "rm", victim, env=ENV)
-    assert p.returncode in (0, 2), p.stderr                     # 2: it was already gone when the kill came
+    assert _count(graph, "MATCH (d:Document {status: 'complete'}) RETURN count(d) AS n") == before["complete"] - 1
+    p = run_kgqa("docs", "rm", "big", env=ENV)
+    assert p.returncode == 0, p.stderr
     state = _doc_state(graph)
     assert state["documents"] == before["documents"] - 1 and state["complete"] == state["documents"]
     assert state["chunks"] == before["chunks"] - mine and state["orphan_chunks"] == state["duplicates"] == 0
     p = run_kgqa(*load, env=ENV)                                 # loading again puts exactly it back
-    assert p.returncode == 0 and __import__("json").loads(p.stdout)["written"] == 1, p.stderr
+    assert p.returncode == 0, p.stderr
+    rep = __import__("json").loads(p.stdout)
+    assert (rep["written"], rep["unchanged"]) == (1, 1), rep
     assert _doc_state(graph) == before

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from kgqa.core.errors import InvalidInput, LocalServerError
+from kgqa.core.errors import InvalidInput, LocalServerError, no_space
 from kgqa.core.ids import QID
 from kgqa.core.kg import label_keys
 from kgqa.loaders.progress import Bars
@@ -262,6 +262,15 @@ class BulkState:
         return ", ".join(done) or "nothing left running"
 
 
+def _csv_bytes_needed(loader) -> int | None:
+    """About what the importer's CSVs take: no more than the entity, relation and triple files they come from."""
+    try:
+        f = loader.files
+        return sum(Path(p).stat().st_size for p in [f.entity, f.relation, *f.triples] if p)
+    except (AttributeError, OSError, TypeError):
+        return None
+
+
 PR_SET_PDEATHSIG = 1          # linux/prctl.h
 
 
@@ -386,9 +395,15 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
         with Bars(opts.progress) as bars:
             try:        # nothing reaches the database before every file is checked
                 counts = loader.validate_to_csv(folder, bars)
-            except BaseException:
+            except BaseException as e:
                 shutil.rmtree(folder, ignore_errors=True)     # no half-written CSVs left behind
-                state.release()
+                full = no_space(e, folder, need_bytes=_csv_bytes_needed(loader), what="the importer's CSVs")
+                try:
+                    state.release()
+                except OSError:
+                    pass
+                if full is not None:
+                    raise full from None
                 raise
             server = LocalNeo4j(settings)
             cmd = loader.import_command(folder, settings.java, settings.neo4j_jars)
