@@ -14,7 +14,7 @@ import time
 from tests.conftest import KGQA, run_kgqa
 
 ENV = {"KGQA_DOC_EXTRACTOR": "cpu", "KGQA_CHAT_BACKEND": "none"}
-N = 24
+N = 12
 
 
 def _folder(root):
