@@ -124,8 +124,12 @@ def test_a_whole_request_is_answered_and_keep_alive_still_works(guarded):
     for _ in range(2):
         s.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
         s.settimeout(10)
-        reply = s.recv(65536)
-        assert reply.startswith(b"HTTP/1.1 200") and reply.endswith(b"5"), reply
+        reply = b""
+        while not reply.endswith(b"\r\n\r\n5"):             # headers and the one-byte body, in any packets
+            chunk = s.recv(65536)
+            assert chunk, reply
+            reply += chunk
+        assert reply.startswith(b"HTTP/1.1 200"), reply
     time.sleep(DEADLINE_S + 0.5)      # idle between requests: keep-alive's own timer, not a 408 on the wire
     s.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi")
     data, _ = _read_all(s, timeout=10)
@@ -166,7 +170,11 @@ def test_the_trailing_slash_redirect_is_relative_never_built_from_host():
     from kgqa.app.serve import create_app
     from kgqa.core.config import Settings
 
+    from kgqa.app import serve_guard
+
+    saved = serve_guard.limits()
     app = create_app(Settings(api_token="t0k"))       # no `with`: the lifespan (Neo4j, models) does not run
+    serve_guard.configure(**saved)                    # create_app set the worker's limits: the fixture's again
     client = TestClient(app, base_url="http://evil.example")
     r = client.get("/traces/abc/?x=1", headers={"Authorization": "Bearer t0k", "Host": "evil.example"},
                    follow_redirects=False)
@@ -187,3 +195,13 @@ def test_the_cli_settings_hold_the_limits(monkeypatch):
     s = Settings()
     assert (s.serve_read_timeout_s, s.serve_max_connections) == (7.5, 9)
     assert asyncio.iscoroutinefunction(__import__("kgqa.app.serve_guard", fromlist=["x"])._over_capacity)
+
+
+def test_a_half_sent_pipelined_request_has_its_deadline_too(guarded):
+    s = _connect(guarded)
+    s.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi"
+              b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc")
+    data, took = _read_all(s, timeout=DEADLINE_S + 10)
+    s.close()
+    assert data.startswith(b"HTTP/1.1 200") and b"HTTP/1.1 408" in data, data
+    assert took < DEADLINE_S + 5

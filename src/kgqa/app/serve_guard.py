@@ -89,9 +89,11 @@ class GuardedH11Protocol(H11Protocol):
             self._arm_read_deadline()            # a keep-alive connection's next request began
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()            # the next request on this connection starts idle: keep-alive's timer
+        super().on_response_complete()            # keep-alive's timer for an idle connection
         if self._request_read():
             self._disarm_read_deadline()
+        elif not self.transport.is_closing() and (self.conn.their_state is not h11.IDLE or self.conn.trailing_data[0]):
+            self._arm_read_deadline()             # the next request (pipelined, half-sent) began: its deadline runs
 
     # -- the deadline ----------------------------------------------------------
     def _request_read(self) -> bool:
