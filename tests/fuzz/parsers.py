@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -38,7 +39,18 @@ with atheris.instrument_imports(include=["kgqa", "PIL", "html", "_markupbase"]):
                                                read_lines)
 
 TARGETS = ("wd5m-line", "image", "markdown", "html")
-ROOT = Path(tempfile.mkdtemp(prefix="kgqa-fuzz-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+def _work_dir() -> Path:
+    """This run's scratch folder, ``kgqa-fuzz-<pid>-…`` in /dev/shm. libFuzzer ends the process without
+    Python's clean-up, so a run first removes the folders of earlier runs whose pid no longer runs."""
+    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    for old in base.glob("kgqa-fuzz-*-*"):
+        pid = old.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"kgqa-fuzz-{os.getpid()}-", dir=base))
+
+
+ROOT = _work_dir()
 FILE = ROOT / "input"
 
 
@@ -166,8 +178,6 @@ def main() -> None:
         atheris.Setup(args, FUZZERS[target])
         atheris.Fuzz()
     finally:
-        import shutil
-
         shutil.rmtree(ROOT, ignore_errors=True)
 
 
