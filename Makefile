@@ -1,6 +1,7 @@
 # kgqa: the two commands of the README.
 #   make demo   set up, start Neo4j, load the bundled demo KG, answer sample questions
 #   make test   set up, start a separate test Neo4j, run all tests, stop it (also on failure)
+#   make test-faults  the fault suite (tests/faults) on a Neo4j of its own, which it kills and restarts
 # Both are idempotent: the venv, the Neo4j jars and the data are reused when present.
 
 PYTHON  ?= python3
@@ -15,6 +16,10 @@ JARS    := neo4j-local/target/lib/.resolved
 TEST_ENV := KGQA_DATA_DIR=$(CURDIR)/.kgqa/test KGQA_NEO4J_BOLT_PORT=17687 KGQA_NEO4J_HTTP_PORT=17474 \
             NEO4J_URI=bolt://127.0.0.1:17687 NEO4J_PASSWORD=kgqa-local
 
+# The fault suite kills and restarts its Neo4j: a server of its own again (tests/faults/conftest.py).
+FAULTS_ENV := KGQA_DATA_DIR=$(CURDIR)/.kgqa/faults KGQA_NEO4J_BOLT_PORT=27687 KGQA_NEO4J_HTTP_PORT=27474 \
+              NEO4J_URI=bolt://127.0.0.1:27687 NEO4J_PASSWORD=kgqa-local KGQA_FAULTS=1
+
 # The local LLM runtime (llama.cpp through xllamacpp) comes as a prebuilt wheel: setup compiles nothing.
 # Only the optional other binding, `pip install -e '.[llama-cpp-python]'`, compiles llama.cpp from source
 # (~10 min on 2 idle cores; pip then reuses the wheel it cached in ~/.cache/pip/wheels). For that build:
@@ -25,7 +30,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup jars demo test unit neo4j-start neo4j-stop clean
+.PHONY: setup jars demo test test-faults unit neo4j-start neo4j-stop clean
 
 setup: $(STAMP) $(JARS)
 
@@ -62,6 +67,13 @@ test: setup
 	$(TEST_ENV) $(BIN)/python -m pytest -q; rc=$$?; \
 	$(TEST_ENV) $(KGQA) neo4j stop; exit $$rc
 
+# kill -9 of Neo4j mid-load / mid docs rm, restart, rerun, invariants; KGQA_FAULT_POINTS=N kill points per test
+test-faults: setup
+	$(FAULTS_ENV) $(KGQA) neo4j start
+	$(FAULTS_ENV) $(BIN)/python -m pytest -q tests/faults; rc=$$?; \
+	$(FAULTS_ENV) $(KGQA) neo4j stop; exit $$rc
+
 clean:
 	-$(TEST_ENV) $(KGQA) neo4j stop
+	-$(FAULTS_ENV) $(KGQA) neo4j stop
 	rm -rf .kgqa neo4j-local/target

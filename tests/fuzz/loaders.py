@@ -14,6 +14,7 @@ raised). tests/unit/test_fuzz_loaders.py runs it on a fixed budget.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -32,7 +33,18 @@ with atheris.instrument_imports():
     from kgqa.loaders.wikidata5m.load import Loader
     from kgqa.loaders.wikidata5m.options import LoadOptions
 
-ROOT = Path(tempfile.mkdtemp(prefix="kgqa-fuzz-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+def _work_dir() -> Path:
+    """This run's scratch folder, ``kgqa-fuzz-<pid>-…`` in /dev/shm. libFuzzer ends the process without
+    Python's clean-up, so a run first removes the folders of earlier runs whose pid no longer runs."""
+    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    for old in base.glob("kgqa-fuzz-*-*"):
+        pid = old.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"kgqa-fuzz-{os.getpid()}-", dir=base))
+
+
+ROOT = _work_dir()
 SETTINGS = Settings(data_dir=ROOT / "data")
 
 

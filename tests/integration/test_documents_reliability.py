@@ -1,6 +1,7 @@
 """Documents on the real Neo4j (issue 26, items 3 and 4): an id from another folder never replaces a
 loaded document silently; a rerun of the same folder stays idempotent; a change of extractor (a
-graph-only load, then a live one) re-extracts instead of saying "unchanged"."""
+graph-only load, then a live one) re-extracts instead of saying "unchanged"; ``--force`` re-extracts
+on demand (issue 36)."""
 
 from __future__ import annotations
 
@@ -111,8 +112,31 @@ def test_a_graph_only_load_is_re_extracted_by_a_live_one(graph, tmp_path):
     p = run_kgqa("load", "documents", str(a), "--no-link", "--json", "--replay-cache", str(tmp_path / "replay"), env=LLM_EXTRACTOR)
     assert p.returncode == 0, p.stderr
     rep = json.loads(p.stdout)
-    assert (rep["unchanged"], rep["replaced"]) == (0, 1), rep
+    assert (rep["unchanged"], rep["replaced"], rep["re_extracted"]) == (0, 0, 1), rep
     assert graph.read("docs_document_status", ids=["collins"])[0]["extractor"].split(" · ")[1].startswith("local:")
     p = run_kgqa("load", "documents", str(a), "--no-link", "--json", "--replay-cache", str(tmp_path / "replay"), env=LLM_EXTRACTOR)
     assert json.loads(p.stdout)["unchanged"] == 1                  # same extractor, same text: skipped
+    _rm(graph, "collins")
+
+
+def test_force_re_extracts_an_unchanged_document_exactly(graph, tmp_path):
+    _rm(graph, "collins")
+    a = _folder(tmp_path, "a", "Michael Collins flew on Apollo 11 with Neil Armstrong.")
+    p = run_kgqa("load", "documents", str(a), "--no-link", "--json")
+    assert p.returncode == 0, p.stderr
+    before = graph._run("MATCH (d:Document {id: 'collins'})-[:HAS_CHUNK]->(c) RETURN count(c) AS n", {},
+                        write=False)[0]["n"]
+    p = run_kgqa("load", "documents", str(a), "--no-link", "--json")
+    assert json.loads(p.stdout)["unchanged"] == 1
+    p = run_kgqa("load", "documents", str(a), "--no-link", "--json", "--force")
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(p.stdout)
+    assert (rep["unchanged"], rep["re_extracted"], rep["written"], rep["replaced"]) == (0, 1, 0, 0), rep
+    assert [d["status"] for d in rep["documents"]] == ["re-extracted"]
+    after = graph._run("MATCH (d:Document {id: 'collins'})-[:HAS_CHUNK]->(c) RETURN count(d) AS docs, "
+                       "count(c) AS n", {}, write=False)[0]
+    assert after["n"] == before and graph._run("MATCH (d:Document {id: 'collins'}) RETURN count(d) AS n", {},
+                                                write=False)[0]["n"] == 1
+    p = run_kgqa("load", "documents", str(a), "--no-link")
+    assert p.returncode == 0 and "0 re-extracted, 1 unchanged" in p.stdout, p.stdout
     _rm(graph, "collins")

@@ -3,7 +3,7 @@ the reference-image grounder, over the VisPath fixture KG, graph-only chat (KGQA
 so that no LLM makes the run slow; the pipeline is the same).
 
 One server for the module: token set, queue 1 (so that a second concurrent question is refused),
-1 MB upload limit.
+1 MB upload limit, a 3 s read deadline and 8 connections at most.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TOKEN = "test-token-0123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PHOTO = VISPATH_KG / "photos"
+READ_TIMEOUT_S = 3
+MAX_CONNECTIONS = 8
 
 
 def _free_port() -> int:
@@ -39,7 +41,8 @@ def _free_port() -> int:
 def server(kg, tmp_path_factory):
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    env = {**os.environ, "KGQA_API_TOKEN": TOKEN, "KGQA_CHAT_BACKEND": "none"}
+    env = {**os.environ, "KGQA_API_TOKEN": TOKEN, "KGQA_CHAT_BACKEND": "none",
+           "KGQA_SERVE_READ_TIMEOUT_S": str(READ_TIMEOUT_S), "KGQA_SERVE_MAX_CONNECTIONS": str(MAX_CONNECTIONS)}
     env.pop("KGQA_DEBUG", None)
     with open(log, "wb") as out:
         proc = subprocess.Popen([KGQA, "serve", "--port", str(port), "--queue", "1", "--max-upload-mb", "1",
@@ -170,3 +173,48 @@ def test_serve_with_neo4j_down_is_one_line_exit_3():
                        env={**os.environ, "NEO4J_URI": "bolt://127.0.0.1:9", "KGQA_NEO4J_TIMEOUT_S": "2"})
     assert p.returncode == 3 and p.stderr.strip().startswith("kgqa: error: Neo4j is not reachable")
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def _raw(base: str) -> socket.socket:
+    host, port = base.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=30)
+
+
+def _until_closed(s: socket.socket, timeout: float) -> tuple[bytes, float]:
+    t0, data = time.monotonic(), b""
+    s.settimeout(timeout)
+    try:
+        while chunk := s.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data, time.monotonic() - t0
+
+
+def test_slow_clients_are_dropped_at_the_read_deadline_and_over_the_cap_get_503(server):
+    base, _ = server
+    slow = []
+    for _ in range(MAX_CONNECTIONS):       # headers and 3 bytes of a declared 1,000-byte body
+        s = _raw(base)
+        s.sendall(f"POST /ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+                  "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"q".encode())
+        slow.append(s)
+    time.sleep(0.5)
+    over = _raw(base)
+    over.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    data, _ = _until_closed(over, 30)
+    assert data.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in data.lower(), data[:300]
+    for s in slow:
+        data, took = _until_closed(s, READ_TIMEOUT_S + 30)
+        s.close()
+        assert data.startswith(b"HTTP/1.1 408"), data[:300]
+        assert took < READ_TIMEOUT_S + 10
+    r = httpx.get(f"{base}/health", headers=AUTH, timeout=60)   # the slots are free again
+    assert r.status_code == 200
+
+
+def test_the_trailing_slash_redirect_never_takes_its_location_from_host(server):
+    base, _ = server
+    r = httpx.get(f"{base}/traces/abc/", headers={**AUTH, "Host": "evil.example"}, follow_redirects=False, timeout=30)
+    assert r.status_code == 307
+    assert r.headers["location"] == "/traces/abc", r.headers

@@ -19,7 +19,9 @@ running, a new one gets 503 with ``Retry-After`` at once, never a hung socket. A
 that has not finished after ``--timeout`` seconds gets 504 (its computation still holds its
 queue slot until it ends: a Python thread cannot be killed, and the queue must not lie).
 
-Limits are checked before anything is decoded: the body's size (``Content-Length``, then
+Connections are guarded by ``kgqa.app.serve_guard``: a request must arrive whole within
+``--read-timeout`` seconds (408, closed), and a connection over ``--max-connections`` gets 503 with
+``Retry-After``. Limits are checked before anything is decoded: the body's size (``Content-Length``, then
 counted while reading: 413), the question's length (the pipeline's limit: 400), the method's
 options (400), the image's size and pixel count from its header (``kgqa.core.images.load_image``:
 400). Reasoning reads run in read transactions (``Graph.read``); the trace is the only write.
@@ -47,7 +49,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kgqa.app.serve_input import AskRequest, ServeError, check_request, hide_paths, parse_ask, save_upload
@@ -84,6 +86,29 @@ def _error(status: int, code: str, message: str, headers: dict | None = None) ->
         message = message.replace(path, name)
     return JSONResponse({"code": code, "message": cap(" ".join(message.split()), MESSAGE_LIMIT)},
                         status_code=status, headers=headers)
+
+
+def slash_redirect(app: FastAPI, request: Request) -> str | None:
+    """Where a path with a trailing slash that a route answers without it goes: a RELATIVE location
+    (``/traces/abc/`` → ``/traces/abc``), never one built from the request's ``Host`` header, which the
+    client chooses (Starlette's own redirect would send ``Host: evil.example`` to http://evil.example/…)."""
+    from starlette.routing import Match
+
+    path = request.scope.get("path", "")
+    if len(path) < 2 or not path.endswith("/"):
+        return None
+    bare = path.rstrip("/")
+    if not bare.startswith("/") or bare.startswith("//") or "\\" in bare:
+        return None                               # "//host" would be a location on another host
+    scope = {**request.scope, "path": bare}
+    if not any(r.matches(scope)[0] != Match.NONE for r in app.router.routes):
+        return None
+    raw = request.scope.get("raw_path") or path.encode()
+    location = raw.decode("latin-1").rstrip("/")
+    if not location.startswith("/") or location.startswith("//"):
+        return None
+    query = request.scope.get("query_string") or b""
+    return location + ("?" + query.decode("latin-1") if query else "")
 
 
 # --------------------------------------------------------------------------- the service
@@ -170,9 +195,11 @@ class Service:
 def create_app(settings=None) -> FastAPI:
     """The FastAPI app (uvicorn calls this in each worker: ``kgqa.app.serve:create_app``, factory)."""
     import kgqa
+    from kgqa.app import serve_guard
     from kgqa.core.config import Settings
 
     settings = settings or Settings()
+    serve_guard.configure(settings.serve_read_timeout_s, settings.serve_max_connections)
     service = Service(settings)
     token = settings.api_token or None
     for d, name in ((service.uploads, "<uploads>"), (Path(settings.data_dir), "<data dir>")):
@@ -188,7 +215,8 @@ def create_app(settings=None) -> FastAPI:
         finally:
             service.stop()
 
-    app = FastAPI(title="kgqa", version=getattr(kgqa, "__version__", "0"), lifespan=lifespan,
+    # redirect_slashes off: Starlette builds that redirect's Location from the Host header (slash_redirect)
+    app = FastAPI(title="kgqa", version=getattr(kgqa, "__version__", "0"), lifespan=lifespan, redirect_slashes=False,
                   description="Multimodal knowledge-graph question answering over Neo4j: the API of `kgqa serve`. "
                               "Answers carry a trace id and the Cypher line that draws their evidence in "
                               "Neo4j Browser.")
@@ -217,6 +245,8 @@ def create_app(settings=None) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http_error(request: Request, e: StarletteHTTPException):
+        if e.status_code == 404 and (location := slash_redirect(app, request)) is not None:
+            return RedirectResponse(location, status_code=307)
         code = {404: "not_found", 405: "method_not_allowed"}.get(e.status_code, "http_error")
         return _error(e.status_code, code, f"{request.method} {request.url.path}: {e.detail}")
 
@@ -347,5 +377,6 @@ def run(settings, host: str = "127.0.0.1", port: int = 8765, workers: int = 1, l
     if host not in LOOPBACK and not settings.api_token:
         log.warning("kgqa serve: binding to %s without KGQA_API_TOKEN: anyone who can reach it can ask "
                     "and write traces", host)
+    # the h11 protocol with a read deadline and a connection cap (kgqa.app.serve_guard)
     uvicorn.run("kgqa.app.serve:create_app", factory=True, host=host, port=int(port), workers=int(workers),
-                log_level=log_level, timeout_graceful_shutdown=5)
+                log_level=log_level, timeout_graceful_shutdown=5, http="kgqa.app.serve_guard:GuardedH11Protocol")

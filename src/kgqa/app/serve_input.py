@@ -60,13 +60,19 @@ async def read_body(request: Request, limit: int) -> bytes:
         if n > limit:
             raise ServeError(413, "too_large", f"request body is {n:,} bytes, over the {limit:,}-byte limit "
                              "(KGQA_SERVE_MAX_UPLOAD_MB / --max-upload-mb)")
+    from starlette.requests import ClientDisconnect
+
     chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limit:
-            raise ServeError(413, "too_large", f"request body is over the {limit:,}-byte limit "
-                             "(KGQA_SERVE_MAX_UPLOAD_MB / --max-upload-mb)")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > limit:
+                raise ServeError(413, "too_large", f"request body is over the {limit:,}-byte limit "
+                                 "(KGQA_SERVE_MAX_UPLOAD_MB / --max-upload-mb)")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # gone before its body arrived whole (or closed at the read deadline, kgqa.app.serve_guard): no answer
+        raise ServeError(408, "request_timeout", "the client went away before its request body arrived") from None
     return b"".join(chunks)
 
 

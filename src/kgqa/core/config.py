@@ -179,6 +179,12 @@ class Settings(BaseSettings):
                                                                               "serve_timeout_s"))
     serve_max_upload_mb: float = Field(10.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_MAX_UPLOAD_MB",
                                                                                  "serve_max_upload_mb"))
+    # A request's line, headers and body must arrive within this many seconds (else 408, connection closed);
+    # a connection opened while this many are open (per worker) gets 503 + Retry-After (kgqa.app.serve_guard).
+    serve_read_timeout_s: float = Field(30.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_READ_TIMEOUT_S",
+                                                                                  "serve_read_timeout_s"))
+    serve_max_connections: int = Field(256, ge=1, validation_alias=AliasChoices("KGQA_SERVE_MAX_CONNECTIONS",
+                                                                                "serve_max_connections"))
 
     @field_validator("data_dir", "model_cache_dir")
     @classmethod

@@ -84,6 +84,37 @@ class LocalServerError(KgqaError):
     exit_code = 5
 
 
+class NoSpace(KgqaError):
+    """A file could not be written: the disk (or the quota) is full. Names the path and the space needed."""
+
+    exit_code = 5
+
+
+def no_space(e: BaseException, path, need_bytes: int | None = None, what: str = "") -> NoSpace | None:
+    """``e`` as a ``NoSpace`` line when it is a full disk or quota (ENOSPC, EDQUOT), else None: the path being
+    written, what is free on its device and, when known, about how much more the work needs."""
+    import errno
+    import os
+    import shutil
+    from pathlib import Path
+
+    if not isinstance(e, OSError) or e.errno not in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return None
+    target = Path(str(path or getattr(e, "filename", None) or "."))
+    probe = target
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        free = shutil.disk_usage(probe).free
+        room = f"{free / 1e6:,.1f} MB free there"
+    except OSError:
+        room = "its free space unknown"
+    need = f", about {need_bytes / 1e6:,.1f} MB needed" if need_bytes else ""
+    label = f" ({what})" if what else ""
+    return NoSpace(f"no space left writing {os.fspath(target)}{label}: {room}{need}; free space (or point "
+                   "KGQA_DATA_DIR elsewhere) and run the same command again")
+
+
 def first_error(e, default_loc: str = "") -> tuple[str, str]:
     """(field, message) of a pydantic ``ValidationError``'s first error, for a one-line message.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgqa.core.errors import InvalidInput, cap
+from kgqa.core.errors import InvalidInput, cap, no_space
 
 #: The most characters of a bad line copied into the rejects file.
 REJECT_LINE_CHARS = 1000
@@ -43,11 +43,14 @@ class Rejects:
             if isinstance(raw, bytes):
                 raw = raw.decode("utf-8", "replace")
             raw = cap(raw.rstrip("\r\n").replace("\t", "\\t"), REJECT_LINE_CHARS)
-            if self._fh is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fh = open(self.path, "w", encoding="utf-8")
-                self._fh.write("where\twhy\tline\n")
-            self._fh.write(f"{where}\t{why}\t{raw}\n")
+            try:
+                if self._fh is None:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._fh = open(self.path, "w", encoding="utf-8")
+                    self._fh.write("where\twhy\tline\n")
+                self._fh.write(f"{where}\t{why}\t{raw}\n")
+            except OSError as e:
+                self._full(e)
         self.count += 1
         reason = reason or why.split(":", 1)[0]
         self.by_reason[reason] = self.by_reason.get(reason, 0) + 1
@@ -61,7 +64,24 @@ class Rejects:
         s = self.lines.get(path)
         return bool(s) and lineno in s
 
+    def _full(self, e: OSError):
+        """A full disk while writing the rejects file: one line naming it (validation writes nothing to the
+        graph before it ends, so the graph is untouched); any other OSError goes on as it is."""
+        err = no_space(e, self.path, what="the rejects file")
+        if err is None:
+            raise e
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                fh.close()
+            except OSError:
+                pass
+        raise err from None
+
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            try:
+                fh.close()
+            except OSError as e:
+                self._full(e)

@@ -30,6 +30,14 @@ def main() -> None:
 
         print(f"kgqa: error: {cap(str(e), MESSAGE_LIMIT)}", file=sys.stderr)  # one line, never megabytes
         sys.exit(e.exit_code)
+    except OSError as e:          # a full disk anywhere (a model export, a state file): one line, exit 5
+        from kgqa.core.errors import no_space
+
+        full = no_space(e, getattr(e, "filename", None))
+        if full is None or os.environ.get("KGQA_DEBUG"):
+            raise
+        print(f"kgqa: error: {full}", file=sys.stderr)
+        sys.exit(full.exit_code)
     except KeyboardInterrupt:
         print("kgqa: interrupted", file=sys.stderr)
         sys.exit(130)

@@ -81,3 +81,23 @@ def no_abstain(opts: dict[str, dict], methods: list[str]) -> dict[str, dict]:
         if ABSTAIN_OPTION in get_method(m).Options.model_fields:
             opts.setdefault(m, {})[ABSTAIN_OPTION] = 0.0
     return opts
+
+
+def writer_lock(settings):
+    """The database's writer lock for this command (``kgqa.core.writer_lock``): ``with writer_lock(s):``
+    around a command that writes the graph; a second writer gets one line naming the holder, exit 3."""
+    import shlex
+    import sys
+    from contextlib import contextmanager
+
+    from kgqa.core.writer_lock import WriterLock
+
+    @contextmanager
+    def held():
+        lock = WriterLock(settings, shlex.join(["kgqa", *sys.argv[1:]]))
+        with lock:
+            if lock.took_over:
+                print(f"kgqa: note: took over the writer lock of pid {lock.took_over.get('pid')} "
+                      f"(`{lock.took_over.get('command', '?')}`), which exited without releasing it", file=sys.stderr)
+            yield lock
+    return held()

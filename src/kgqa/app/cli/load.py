@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from kgqa.app.cli.common import console, docs_app, env_settings, load_app
+from kgqa.app.cli.common import console, docs_app, env_settings, load_app, writer_lock
 
 
 # --------------------------------------------------------------------------- load wikidata5m
@@ -48,7 +48,7 @@ def load_wikidata5m_cmd(
                        embed_chunk=embed_chunk,
                        progress=not as_json)  # bars on a terminal, log lines otherwise
     next_steps: list[str] = []
-    with Graph(s) as g:
+    with writer_lock(s), Graph(s) as g:
         if bulk:
             from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m
 
@@ -107,19 +107,21 @@ def load_documents_cmd(
     write_batch: int = typer.Option(500, "--write-batch", min=1, help="Rows per write transaction: a larger "
                                     "document is written in several and marked complete by the last."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
+    force: bool = typer.Option(False, "--force", help="Re-extract every document, unchanged ones too."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
     """Build one multimodal KG per document (mKG-RAG, Section 3.1): segments, textual and visual graphs,
-    vision-text matching, embeddings; unchanged documents are skipped, changed ones replaced."""
+    vision-text matching, embeddings; unchanged documents are skipped, changed ones replaced, and ones
+    whose extractor changed (or all, with --force) re-extracted."""
     from kgqa.app.runtime import open_runtime
     from kgqa.loaders.documents.loader import DocumentLoader
     from kgqa.loaders.documents.options import DocOptions
 
     s = env_settings(model_cache_dir=replay_cache)
     opts = DocOptions(chunk_tokens=chunk_tokens, strict=strict, link=link, link_threshold=link_threshold,
-                      max_bytes=int(max_mb * 1024 * 1024), images=images, write_batch=write_batch,
+                      max_bytes=int(max_mb * 1024 * 1024), images=images, write_batch=write_batch, force=force,
                       progress=False if as_json else (True if sys.stderr.isatty() else "log"))
-    with open_runtime(s) as rt:
+    with writer_lock(s), open_runtime(s) as rt:
         report = DocumentLoader(rt.graph, rt.models, s, opts).load(path)
     d = report.as_dict()
     if as_json:
@@ -128,7 +130,8 @@ def load_documents_cmd(
     con = console()
     con.print(f"kgqa load documents {path} · {report.seconds:.1f} s · torch threads {report.torch_threads} · "
               f"chat {report.chat} · visual graph: {report.visual}", markup=False, soft_wrap=True)
-    con.print(f"documents: {d['written']} written, {d['replaced']} replaced, {d['unchanged']} unchanged · "
+    con.print(f"documents: {d['written']} written, {d['replaced']} replaced, {d['re_extracted']} re-extracted, "
+              f"{d['unchanged']} unchanged · "
               f"{d['chunks']} chunks · {d['entities']} entities · {d['relations']} relations · "
               f"{d['regions']} regions · {d['same_as']} SAME_AS links", markup=False, soft_wrap=True)
     if d["documents_per_min"]:
@@ -197,7 +200,8 @@ def docs_rm(doc_id: str = typer.Argument(..., metavar="ID")):
     from kgqa.core.graph import Graph
     from kgqa.loaders.documents.store import remove_document
 
-    with Graph(env_settings()) as g:
+    s = env_settings()
+    with writer_lock(s), Graph(s) as g:
         n = remove_document(g, doc_id)
     if n == 0:
         raise InvalidInput(f"document {doc_id!r}: no such document (see kgqa docs list)")

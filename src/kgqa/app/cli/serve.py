@@ -22,11 +22,18 @@ def serve_cmd(
                                             "(KGQA_SERVE_TIMEOUT_S, default 600)."),
     max_upload_mb: Optional[float] = typer.Option(None, "--max-upload-mb", help="Largest request body / image "
                                                   "upload in MB (KGQA_SERVE_MAX_UPLOAD_MB, default 10)."),
+    read_timeout: Optional[float] = typer.Option(None, "--read-timeout", help="Seconds for a request's line, "
+                                                 "headers and body to arrive before 408 and the connection closes "
+                                                 "(KGQA_SERVE_READ_TIMEOUT_S, default 30)."),
+    max_connections: Optional[int] = typer.Option(None, "--max-connections", help="Open connections per worker; "
+                                                  "one more gets 503 + Retry-After (KGQA_SERVE_MAX_CONNECTIONS, "
+                                                  "default 256)."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
 ):
     """Serve the HTTP API: POST /ask, GET /traces/{id}, /health, /methods, /openapi.json (KGQA_API_TOKEN: bearer auth)."""
     env = {"KGQA_SERVE_QUEUE": queue, "KGQA_SERVE_TIMEOUT_S": timeout, "KGQA_SERVE_MAX_UPLOAD_MB": max_upload_mb,
+           "KGQA_SERVE_READ_TIMEOUT_S": read_timeout, "KGQA_SERVE_MAX_CONNECTIONS": max_connections,
            "KGQA_MODEL_CACHE_DIR": str(replay_cache.resolve()) if replay_cache else None}
     for name, value in env.items():  # the uvicorn workers build their Settings from the environment
         if value is not None:

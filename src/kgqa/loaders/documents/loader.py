@@ -1,10 +1,17 @@
 """The ``DocumentLoader``: the pipeline of the package doc over a folder of documents, one document
-at a time; an unchanged document (same content hash) is skipped, one that is not complete (a killed
-load) is written again."""
+at a time; an unchanged document (same content, same extractor) is skipped, one that is not complete (a
+killed load) is written again.
+
+A document's fingerprint is its content hash and its extractor: which one extracted it (the CPU rules, or
+the chat backend and model) and that extractor's version, ``EXTRACTOR_VERSION`` plus a digest of the code
+that turns a file into its graph (``extractor_code``): a changed extractor re-extracts every document it
+meets (reported ``re-extracted``), and ``--force`` (``DocOptions.force``) re-extracts them on demand."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import time
 from pathlib import Path
 from typing import Callable
@@ -23,6 +30,31 @@ from kgqa.loaders.documents.store import write_document
 from kgqa.loaders.progress import DocumentProgress
 from kgqa.loaders.rejects import Rejects
 from kgqa.models.gguf import llm_token_counter
+
+
+#: The modules whose code makes a document's graph, by extractor: a change to any re-extracts.
+EXTRACTOR_MODULES = {
+    "cpu": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.segment", "kgqa.loaders.documents.kg",
+            "kgqa.loaders.documents.cpu_extract", "kgqa.core.spans"),
+    "llm": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.segment", "kgqa.loaders.documents.kg",
+            "kgqa.loaders.documents.extract", "kgqa.loaders.extraction_prompts"),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def extractor_code(kind: str) -> str:
+    """A short digest of the source of ``EXTRACTOR_MODULES[kind]``: the extractor's version as its code."""
+    h = hashlib.sha256()
+    for name in EXTRACTOR_MODULES[kind]:
+        module = importlib.import_module(name)
+        h.update(name.encode())
+        h.update(Path(module.__file__).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def fingerprint(content: str, extractor: str) -> str:
+    """What a stored document's ``content_hash`` holds: its content hash and its extractor, together."""
+    return hashlib.sha256(f"{content}|{extractor}".encode()).hexdigest()
 
 
 def gone(origin: str) -> bool:
@@ -63,11 +95,14 @@ class DocumentLoader:
 
     @property
     def extractor(self) -> str:
-        """What extracted a document's graph, stored on the document (a different one re-extracts it)."""
-        if self.extractor_kind == "cpu":
-            return f"{EXTRACTOR_VERSION} · {CPU_EXTRACTOR} · {STAND_IN if self.stand_in else 'VisionModel'}"
-        return (f"{EXTRACTOR_VERSION} · {self.settings.chat_backend}:{getattr(self.models.chat, 'name', '?')} · "
-                f"{STAND_IN if self.stand_in else 'VisionModel'}")
+        """What extracted a document's graph, stored on the document (a different one re-extracts it):
+        ``version+code · identity · visual graph``."""
+        kind = self.extractor_kind
+        version = f"{EXTRACTOR_VERSION}+{extractor_code(kind)}"
+        visual = STAND_IN if self.stand_in else "VisionModel"
+        if kind == "cpu":
+            return f"{version} · {CPU_EXTRACTOR} · {visual}"
+        return f"{version} · {self.settings.chat_backend}:{getattr(self.models.chat, 'name', '?')} · {visual}"
 
     # ------------------------------------------------------------------ top level
     def load(self, path: Path, progress: DocumentProgress | None = None) -> DocReport:
@@ -82,15 +117,18 @@ class DocumentLoader:
         docs = discover(Path(path), self.options, reject)           # validate everything first
         report.stage("parse", time.perf_counter() - t)
         self.graph.apply_schema()
+        extractor = self.extractor
+        content = {}
         for d in docs:
-            # the extractor is part of the hash: a re-run with another extractor replaces the document
-            d.content_hash = hashlib.sha256(f"{content_hash(d, self.options)}|{self.extractor}".encode()).hexdigest()
+            # the extractor is part of the hash: a re-run with another extractor re-extracts the document
+            content[d.id] = content_hash(d, self.options)
+            d.content_hash = fingerprint(content[d.id], extractor)
         stored = {r["id"]: r for r in self.graph.read("docs_document_status", ids=[d.id for d in docs])}
         todo = []
         for d in docs:
             old = stored.get(d.id)
             same = (old is not None and old.get("status") == "complete" and old.get("content_hash") == d.content_hash
-                    and old.get("extractor") == self.extractor)
+                    and old.get("extractor") == extractor)
             if old and old.get("origin") and old["origin"] != d.origin and not same and not gone(old["origin"]):
                 # the same id from another file, still there, with other content (another folder's collins.md):
                 # never replaced silently; a file that no longer exists (a deleted or moved checkout) has no
@@ -99,7 +137,7 @@ class DocumentLoader:
                        f"({old['origin']}); rename this file, or remove that document first "
                        f"(kgqa docs rm {d.id})", reason="id loaded from another file")
                 report.documents.append(DocResult(d.id, d.source, "skipped", reason="id loaded from another file"))
-            elif same:
+            elif same and not self.options.force:
                 if old.get("origin") != d.origin:   # the same content from a moved or copied file: it is this one now
                     self.graph.write("docs_move_origin", id=d.id, origin=d.origin, source=d.source)
                 report.documents.append(DocResult(d.id, d.source, "unchanged"))
@@ -112,8 +150,13 @@ class DocumentLoader:
             for d, old in todo:
                 prog.doc(d.id)
                 res = self.load_one(d, report, prog, old)
-                # a document left half-written by a killed load was never there: written, not replaced
-                res.status = "replaced" if old and old.get("status") == "complete" else "written"
+                # a document left half-written by a killed load was never there: written, not replaced; the
+                # same content under another extractor (or --force) is re-extracted
+                if old and old.get("status") == "complete":
+                    res.status = ("re-extracted" if fingerprint(content[d.id], old.get("extractor") or "")
+                                  == old.get("content_hash") else "replaced")
+                else:
+                    res.status = "written"
                 report.documents.append(res)
                 prog.advance()
         if todo:

@@ -26,13 +26,14 @@ class DocOptions:
     images: Path | None = None         # E-VQA: folder holding the images named by their URL's file name
     only: tuple[str, ...] = ()         # load only these document ids (tests, benchmarks)
     write_batch: int = 500             # rows per write transaction (a larger document: several, resumable)
+    force: bool = False                # re-extract every document, unchanged ones too (--force)
 
 
 @dataclass
 class DocResult:
     id: str
     source: str
-    status: str                        # written | replaced | unchanged | skipped | failed
+    status: str                        # written | replaced | re-extracted | unchanged | skipped | failed
     chunks: int = 0
     entities: int = 0
     relations: int = 0
@@ -61,13 +62,14 @@ class DocReport:
         return sum(1 for d in self.documents if d.status == status)
 
     def as_dict(self) -> dict:
-        done = [d for d in self.documents if d.status in ("written", "replaced")]
+        done = [d for d in self.documents if d.status in ("written", "replaced", "re-extracted")]
         minutes = self.seconds / 60 if self.seconds > 0 else 0
         return {
             "path": self.path, "seconds": round(self.seconds, 2), "torch_threads": self.torch_threads,
             "chat": self.chat, "visual": self.visual,
             "documents": [d.__dict__ for d in self.documents],
             "written": self.count("written"), "replaced": self.count("replaced"),
+            "re_extracted": self.count("re-extracted"),
             "unchanged": self.count("unchanged"), "skipped_documents": self.count("skipped"),
             "chunks": sum(d.chunks for d in done), "entities": sum(d.entities for d in done),
             "relations": sum(d.relations for d in done), "regions": sum(d.regions for d in done),

@@ -208,6 +208,16 @@ class _HTMLSections(HTMLParser):
             self._rows.append([" ".join(c.replace("|", "/").split()) for c in self._row])
             self._row = None
 
+    def parse_marked_section(self, i, report=1):
+        """``<![…`` : CDATA and the known keywords as the standard parser reads them; anything else (``<![x``,
+        ``<![`` with no name), where Python's parser raises AssertionError (fuzzing found it), is skipped up
+        to its ``>`` as a browser skips a bogus comment; unterminated, it is left to the parser's end of data."""
+        try:
+            return super().parse_marked_section(i, report)
+        except AssertionError:
+            j = self.rawdata.find(">", i + 3)
+            return -1 if j < 0 else j + 1
+
     def result(self):
         if "".join(self._cur[1]).strip() or self._cur[2] or self._cur[0]:
             self.sections.append(self._cur)

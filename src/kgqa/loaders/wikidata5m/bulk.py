@@ -15,7 +15,8 @@
 Interrupted (Ctrl-C, SIGTERM) while the server is stopped, the load stops the importer, starts the
 server again and removes the CSVs before it exits (130). Killed outright (kill -9), it leaves a
 state file (``<data_dir>/import/bulk-state.json``: its pid, the CSV folder, the importer's pid);
-the next ``--bulk`` finds it, stops a still-running importer, starts the server, removes the CSVs,
+the next ``--bulk`` finds it, stops a still-running importer (on Linux the importer dies with kgqa: a
+parent-death signal, ``spawn_child``), starts the server, removes the CSVs,
 and loads again over what the interrupted importer left (the database was empty before it).
 
 Against a Neo4j that is not the local server (Docker, a remote host), steps 3–4 cannot run
@@ -41,7 +42,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from kgqa.core.errors import InvalidInput, LocalServerError
+from kgqa.core.errors import InvalidInput, LocalServerError, no_space
 from kgqa.core.ids import QID
 from kgqa.core.kg import label_keys
 from kgqa.loaders.progress import Bars
@@ -261,6 +262,49 @@ class BulkState:
         return ", ".join(done) or "nothing left running"
 
 
+def _csv_bytes_needed(loader) -> int | None:
+    """About what the importer's CSVs take: no more than the entity, relation and triple files they come from."""
+    try:
+        f = loader.files
+        return sum(Path(p).stat().st_size for p in [f.entity, f.relation, *f.triples] if p)
+    except (AttributeError, OSError, TypeError):
+        return None
+
+
+PR_SET_PDEATHSIG = 1          # linux/prctl.h
+
+
+def _die_with(parent: int):
+    """The ``preexec_fn`` of ``spawn_child``: on Linux, SIGKILL when ``parent`` dies (prctl PR_SET_PDEATHSIG),
+    and exit at once when it died before that was set. libc's prctl is looked up here, in the parent, so
+    that the child, between fork and exec, only calls it (no import, no lock)."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None                  # no prctl: the state file's recovery is what remains
+    sig = int(signal.SIGKILL)
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:   # the parent died between fork and prctl
+            os._exit(1)
+    return preexec
+
+
+def spawn_child(cmd: list[str], *, env: dict, stdout) -> subprocess.Popen:
+    """Start the importer so that it never outlives kgqa: its own session and process group (a Ctrl-C
+    reaches kgqa, which stops it; ``_stop_process`` signals the whole group) and, on Linux, a parent-death
+    signal: kill -9 of kgqa kills the importer too (the next --bulk still cleans up the rest). The signal
+    follows the thread that started the child, so it is started from the thread that waits for it."""
+    import sys
+
+    preexec = _die_with(os.getpid()) if sys.platform.startswith("linux") else None
+    return subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, preexec_fn=preexec)
+
+
 def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tuple[float, float]:
     """Stop the server, run the importer, start the server again; returns (stopped at, imported at).
 
@@ -279,9 +323,7 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tup
         env = {**os.environ, "NEO4J_HOME": str(server.home), "NEO4J_CONF": str(server.conf_dir)}
         log = folder / "importer.log"
         with open(log, "w", encoding="utf-8") as out:
-            # its own session: a Ctrl-C reaches kgqa, which stops it (never an orphan of the terminal's)
-            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = spawn_child(cmd, env=env, stdout=out)
             state.update(importer=proc.pid)
             rc = proc.wait()
         t2 = time.perf_counter()
@@ -353,9 +395,15 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
         with Bars(opts.progress) as bars:
             try:        # nothing reaches the database before every file is checked
                 counts = loader.validate_to_csv(folder, bars)
-            except BaseException:
+            except BaseException as e:
                 shutil.rmtree(folder, ignore_errors=True)     # no half-written CSVs left behind
-                state.release()
+                full = no_space(e, folder, need_bytes=_csv_bytes_needed(loader), what="the importer's CSVs")
+                try:
+                    state.release()
+                except OSError:
+                    pass
+                if full is not None:
+                    raise full from None
                 raise
             server = LocalNeo4j(settings)
             cmd = loader.import_command(folder, settings.java, settings.neo4j_jars)

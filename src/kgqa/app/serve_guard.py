@@ -1,0 +1,128 @@
+"""``kgqa serve``'s connection guard: uvicorn's HTTP/1.1 protocol (h11) with a deadline for reading a
+request and a cap on open connections.
+
+* **Read deadline** (``KGQA_SERVE_READ_TIMEOUT_S``, ``--read-timeout``): from the moment a connection
+  opens (or a keep-alive connection's next request begins) its request line, headers and whole body
+  must arrive within the deadline. A client that is still sending when it passes (a declared
+  1,000-byte body of which 3 bytes came, headers trickled a byte at a time, a connection that sends
+  nothing) gets ``408`` with one JSON line, when no response has begun, and the connection is closed.
+  The question itself is not bounded by this: ``--timeout`` is.
+* **Connection cap** (``KGQA_SERVE_MAX_CONNECTIONS``, ``--max-connections``, per worker): a connection
+  opened while that many are open is answered ``503`` with ``Retry-After`` (and ``Connection: close``)
+  as soon as its request line and headers have arrived; the ones already open are served as before.
+
+``GuardedH11Protocol`` is what ``kgqa.app.serve.run`` hands uvicorn (``http=``); the two limits come
+from the worker's settings through ``configure`` (``create_app`` calls it), so every worker holds the
+same limits. The guard knows nothing of the API: it works on bytes and h11's states only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger("kgqa.app.serve")
+
+#: Defaults when no settings were given (the same as ``kgqa.core.config.Settings``'s).
+READ_TIMEOUT_S = 30.0
+MAX_CONNECTIONS = 256
+#: What a refused connection is told to wait before it retries, in seconds.
+RETRY_AFTER_S = 1
+
+_limits = {"read_timeout_s": READ_TIMEOUT_S, "max_connections": MAX_CONNECTIONS}
+
+
+def configure(read_timeout_s: float, max_connections: int) -> None:
+    """The limits of this worker's connections (``create_app`` calls it with the settings' values)."""
+    _limits["read_timeout_s"] = float(read_timeout_s)
+    _limits["max_connections"] = int(max_connections)
+
+
+def limits() -> dict:
+    return dict(_limits)
+
+
+def _json_response(status: int, reason: str, code: str, message: str, headers: list[tuple[str, str]]) -> bytes:
+    body = json.dumps({"code": code, "message": message}).encode()
+    lines = [f"HTTP/1.1 {status} {reason}", "content-type: application/json",
+             f"content-length: {len(body)}", "connection: close", *(f"{k}: {v}" for k, v in headers)]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+async def _over_capacity(scope, receive, send) -> None:
+    """The ASGI app that answers a connection over the cap: 503, Retry-After, and the connection closes."""
+    n = _limits["max_connections"]
+    body = json.dumps({"code": "too_many_connections",
+                       "message": f"{n} connections are open (KGQA_SERVE_MAX_CONNECTIONS / --max-connections); "
+                                  f"retry in about {RETRY_AFTER_S} s"}).encode()
+    await send({"type": "http.response.start", "status": 503,
+                "headers": [(b"content-type", b"application/json"), (b"retry-after", str(RETRY_AFTER_S).encode()),
+                            (b"connection", b"close"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with the read deadline and the connection cap of the module doc."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)        # adds itself to the open connections
+        self._read_deadline: asyncio.TimerHandle | None = None
+        if len(self.connections) > _limits["max_connections"]:
+            self.app = _over_capacity             # this connection's requests get 503; the others are served
+            log.warning("kgqa serve: %d connections open, over the cap of %d: 503", len(self.connections),
+                        _limits["max_connections"])
+        self._arm_read_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_read_deadline()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._request_read():
+            self._disarm_read_deadline()
+        elif self._read_deadline is None and not self.transport.is_closing():
+            self._arm_read_deadline()            # a keep-alive connection's next request began
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()            # keep-alive's timer for an idle connection
+        if self._request_read():
+            self._disarm_read_deadline()
+        elif not self.transport.is_closing() and (self.conn.their_state is not h11.IDLE or self.conn.trailing_data[0]):
+            self._arm_read_deadline()             # the next request (pipelined, half-sent) began: its deadline runs
+
+    # -- the deadline ----------------------------------------------------------
+    def _request_read(self) -> bool:
+        """Whether the current request has arrived whole (h11: the client is done sending it)."""
+        return self.conn.their_state in (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.SWITCHED_PROTOCOL)
+
+    def _arm_read_deadline(self) -> None:
+        self._disarm_read_deadline()
+        self._read_deadline = self.loop.call_later(_limits["read_timeout_s"], self._read_deadline_passed)
+
+    def _disarm_read_deadline(self) -> None:
+        handle = getattr(self, "_read_deadline", None)
+        if handle is not None:
+            handle.cancel()
+            self._read_deadline = None
+
+    def _read_deadline_passed(self) -> None:
+        self._read_deadline = None
+        if self.transport.is_closing() or self._request_read():
+            return
+        if self.cycle is not None and self.conn.their_state is h11.SEND_BODY:
+            answered = self.cycle.response_started     # this request's cycle: the app may have answered early
+        else:
+            answered = False                           # its request line and headers are still incomplete
+        if not answered:
+            t = _limits["read_timeout_s"]
+            self.transport.write(_json_response(
+                408, "Request Timeout", "request_timeout",
+                f"the request did not arrive whole within {t:g} s (KGQA_SERVE_READ_TIMEOUT_S / --read-timeout)", []))
+        client = "%s:%d" % self.client if self.client else "a client"
+        log.warning("kgqa serve: %s did not send its request within %g s: closed", client, _limits["read_timeout_s"])
+        self.transport.close()                   # connection_lost tells a waiting request it is gone
