@@ -94,6 +94,21 @@ def test_checkpoint_round_trip_scores_as_saved_and_holds_only_what_training_chan
     assert (tmp_path / "r.safetensors").stat().st_size < 30e6       # no word embeddings inside
 
 
+def test_bi_encoder_round_trip_caches_chains_and_scores_as_saved(tmp_path):
+    from kgqa.models.chain_reader import ChainReader, load_reader, new_bi_encoder, save_reader
+
+    names = {"P19": "place of birth", "P17": "country"}
+    st = new_bi_encoder(0)
+    save_reader(st, tmp_path / "b.safetensors", {"arch": "bi", "scale": 20.0, "relations": sorted(names.values())})
+    r = load_reader(tmp_path / "b.safetensors", FakeKG(names))
+    chains = [["P19"], ["P19", "P17"]]
+    got = r.score("Where was Ada born?", chains)
+    st.half().float()
+    ref = ChainReader(st, {"arch": "bi", "scale": 20.0}, names, {}).score("Where was Ada born?", chains)
+    assert np.allclose(got, ref, atol=5e-2) and got[0] > got[1]      # MiniLM already reads "born"
+    assert set(r._vec) == {"Where was Ada born?", "place of birth", "place of birth → country"}
+
+
 def test_a_reader_made_for_another_kg_or_a_missing_one_is_one_line(tmp_path):
     from kgqa.models.chain_reader import ReaderSlot, load_reader
 

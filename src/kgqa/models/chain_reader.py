@@ -81,6 +81,26 @@ def new_cross_encoder(max_length: int, seed: int = 0):
         st_log.setLevel(st_level)
 
 
+def new_bi_encoder(seed: int = 0):
+    """all-MiniLM-L6-v2 as a sentence-transformers ``SentenceTransformer`` (question and chain encoded apart)."""
+    import logging
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    torch.manual_seed(seed)
+    st_log = logging.getLogger("sentence_transformers")
+    level = st_log.level
+    hf_logging.disable_progress_bar()
+    st_log.setLevel(logging.ERROR)
+    try:
+        return SentenceTransformer(base_model_path(), device="cpu")
+    finally:
+        hf_logging.enable_progress_bar()
+        st_log.setLevel(level)
+
+
 def trained_state(model) -> dict:
     """The parameters a checkpoint stores: all but the word, position and type embeddings."""
     return {k: v for k, v in model.state_dict().items() if ".embeddings." not in k}
@@ -90,8 +110,11 @@ class ChainReader:
     """A loaded reader bound to a KG's relation catalogue; ``score(question, chains)`` is what methods call."""
 
     def __init__(self, ce, meta: dict, names: dict[str, str], aliases: dict[str, list[str]]):
-        self.ce = ce
+        self.ce = ce                     # a CrossEncoder (arch "cross") or a SentenceTransformer (arch "bi")
         self.meta = meta
+        self.arch = meta.get("arch", "cross")
+        self.scale = float(meta.get("scale", 20.0))
+        self._vec: OrderedDict[str, np.ndarray] = OrderedDict()
         self.names = names
         self.aliases = aliases
         self.batch = 64
@@ -112,6 +135,8 @@ class ChainReader:
 
         if not texts:
             return np.zeros(0, dtype=np.float32)
+        if self.arch == "bi":
+            return self._score_bi(question, texts)
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if (question, t) not in self._cache]
         if missing:
@@ -128,13 +153,37 @@ class ChainReader:
             return np.array([self._cache[(question, t)] for t in texts], dtype=np.float32)
 
 
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised vectors of ``texts``; a chain's vector is computed once per process (an LRU)."""
+        import torch
+
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vec]
+        if missing:
+            with torch.inference_mode():
+                v = self.ce.encode(missing, batch_size=self.batch, normalize_embeddings=True,
+                                   convert_to_numpy=True, show_progress_bar=False)
+            with self._lock:
+                for t, x in zip(missing, np.asarray(v, dtype=np.float32)):
+                    self._vec[t] = x
+                while len(self._vec) > CACHE:
+                    self._vec.popitem(last=False)
+        with self._lock:
+            return np.stack([self._vec[t] for t in texts])
+
+    def _score_bi(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        q = self._vectors([question])[0]
+        return (self.scale * (self._vectors(list(texts)) @ q)).astype(np.float32)
+
+
 def save_reader(ce, path: Path, meta: dict) -> Path:
     """The trained parameters in fp16 with ``meta`` (JSON) beside them; written to a temporary file first."""
     from safetensors.torch import save_file
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().to("cpu").half().contiguous() for k, v in trained_state(ce.model).items()}
+    module = getattr(ce, "model", None) if meta.get("arch", "cross") == "cross" else ce
+    state = {k: v.detach().to("cpu").half().contiguous() for k, v in trained_state(module).items()}
     tmp = path.with_suffix(path.suffix + ".tmp")
     save_file(state, str(tmp), metadata={META_KEY: json.dumps({"format": FORMAT, **meta}, default=str)})
     tmp.replace(path)
@@ -175,13 +224,15 @@ def load_reader(path: Path, kg) -> ChainReader:
     meta = read_meta(path)
     names = {rid: name for rid, (name, _) in kg.relations().items()}
     check_catalogue(path, meta, names)
-    ce = new_cross_encoder(int(meta.get("max_length", 64)))
+    bi = meta.get("arch", "cross") == "bi"
+    ce = new_bi_encoder() if bi else new_cross_encoder(int(meta.get("max_length", 64)))
+    module = ce if bi else ce.model
     state = {k: v.float() for k, v in load_file(str(path)).items()}
-    missing, unexpected = ce.model.load_state_dict(state, strict=False)
+    missing, unexpected = module.load_state_dict(state, strict=False)
     if unexpected or any(".embeddings." not in k for k in missing):
         raise InvalidInput(f"{path}: chain-reader weights do not fit {meta.get('base', 'all-MiniLM-L6-v2')} "
                            f"({len(unexpected)} unexpected, {len(missing)} missing tensors)")
-    ce.model.eval()
+    module.eval()
     return ChainReader(ce, meta, names, kg.relation_aliases())
 
 

@@ -33,11 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from kgqa.core.errors import InvalidInput
 from kgqa.core.qa_examples import TrainingExample, read_examples, topics_of
 from kgqa.core.walk_questions import generate_walk_questions
-from kgqa.models.chain_reader import (ARROW, catalogue_fingerprint, new_cross_encoder, relation_text,
-                                      save_reader)
+from kgqa.models.chain_reader import (ARROW, ChainReader, catalogue_fingerprint, new_bi_encoder,
+                                      new_cross_encoder, relation_text, save_reader)
 from kgqa.models.path_supervision import gold_chains, search_chains
 
 PREFIX_LABEL = 0.2
@@ -111,6 +113,14 @@ def _batches(pairs: list[tuple[str, str, float]], batch: int, g) -> list[list[in
     return [out[k] for k in perm]
 
 
+def _question_batches(items: list, batch: int, seed: int) -> list[list[int]]:
+    """arch "bi": shuffled batches of ``batch // 4`` questions (each brings its own ~8 candidate chains)."""
+    order = list(range(len(items)))
+    random.Random(seed).shuffle(order)
+    per = max(1, batch // 4)
+    return [order[i:i + per] for i in range(0, len(order), per)]
+
+
 def _inverse_relations(graph, facts: list[dict], rel_ids: list[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for i in range(0, len(facts), 2000):
@@ -169,8 +179,9 @@ def prepare(graph, kg, *, data: Path | None, examples: int, exclude: list[Path],
 
 
 def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examples: int = 2000,
-                 exclude: list[Path] | None = None, depth: int = 4, epochs: int = 1, lr: float = 5e-5,
+                 exclude: list[Path] | None = None, depth: int = 4, epochs: int = 2, lr: float = 8e-5,
                  batch: int = 32, max_length: int = 80, seed: int = 0, threads: int | None = None,
+                 arch: str = "bi", scale: float = 20.0,
                  on_step: Callable[[int, int, float], None] | None = None,
                  on_item: Callable[[], None] | None = None) -> dict:
     """The ``kgqa train paths`` run: prepare, fine-tune, save; returns its report (counts, seconds, pairs/s,
@@ -199,13 +210,20 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
     pairs = [(q.question, text(c), lab) for q in train for c, lab in q.pairs]
     t_prep = time.perf_counter() - t0
 
-    ce = new_cross_encoder(max_length, seed)
-    model, tok = ce.model, ce.tokenizer
+    if arch == "bi":
+        ce = new_bi_encoder(seed)
+        ce.max_seq_length = max_length
+        model = ce
+    else:
+        ce = new_cross_encoder(max_length, seed)
+        model = ce.model
+    tok = ce.tokenizer
     for name, p in model.named_parameters():
         p.requires_grad = ".embeddings." not in name
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-    steps_total = epochs * math.ceil(len(pairs) / batch)
+    units = _question_batches(train, batch, seed) if arch == "bi" else None
+    steps_total = epochs * (len(units) if units is not None else math.ceil(len(pairs) / batch))
     warm = max(1, steps_total // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (steps_total - s) / max(steps_total - warm, 1))))
@@ -217,13 +235,29 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
     step = 0
     for ep in range(epochs):
         tot = 0.0
-        for idx in _batches(pairs, batch, g):
-            chunk = [pairs[j] for j in idx]
-            enc = tok([c[0] for c in chunk], [c[1] for c in chunk], padding=True, truncation=True,
-                      max_length=max_length, return_tensors="pt")
-            logits = model(**enc).logits.squeeze(-1)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                logits, torch.tensor([c[2] for c in chunk], dtype=torch.float32))
+        batches = (_question_batches(train, batch, seed + ep) if arch == "bi" else _batches(pairs, batch, g))
+        for idx in batches:
+            if arch == "bi":       # listwise: each question's gold chain against its own candidates
+                qs = [train[j] for j in idx]
+                texts = list(dict.fromkeys([q.question for q in qs] + [text(c) for q in qs for c, _ in q.pairs]))
+                row = {t: k for k, t in enumerate(texts)}
+                feats = (getattr(ce, "preprocess", None) or ce.tokenize)(texts)
+                emb = torch.nn.functional.normalize(model(feats)["sentence_embedding"], dim=-1)
+                losses = []
+                for q in qs:
+                    cand = torch.tensor([row[text(c)] for c, _ in q.pairs])
+                    logits = scale * (emb[cand] @ emb[row[q.question]])
+                    losses.append(torch.nn.functional.cross_entropy(logits.unsqueeze(0), torch.tensor([0])))
+                loss = torch.stack(losses).mean()
+                n = len(qs)
+            else:
+                chunk = [pairs[j] for j in idx]
+                enc = tok([c[0] for c in chunk], [c[1] for c in chunk], padding=True, truncation=True,
+                          max_length=max_length, return_tensors="pt")
+                logits = model(**enc).logits.squeeze(-1)
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                    logits, torch.tensor([c[2] for c in chunk], dtype=torch.float32))
+                n = len(chunk)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
@@ -231,20 +265,19 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
             opt.zero_grad()
             step += 1
             step_losses.append(float(loss.detach()))
-            tot += float(loss.detach()) * len(chunk)
+            tot += float(loss.detach()) * n
             if on_step:
                 on_step(step, steps_total, step_losses[-1])
-        epoch_losses.append(tot / len(pairs))
+        epoch_losses.append(tot / (len(train) if arch == "bi" else len(pairs)))
     t_train = time.perf_counter() - t1
     model.eval()
     first = 0
     if val:
-        with torch.inference_mode():
-            for q in val:
-                s = ce.predict([(q.question, text(c)) for c, _ in q.pairs], batch_size=64,
-                               activation_fn=torch.nn.Identity(), show_progress_bar=False)
-                first += int(max(range(len(s)), key=lambda k: s[k]) == 0)
-    meta = {"base": "all-MiniLM-L6-v2", "max_length": max_length, "relations": sorted(set(names.values())),
+        reader = ChainReader(ce, {"arch": arch, "scale": scale}, names, aliases)
+        for q in val:
+            s = reader.score_texts(q.question, [text(c) for c, _ in q.pairs])
+            first += int(int(np.argmax(s)) == 0 and (len(s) == 1 or s[0] > np.sort(s)[-2]))
+    meta = {"base": "all-MiniLM-L6-v2", "arch": arch, "scale": scale, "max_length": max_length, "relations": sorted(set(names.values())),
             "catalogue": catalogue_fingerprint(list(names.values())), "depth": depth,
             "trained_on": {**info, "data": str(data) if data else None,
                            "exclude": [str(p) for p in exclude or []]},
@@ -253,7 +286,7 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
             "held_out": {"questions": len(val), "gold_first": first}}
     save_reader(ce, checkpoint, meta)
     total = time.perf_counter() - t0
-    return {**info, "questions": len(items), "train_questions": len(train), "pairs": len(pairs),
+    return {**info, "arch": arch, "questions": len(items), "train_questions": len(train), "pairs": len(pairs),
             "epochs": epochs, "epoch_losses": epoch_losses, "step_losses": step_losses,
             "held_out": {"questions": len(val), "gold_first": first,
                          "rate": round(first / len(val), 4) if val else None},

@@ -118,6 +118,8 @@ def train_paths_cmd(
     kind: str = typer.Option("reader", "--kind", help="reader (the chain reader: a cross-encoder over (question, "
                              "relation chain), VisPath's and GraSP's default when it exists) or retriever (the "
                              "older bi-encoder head, VisPath's -o path_scorer=learned|mixed)."),
+    arch: str = typer.Option("bi", "--arch", help="reader: bi (question and chain encoded apart, compared by "
+                             "cosine; chains cached across questions) or cross (one pass over the pair)."),
     examples: Optional[int] = typer.Option(None, "--examples", min=0, help="How many questions to generate from "
                                            "the KG (reader: 2000, walks of 1–4 facts phrased many ways; retriever: "
                                            "400); 0 with --data: the file only."),
@@ -126,7 +128,7 @@ def train_paths_cmd(
     depth: Optional[int] = typer.Option(None, "--depth", min=1, max=4, help="Longest relation chain (reader: 4, "
                                         "retriever: 3)."),
     epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs (reader: 2, retriever: 10)."),
-    lr: Optional[float] = typer.Option(None, "--lr", help="AdamW learning rate (reader: 5e-5, retriever: 1e-3)."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="AdamW learning rate (reader: 8e-5, retriever: 1e-3)."),
     prior: float = typer.Option(0.0, "--prior", min=0.0, help="retriever: weight of the head's squared norm in "
                                 "the loss (keeps it near the untrained encoder's cosine; 0: none)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the generated questions, the initial weights and the order."),
@@ -148,7 +150,10 @@ def train_paths_cmd(
         raise InvalidInput(f"--kind {kind!r}: choose reader or retriever")
     excl = list(exclude or [])
     if kind == "reader":
-        _train_reader(s, data, examples, excl, depth or 4, epochs or 2, lr or 5e-5, seed, checkpoint, plot, as_json)
+        if arch not in ("bi", "cross"):
+            raise InvalidInput(f"--arch {arch!r}: choose bi or cross")
+        _train_reader(s, data, examples, excl, depth or 4, epochs or 2, lr or 8e-5, seed, checkpoint, plot, as_json,
+                      arch)
         return
     from kgqa.models.path_supervision import train_paths
 
@@ -182,7 +187,7 @@ def train_paths_cmd(
     print(f"checkpoint: {rep['checkpoint']} ({rep['bytes'] / 1e6:.2f} MB)")
 
 
-def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoint, plot, as_json) -> None:
+def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoint, plot, as_json, arch) -> None:
     """``kgqa train paths --kind reader``: the chain reader (kgqa.models.chain_training)."""
     import time
 
@@ -210,7 +215,8 @@ def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoin
         ctx = rt.context()
         t0 = time.perf_counter()
         rep = train_reader(ctx.graph, ctx.kg, checkpoint=ckpt, data=data, examples=examples, exclude=exclude,
-                           depth=depth, epochs=epochs, lr=lr, seed=seed, threads=s.torch_threads, on_step=on_step)
+                           depth=depth, epochs=epochs, lr=lr, seed=seed, threads=s.torch_threads, on_step=on_step,
+                           arch=arch)
     png = plot or Path(ckpt).with_suffix(".loss.png")
     plot_losses(rep.pop("step_losses"), rep["epoch_losses"], png, title="chain reader training loss")
     rep["plot"] = str(png)
@@ -222,7 +228,7 @@ def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoin
     print(f"questions: {rep['questions']} ({rep['generated']} generated, {rep['from_file']} from the file, "
           f"{rep['file_dropped_no_path']} of those dropped: no chain reaches the answer); by hops "
           + ", ".join(f"{h}: {n}" for h, n in rep["hops"].items()))
-    print(f"pairs: {rep['pairs']} · {rep['epochs']} epoch(s) · loss per epoch "
+    print(f"pairs: {rep['pairs']} ({rep['arch']}) · {rep['epochs']} epoch(s) · loss per epoch "
           + ", ".join(f"{v:.4f}" for v in rep["epoch_losses"]))
     print(f"time: prepare {sec['prepare']} s, train {sec['train']} s ({rep['pairs_per_s']} pairs/s), total "
           f"{sec['total']} s · torch threads {rep['threads']}")
