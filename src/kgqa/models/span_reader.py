@@ -580,8 +580,8 @@ def choose_threshold(reader: SpanReader, holdout: list[QA], seed: int = 0) -> tu
 def default_checkpoint(settings) -> Path:
     """<data dir>/models/reader/ when `kgqa train reader` wrote one there, else the shipped
     ``data/reader/span-reader.safetensors`` of a source checkout."""
-    own = Path(settings.models_dir) / "reader" / CHECKPOINT_NAME
-    if own.is_file():
+    own = Path(settings.models_dir) / "reader" / CHECKPOINT_NAME if settings is not None else None
+    if own is not None and own.is_file():
         return own
     here = Path(__file__).resolve()
     for up in here.parents:
@@ -590,4 +590,4 @@ def default_checkpoint(settings) -> Path:
             return cand
         if (up / "pyproject.toml").is_file():
             break
-    return own
+    return own or Path("data") / "reader" / CHECKPOINT_NAME
