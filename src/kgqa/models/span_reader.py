@@ -191,10 +191,13 @@ def _targets(w: Window, a_start: int, a_end: int) -> None:
     w.start, w.end = (st, en) if st <= en else (0, 0)
 
 
-def _batch(ws: Sequence[Window]):
+def _batch(ws: Sequence[Window], multiple: int = 32):
+    """(input ids, segment ids, attention mask), padded to a multiple of ``multiple`` tokens: few distinct
+    shapes, so the CPU kernels' per-shape caches (and the process's memory) stay small."""
     import torch
 
     n = max(len(w.input_ids) for w in ws)
+    n = -(-n // multiple) * multiple
     ids = torch.zeros(len(ws), n, dtype=torch.long)
     types = torch.zeros(len(ws), n, dtype=torch.long)
     mask = torch.zeros(len(ws), n, dtype=torch.long)
