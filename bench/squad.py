@@ -1,7 +1,8 @@
 """The reader on a public reading benchmark: SQuAD v1.1 dev (never trained or tuned on).
 
-    KGQA_TORCH_THREADS=1 python bench/squad.py reading [--limit N] [--squad DIR] [--checkpoint FILE] [--no-rules]
-    KGQA_TORCH_THREADS=1 python bench/squad.py open [--load] [--limit N] [--squad DIR]
+    KGQA_TORCH_THREADS=1 python bench/squad.py reading [--limit N] [--squad DIR] [--checkpoint FILE]
+                                                   [--readers learned,typed,rules]
+    KGQA_TORCH_THREADS=1 python bench/squad.py open [--load [--load-only]] [--limit N] [--squad DIR]
 
 * ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
   no punctuation, no articles a/an/the, single spaces; the best over the gold answers; an abstention
@@ -76,6 +77,7 @@ def bench_reading(args) -> None:
     threads = _threads()
     qas = _spread(load_squad(Path(args.squad) / "dev-v1.1.json.gz"), args.limit)
     ckpt = Path(args.checkpoint) if args.checkpoint else default_checkpoint(Settings())
+    which = set(args.readers.split(","))
     reader = load_reader(ckpt)
     m = reader.meta
     print(f"SQuAD v1.1 dev, reading setting · {len(qas)} questions · torch threads {threads} · load "
@@ -86,19 +88,21 @@ def bench_reading(args) -> None:
           f"max_length {m.get('max_length')}, stride {m.get('doc_stride')}); abstention threshold "
           f"{m.get('threshold')} (held-out training articles)")
     rows = []
-    t = time.perf_counter()
-    best = reader.read_many([q.question for q in qas], [q.context for q in qas], top=1)
-    dt = time.perf_counter() - t
-    preds = [g[0].text if g else None for g in best]
-    rows.append(("learned span reader (best span)", *_scores(preds, qas), dt))
+    if "learned" in which:
+        t = time.perf_counter()
+        best = reader.read_many([q.question for q in qas], [q.context for q in qas], top=1)
+        dt = time.perf_counter() - t
+        preds = [g[0].text if g else None for g in best]
+        rows.append(("learned span reader (best span)", *_scores(preds, qas), dt))
     chunks = {}
     for q in qas:
         chunks.setdefault(q.context, _chunk(q, len(chunks)))
-    t = time.perf_counter()
-    preds = [learned_read(reader, q.question, [chunks[q.context]], [],
-                          titles={chunks[q.context]["doc_id"]: chunks[q.context]["title"]}).answer for q in qas]
-    rows.append(("learned, as mKG-RAG reads (typed, abstains)", *_scores(preds, qas), time.perf_counter() - t))
-    if not args.no_rules:
+    if "typed" in which:
+        t = time.perf_counter()
+        preds = [learned_read(reader, q.question, [chunks[q.context]], [],
+                              titles={chunks[q.context]["doc_id"]: chunks[q.context]["title"]}).answer for q in qas]
+        rows.append(("learned, as mKG-RAG reads (typed, abstains)", *_scores(preds, qas), time.perf_counter() - t))
+    if "rules" in which:
         import numpy as np
 
         from kgqa.methods.mkgrag.reader import read
@@ -146,7 +150,6 @@ def write_articles(qas, out: Path) -> dict[str, str]:
 def bench_open(args) -> None:
     from kgqa.app.pipeline import Pipeline
     from kgqa.core.config import Settings
-    from kgqa.core.question import Query
     from kgqa.models.span_reader import load_squad
 
     os.environ["KGQA_CHAT_BACKEND"] = "none"
@@ -158,6 +161,8 @@ def bench_open(args) -> None:
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "kgqa.app.cli", "load", "documents", str(folder)], check=True)
         print(f"loaded {len(stems)} articles in {time.perf_counter() - t:.0f} s")
+        if args.load_only:
+            return
     qas = _spread(all_qas, args.limit)
     s = Settings()
     print(f"SQuAD v1.1 dev, open setting · {len(stems)} articles loaded as documents · {len(qas)} questions asked "
@@ -170,7 +175,7 @@ def bench_open(args) -> None:
         try:
             for q in qas:
                 t = time.perf_counter()
-                a = pipe.method.solve(Query(question=q.question))
+                a = pipe.answer(q.question)
                 secs.append(time.perf_counter() - t)
                 preds.append(a.answer)
                 docs = a.details.get("document_ids") or []
@@ -190,9 +195,11 @@ def main() -> None:
     a.add_argument("--limit", type=int, default=None, help="N questions spread evenly over dev (default: all)")
     a.add_argument("--squad", default=str(SQUAD), help="the folder of dev-v1.1.json.gz")
     a.add_argument("--checkpoint", default=None, help="the span reader (default: what mkgrag loads)")
-    a.add_argument("--no-rules", action="store_true", help="skip the rule reader (the slowest row)")
+    a.add_argument("--readers", default="learned,typed,rules", help="rows to compute: learned (best span), "
+                   "typed (as mKG-RAG reads), rules (the rule reader, the slowest)")
     b = sub.add_parser("open")
     b.add_argument("--load", action="store_true", help="write and load the 48 articles first")
+    b.add_argument("--load-only", action="store_true", help="with --load: stop after loading")
     b.add_argument("--limit", type=int, default=None, help="N questions spread evenly over dev (default: all)")
     b.add_argument("--squad", default=str(SQUAD))
     args = ap.parse_args()

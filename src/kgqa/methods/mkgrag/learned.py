@@ -19,7 +19,8 @@ without one served, this reads the same context:
    shows) occurs gains ``SUBJECT_BONUS``;
 4. the best span is the answer and the sentence holding it the evidence; the reader abstains when the best
    margin is below the checkpoint's threshold (chosen on held-out training articles, ``threshold`` option to
-   override).
+   override), or when none of the names the question gives (nor what the image shows) occurs in the passage
+   the best span is read from (as the rule reader).
 
 The passages are data, never instructions: the reader only ever scores spans of them.
 """
@@ -56,6 +57,8 @@ def _passage(title: str, lines: list[str]) -> tuple[str, list[tuple[int, int, st
             text += " "
         where.append((len(text), len(text) + len(line), line))
         text += line
+        if line[-1:] not in ".!?:;":            # a heading or a table row ends as a sentence does
+            text += "."
     return text, where
 
 
@@ -114,7 +117,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
         words = set(key.split())
         if not key or (words and words <= known) or f" {key} " in qkey or key in subjects:
             continue
-        sent = next(((s0, s) for s0, s1, s in m["where"] if s0 <= g.start < s1), None)
+        sent = next(((s0, s) for s0, s1, s in m["where"] if s0 <= g.start < s1 and g.end <= s1 + 1), None)
         if sent is None or (m["title"] and sent[0] == 0 and sent[1] == f"{m['title']}."):
             continue                                       # read from the title line: the subject, not an answer
         adj = 0.0
@@ -142,6 +145,13 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
                        "own names")
     scored.sort(key=lambda x: -x[0])
     best_score, best = scored[0]
+    # the names the question gives (or what the image shows): one must occur where the answer is read
+    where = next((" ".join(s for _, _, s in m["where"]) for m in meta
+                  if m["chunk_id"] == best.chunk_id and m["doc_id"] == best.doc_id), "")
+    if q_names and not any(n and _occurs(n, f"{where} {(titles or {}).get(best.doc_id or '', '')}") for n in q_names):
+        return Reading(None, atype, noun, best, len(scored),
+                       f"abstained: what the question names ({', '.join(q_names)}) is not where the best span was "
+                       "read")
     limit = reader.threshold if threshold is None else threshold
     if best_score < limit:
         return Reading(None, atype, noun, best, len(scored),
