@@ -78,15 +78,17 @@ def bench_reading(args) -> None:
     qas = _spread(load_squad(Path(args.squad) / "dev-v1.1.json.gz"), args.limit)
     ckpt = Path(args.checkpoint) if args.checkpoint else default_checkpoint(Settings())
     which = set(args.readers.split(","))
-    reader = load_reader(ckpt)
-    m = reader.meta
+    reader = load_reader(ckpt) if which & {"learned", "typed"} else None
+    m = reader.meta if reader else {}
     print(f"SQuAD v1.1 dev, reading setting · {len(qas)} questions · torch threads {threads} · load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"learned reader: {ckpt} ({ckpt.stat().st_size / 1e6:.1f} MB) trained on "
-          f"{m.get('trained_on', {}).get('files')} ({m.get('examples')} questions + {m.get('no_answer_pairs')} "
-          f"no-answer pairs, {m.get('epochs_done')} epochs, {m.get('train_seconds')} s, seed {m.get('seed')}, "
-          f"max_length {m.get('max_length')}, stride {m.get('doc_stride')}); abstention threshold "
-          f"{m.get('threshold')} (held-out training articles)")
+    if reader:
+        print(f"learned reader: {ckpt} ({ckpt.stat().st_size / 1e6:.1f} MB) trained on "
+              f"{m.get('trained_on', {}).get('files')} ({m.get('examples')} questions + {m.get('no_answer_pairs')} "
+              f"no-answer pairs, {m.get('epochs_done')} epochs, {m.get('train_seconds')} s, seed {m.get('seed')}, "
+              f"max_length {m.get('max_length')}, stride {m.get('doc_stride')}); abstention threshold "
+              f"{m.get('threshold')} (held-out training articles)")
+    print(f"seconds per row include tokenising; q/s = questions per second on {threads} thread(s)")
     rows = []
     if "learned" in which:
         t = time.perf_counter()
