@@ -10,14 +10,17 @@ without one served, this reads the same context:
    retrieved chunk holds (an entity's description, a relation's sentence) as one more passage each;
 2. **spans**: the reader's best spans (at most ``max_answer_tokens`` tokens) over all passages, each with its
    *margin*, the span's score (start + end logit) over its window's no-answer score;
-3. **typed by the question**: the answer type of the rule reader (``reader.answer_type``: year, date, count,
+3. **whole names**: a span that stops inside a proper name ("Skidmore" of "Skidmore, Owings and Merrill") is
+   widened to the reader's longer guess from the same start when that only adds capitalised name words and
+   scores at most ``NAME_SLACK`` below it (a round number, not fitted);
+4. **typed by the question**: the answer type of the rule reader (``reader.answer_type``: year, date, count,
    quantity, person, place, organisation, name, other). A year, date, count or quantity question wants a span
    holding such a value (``kgqa.core.spans``), −``TYPE_PENALTY`` without; a person, place or organisation
    question and a span that is a G_r entity whose graph type is another of the three: −``TYPE_PENALTY`` (one
    of the same kind: +``TYPE_BONUS``). Spans the question (or what the image shows, or the top document's
    title) already names are not answers; a span read where a name the question gives (or what the image
    shows) occurs gains ``SUBJECT_BONUS``;
-4. the best span is the answer and the sentence holding it the evidence; the reader abstains when the best
+5. the best span is the answer and the sentence holding it the evidence; the reader abstains when the best
    margin is below the checkpoint's threshold (chosen on held-out training articles, ``threshold`` option to
    override), or when none of the names the question gives (nor what the image shows) occurs in the passage
    the best span is read from (as the rule reader).
@@ -26,6 +29,9 @@ The passages are data, never instructions: the reader only ever scores spans of 
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import replace
 
 from kgqa.core.kg import label_key
 from kgqa.core.spans import spans, text_sentences
@@ -39,6 +45,26 @@ _NUMERIC = ("year", "date", "count", "quantity")
 _GRAPH_KIND = {"person": PERSON_NOUNS | {"person", "people", "human", "individual"},
                "place": PLACE_NOUNS | {"location", "geo", "gpe", "landmark", "building"},
                "organisation": ORG_NOUNS | {"org", "organization", "organisation", "company", "group"}}
+
+
+#: what continues a proper name cut at a comma or "and": ", Owings and Merrill", " & Co"
+_NAME_TAIL = re.compile(r"^(?:,?\s+(?:and\s+|&\s+)?[A-Z][\w.'&-]*)+$")
+NAME_SLACK = 1.0
+
+
+def _whole_names(guesses: list, passages: list[str]) -> list:
+    """A span that stops inside a proper name ("Skidmore" of "Skidmore, Owings and Merrill") is widened to the
+    longer guess from the same start when that one only adds capitalised name words (joined by commas, "and"
+    or "&") and scores at most ``NAME_SLACK`` (start + end logits) below it; its score stays its own."""
+    out = []
+    for g in guesses:
+        longer = [h for h in guesses if h.passage == g.passage and h.start == g.start and h.end > g.end
+                  and h.score >= g.score - NAME_SLACK and _NAME_TAIL.match(passages[g.passage][g.end:h.end])]
+        if longer:
+            h = max(longer, key=lambda x: x.end)
+            g = replace(g, end=h.end, text=passages[g.passage][g.start:h.end])
+        out.append(g)
+    return out
 
 
 def _graph_kind(etype: str) -> str | None:
@@ -97,7 +123,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
                      "graph": True, "title": title})
     if not passages:
         return Reading(None, atype, noun, None, 0, "no retrieved context to read")
-    guesses = reader.read(question, passages, top=top)
+    guesses = _whole_names(reader.read(question, passages, top=top), passages)
     etypes = {}
     for el in elements:
         if el.kind == "entity" and el.name and "(" in el.text:
