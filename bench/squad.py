@@ -2,7 +2,7 @@
 
     KGQA_TORCH_THREADS=1 python bench/squad.py reading [--limit N] [--squad DIR] [--checkpoint FILE]
                                                    [--readers learned,typed,rules]
-    KGQA_TORCH_THREADS=1 python bench/squad.py open [--load [--load-only]] [--limit N] [--squad DIR]
+    KGQA_TORCH_THREADS=1 python bench/squad.py open [--load [--load-only]] [--articles N] [--limit N]
 
 * ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
   no punctuation, no articles a/an/the, single spaces; the best over the gold answers; an abstention
@@ -149,6 +149,13 @@ def write_articles(qas, out: Path) -> dict[str, str]:
     return stems
 
 
+def rt_docs(s) -> list:
+    from kgqa.core.graph import Graph
+
+    with Graph(s) as g:
+        return g.read("docs_list")
+
+
 def bench_open(args) -> None:
     from kgqa.app.pipeline import Pipeline
     from kgqa.core.config import Settings
@@ -157,7 +164,10 @@ def bench_open(args) -> None:
     os.environ["KGQA_CHAT_BACKEND"] = "none"
     threads = _threads()
     all_qas = load_squad(Path(args.squad) / "dev-v1.1.json.gz")
-    folder = REPO / ".kgqa" / "squad" / "articles"
+    if args.articles:                      # the first N articles of the file only (a quicker, smaller corpus)
+        keep = list(dict.fromkeys(q.article for q in all_qas))[:args.articles]
+        all_qas = [q for q in all_qas if q.article in keep]
+    folder = REPO / ".kgqa" / "squad" / (f"articles-{args.articles}" if args.articles else "articles")
     stems = write_articles(all_qas, folder)
     if args.load:
         t = time.perf_counter()
@@ -167,7 +177,8 @@ def bench_open(args) -> None:
             return
     qas = _spread(all_qas, args.limit)
     s = Settings()
-    print(f"SQuAD v1.1 dev, open setting · {len(stems)} articles loaded as documents · {len(qas)} questions asked "
+    docs = len(rt_docs(s))
+    print(f"SQuAD v1.1 dev, open setting · {len(stems)} articles loaded as documents ({docs} documents in the graph) · {len(qas)} questions asked "
           f"without their paragraph · learned reader · torch threads {threads}")
     print(f"  {'system':<30} {'EM':>6} {'F1':>6} {'doc R':>6} {'abst. %':>8} {'s/q p50':>8}")
     for label, opts in (("mkgrag + learned reader", {"reader": "learned"}),
@@ -204,6 +215,7 @@ def main() -> None:
     b.add_argument("--load-only", action="store_true", help="with --load: stop after loading")
     b.add_argument("--limit", type=int, default=None, help="N questions spread evenly over dev (default: all)")
     b.add_argument("--squad", default=str(SQUAD))
+    b.add_argument("--articles", type=int, default=None, help="only the first N dev articles (loaded and asked)")
     args = ap.parse_args()
     {"reading": bench_reading, "open": bench_open}[args.cmd](args)
 

@@ -47,15 +47,16 @@ _GRAPH_KIND = {"person": PERSON_NOUNS | {"person", "people", "human", "individua
                "organisation": ORG_NOUNS | {"org", "organization", "organisation", "company", "group"}}
 
 
-#: what continues a proper name cut at a comma or "and": ", Owings and Merrill", " & Co"
-_NAME_TAIL = re.compile(r"^(?:,?\s+(?:and\s+|&\s+)?[A-Z][\w.'&-]*)+$")
+#: what continues a coordinated proper name cut at its comma or "and": ", Owings and Merrill", " & Gamble"
+#: (not ", Missouri": a place's region is not part of its name)
+_NAME_TAIL = re.compile(r"^(?:,?\s+[A-Z][\w.'&-]*)*,?\s+(?:and|&)\s+[A-Z][\w.'&-]*$")
 NAME_SLACK = 1.0
 
 
 def _whole_names(guesses: list, passages: list[str]) -> list:
     """A span that stops inside a proper name ("Skidmore" of "Skidmore, Owings and Merrill") is widened to the
-    longer guess from the same start when that one only adds capitalised name words (joined by commas, "and"
-    or "&") and scores at most ``NAME_SLACK`` (start + end logits) below it; its score stays its own."""
+    longer guess from the same start when that one only adds capitalised name words joined by commas and
+    ending in "and" / "&" (a coordinated name) and scores at most ``NAME_SLACK`` (start + end logits) below it; its score stays its own."""
     out = []
     for g in guesses:
         longer = [h for h in guesses if h.passage == g.passage and h.start == g.start and h.end > g.end
