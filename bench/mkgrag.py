@@ -20,8 +20,8 @@
   comparison, single-stage graph retrieval over ALL document entities (the docentity_embedding
   vector index, and an exact Cypher scan) — the cost the paper's first stage avoids. The synthetic
   documents are removed at the end (``--keep`` leaves them). Prints p50/p95 ms with threads and load.
-* ``accuracy``: ``kgqa eval`` of data/docs/questions.jsonl, side by side in one run: mkgrag with the CPU
-  reader, its chunks-only ablation with the same reader (naive RAG), mkgrag with the LLM reader
+* ``accuracy``: ``kgqa eval`` of data/docs/questions.jsonl, side by side in one run: mkgrag with the learned
+  reader and with the rule reader, each beside its chunks-only ablation with the same reader (naive RAG), mkgrag with the LLM reader
   (``--llm``: the paper's generation, the configured chat backend, replayed through ``--replay-cache``)
   and VisPath on the demo KG: EM, SBERT@0.3, document recall@Kd, evidence recall, supporting-sentence
   recall, abstentions; over all questions and per fold (d01–d14: the CPU reader's rules were developed
@@ -335,11 +335,14 @@ def bench_accuracy(args) -> None:
     if args.limit:
         qs = qs[: args.limit]
     enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
-    systems = [("mkgrag + CPU reader", "mkgrag", {"reader": "cpu"}),
-               ("chunks-only + CPU reader (naive RAG)", "mkgrag", {"reader": "cpu", "chunks_only": True})]
+    systems = [("mkgrag + learned reader", "mkgrag", {"reader": "learned"}),
+               ("chunks-only + learned reader (naive RAG)", "mkgrag", {"reader": "learned", "chunks_only": True}),
+               ("mkgrag + rule reader", "mkgrag", {"reader": "rules"}),
+               ("chunks-only + rule reader (naive RAG)", "mkgrag", {"reader": "rules", "chunks_only": True})]
     if args.llm:
         systems.append((f"mkgrag + LLM reader ({s.chat_backend})", "mkgrag", {"reader": "llm"}))
-    systems.append(("VisPath (demo KG)", "vispath", {}))
+    if not args.no_vispath:
+        systems.append(("VisPath (demo KG)", "vispath", {}))
     runs = [(label, *_evaluate(s, enc, qs, method, opts, args.replay_cache)[:2]) for label, method, opts in systems]
     print(f"accuracy · {len(qs)} questions (data/docs/questions.jsonl) · torch threads {s.torch_threads} · "
           f"load {_load()} · replay cache {args.replay_cache or 'none (live)'} · chat {s.chat_backend}")
@@ -354,7 +357,8 @@ def bench_accuracy(args) -> None:
             print(f"  {label if fold == 'all' else '':<40} {fold:<9} " + " ".join(f"{r[c]:>7}" for c in cols))
 
 
-#: the two systems of ``scale``: mkgrag and its chunks-only ablation, both with the CPU reader
+#: the two systems of ``scale``: mkgrag and its chunks-only ablation, both with the CPU reader (the learned
+#: span reader when its checkpoint loads, else the rule reader)
 SCALE_SYSTEMS = (("mkgrag + CPU reader", {"reader": "cpu"}),
                  ("chunks-only + CPU reader", {"reader": "cpu", "chunks_only": True}))
 
@@ -467,6 +471,7 @@ def main() -> None:
     c.add_argument("--replay-cache", default=None)
     c.add_argument("--limit", type=int, default=None)
     c.add_argument("--llm", action="store_true", help="also mkgrag with the LLM reader (the paper's generation)")
+    c.add_argument("--no-vispath", action="store_true", help="leave out VisPath's row (the demo KG)")
     d = sub.add_parser("scale")
     d.add_argument("--docs", type=int, default=10_000)
     d.add_argument("--batch", type=int, default=250)

@@ -126,7 +126,8 @@ class Fallback:
 
     Codes in use: ``schema`` (no valid JSON after retries), ``declined`` (the vision model
     recognised nothing), ``graph_only`` (KGQA_CHAT_BACKEND=none), ``empty`` (the model's
-    valid reply selected nothing usable), ``graph`` (the graph offered nothing to take).
+    valid reply selected nothing usable), ``graph`` (the graph offered nothing to take), ``reader``
+    (mKG-RAG's learned reader could not be loaded; the rule reader answered).
     """
 
     code: str

@@ -237,3 +237,78 @@ def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoin
               f"{ho['questions']} questions ({100 * ho['rate']:.1f} %)")
     print(f"checkpoint: {rep['checkpoint']} ({rep['bytes'] / 1e6:.1f} MB)")
     print(f"loss curve: {rep['plot']}")
+
+
+@train_app.command("reader")
+def train_reader_cmd(
+    data: list[Path] = typer.Option(..., "--data", help="SQuAD v1.1-format file(s) (.json or .json.gz) to train "
+                                    "on, e.g. ../shared/datasets/squad/train-sample-44.json.gz; never an "
+                                    "evaluation set."),
+    holdout: int = typer.Option(4, "--holdout", min=0, help="Whole articles held out of training, where the "
+                                "abstention threshold is chosen (and held-out EM/F1 measured)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Train on the first N questions of the "
+                                        "shuffled training articles only (a quick run)."),
+    epochs: int = typer.Option(2, "--epochs", min=1, help="Epochs over the training windows."),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Windows per step."),
+    lr: float = typer.Option(1e-4, "--lr", help="AdamW peak learning rate (linear warm-up over 10 %, then decay)."),
+    max_length: int = typer.Option(384, "--max-length", min=64, max=512, help="Tokens per window."),
+    doc_stride: int = typer.Option(128, "--doc-stride", min=16, help="Passage tokens shared by two windows."),
+    max_answer_tokens: int = typer.Option(30, "--max-answer-tokens", min=1, help="Longest answer span read."),
+    negatives: float = typer.Option(0.1, "--negatives", min=0.0, max=1.0, help="Share of questions also paired "
+                                    "with another paragraph of their article (target: no answer)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the held-out split, the order and the head's weights."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Stop training after this many seconds."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (safetensors). Default: "
+                                              "<data dir>/models/reader/span-reader.safetensors, what mkgrag's "
+                                              "reader=learned loads first (else the shipped data/reader/ one)."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Loss curve PNG (default: beside the checkpoint)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+):
+    """Fine-tune all-MiniLM-L6-v2 end to end as an extractive span reader (start/end) on SQuAD-format data;
+    prints the loss and windows/s per step window, chooses the abstention threshold on held-out articles."""
+    import random as _random
+
+    from kgqa.models.span_reader import CHECKPOINT_NAME, load_squad, split_articles, train_reader
+
+    s = env_settings()
+    ckpt = checkpoint or Path(s.models_dir) / "reader" / CHECKPOINT_NAME
+    qas = []
+    for p in data:
+        qas += load_squad(p)
+    train, held = split_articles(qas, holdout, seed)
+    if limit:
+        _random.Random(seed).shuffle(train)
+        train = train[:limit]
+
+    def say(msg: str) -> None:
+        if not as_json:
+            print(msg, flush=True)
+
+    say(f"training on {len(train)} questions ({len({q.article for q in train})} articles) of "
+        f"{', '.join(p.name for p in data)}; {len(held)} held out ({holdout} articles); torch threads "
+        f"{s.torch_threads} (KGQA_TORCH_THREADS)")
+    rep = train_reader(train, held, checkpoint=ckpt, epochs=epochs, batch_size=batch_size, lr=lr,
+                       max_length=max_length, doc_stride=doc_stride, max_answer_tokens=max_answer_tokens,
+                       negatives=negatives, seed=seed, threads=s.torch_threads, plot=plot, say=say,
+                       time_limit=time_limit,
+                       trained_on={"files": [p.name for p in data], "questions": len(train),
+                                   "articles": len({q.article for q in train}), "limit": limit,
+                                   "holdout_articles": sorted({q.article for q in held})})
+    if as_json:
+        from dataclasses import asdict
+
+        print(json.dumps(asdict(rep), indent=2, ensure_ascii=False, default=str))
+        return
+    sec = rep.seconds
+    print(f"examples: {rep.examples} questions + {rep.negatives} no-answer pairs = {rep.windows} windows; "
+          f"{rep.steps} steps over {rep.epochs} epochs")
+    print(f"time: prepare {sec['prepare']} s, train {sec['train']} s ({rep.examples_per_s} windows/s), held-out "
+          f"{sec['holdout']} s · torch threads {rep.meta['torch_threads']} · bf16 autocast {rep.meta['bf16_autocast']}")
+    print("loss per epoch: " + ", ".join(f"{v:.4f}" for v in rep.epoch_losses))
+    h = rep.holdout
+    if h:
+        print(f"held out ({h['questions']} questions, {h['articles']} articles): EM {h['em']} F1 {h['f1']}; "
+              f"abstention threshold (margin) {rep.threshold}: answers {h['answered_own']} % on the own paragraph, "
+              f"abstains {h['abstained_other']} % on another article's")
+    print(f"checkpoint: {rep.checkpoint} ({rep.bytes / 1e6:.1f} MB)")
+    print(f"loss curve: {rep.plot}")

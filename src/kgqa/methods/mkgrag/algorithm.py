@@ -58,6 +58,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgqa.methods.mkgrag import prompts as P
+from kgqa.methods.mkgrag.learned import learned_read
 from kgqa.methods.mkgrag.reader import Reading, read
 from kgqa.core.errors import BadModelReply
 from kgqa.core.kg import cos_from_neo4j
@@ -82,9 +83,16 @@ class MKGRAGOptions(BaseModel):
                                                             "then source chunks")
     naive_k: int = Field(5, ge=1, le=100, description="chunks retrieved by the chunks-only baseline")
     max_tokens: int = Field(48, ge=4, le=512, description="answer tokens")
-    reader: Literal["auto", "cpu", "llm"] = Field("auto", description="who answers from the context: llm (the "
-                                                  "paper's generation), cpu (the extractive reader, reader.py); auto: "
-                                                  "llm when a chat server is configured (openai | vllm), else cpu")
+    reader: Literal["auto", "cpu", "learned", "rules", "llm"] = Field(
+        "auto", description="who answers from the context: llm (the paper's generation); learned (the span "
+        "reader, learned.py: all-MiniLM-L6-v2 fine-tuned on SQuAD, its checkpoint from reader_checkpoint, else "
+        "<data dir>/models/reader/, else the shipped data/reader/; opt-in until it is measured on the bundled "
+        "documents; a checkpoint that cannot load falls back to rules in one line); rules or cpu (the rule "
+        "reader, reader.py); auto: llm when a chat server is configured (openai | vllm), else cpu")
+    reader_checkpoint: str = Field("", description="learned reader: its checkpoint file (empty: the default)")
+    reader_threshold: float | None = Field(None, ge=-100.0, le=100.0, description="learned reader: abstain when "
+                                           "the best span's margin over no-answer is lower (default: the "
+                                           "checkpoint's, chosen on held-out training articles)")
     min_sentence_cos: float = Field(0.3, ge=-1.0, le=1.0, description="cpu reader: abstain when the supporting "
                                                                       "sentence's cosine to the question is lower")
     chunks_only: bool = Field(False, description="ablation: naive RAG over chunks of the Kd documents (no graph)")
@@ -142,10 +150,23 @@ class MKGRAG(BaseMethod):
     # ========================================================================= Section 3.2
     @property
     def reader(self) -> str:
-        """cpu | llm (the ``reader`` option; auto: llm when a chat server is configured)."""
+        """cpu | llm (the ``reader`` option; auto: llm when a chat server is configured; learned and rules are
+        CPU readers)."""
+        if self.opt.reader in ("learned", "rules"):
+            return "cpu"
         if self.opt.reader != "auto":
             return self.opt.reader
         return "llm" if getattr(self.settings, "chat_backend", None) in ("openai", "vllm") else "cpu"
+
+    def span_reader(self):
+        """The learned span reader (loaded once per process and checkpoint), or (None, why) when it cannot be used."""
+        from kgqa.models.span_reader import SpanReaderUnavailable, default_checkpoint, load_reader
+
+        path = self.opt.reader_checkpoint or default_checkpoint(self.settings)
+        try:
+            return load_reader(path), None
+        except SpanReaderUnavailable as e:
+            return None, str(e)
 
     def solve(self, query) -> Answer:
         r = self.retrieve(query.question, query.image)
@@ -161,7 +182,18 @@ class MKGRAG(BaseMethod):
         return self.to_answer(query.question, text, r, answer_fallback=fb is not None)
 
     def read(self, question: str, r: Retrieval) -> Reading:
-        """The CPU reader over the same context the LLM would get (reader.py)."""
+        """The CPU reader over the same context the LLM would get: the rule reader (reader.py), or with
+        ``reader=learned`` the learned span reader (learned.py; the rule reader when its checkpoint cannot be used)."""
+        if self.opt.reader == "learned":
+            model, why = self.span_reader()
+            if model is not None:
+                reading = learned_read(model, question, r.chunks, r.elements, image_note=r.image_note,
+                                       titles={d["id"]: d["title"] for d in r.documents[:1]},
+                                       doc_titles={d["id"]: d["title"] for d in r.documents},
+                                       threshold=self.opt.reader_threshold)
+                reading.cpu_reader = "learned"
+                return reading
+            r.fallbacks.append(Fallback("reader", f"learned reader unavailable ({why}); the rule reader answers"))
         return read(question, r.chunks, r.elements, self.kg.embed, image_note=r.image_note,
                     titles={d["id"]: d["title"] for d in r.documents[:1]},
                     doc_cos={d["id"]: d["cos"] for d in r.documents},
@@ -407,7 +439,7 @@ class MKGRAG(BaseMethod):
         variant = "chunks only (naive RAG)" if o.chunks_only else "dual-stage graph retrieval"
         if reading is not None:
             why = reading.reason if (text or reading.reason.startswith("abstained")) else f"abstained: {reading.reason}"
-            stop = f"{why} (cpu reader, answer type {reading.answer_type})"
+            stop = f"{why} ({reading.cpu_reader} cpu reader, answer type {reading.answer_type})"
         else:
             stop = ("abstained" if not text else "fallback: best-ranked retrieved entity" if answer_fallback
                     else "answered from the retrieved context")
@@ -432,6 +464,7 @@ class MKGRAG(BaseMethod):
                 "timings": {k: round(v, 4) for k, v in r.timings.items()},
                 "titles": titles,
                 "reader": "cpu" if reading is not None else "llm",
+                "cpu_reader": reading.cpu_reader if reading is not None else None,
                 "answer_type": reading.answer_type if reading is not None else None,
                 "support": support,
             },
@@ -443,7 +476,8 @@ class MKGRAG(BaseMethod):
         if reading is not None and reading.candidate is not None and text:
             c = reading.candidate
             return {"sentence": c.sentence, "chunk_id": c.chunk_id, "doc_id": c.doc_id,
-                    "section": c.heading or None, "score": round(c.score, 4), "sentence_cos": round(c.sentence_cos, 4)}
+                    "section": c.heading or None, "score": round(c.score, 4),
+                    "sentence_cos": round(c.sentence_cos, 4) if reading.cpu_reader == "rules" else None}
         if not text:
             return None
         from kgqa.core.spans import sentences

@@ -89,6 +89,7 @@ class Reading:
     candidates: int
     reason: str
     debug: list | None = None          # every candidate, best first (``debug=True``)
+    cpu_reader: str = "rules"          # rules (this module) | learned (learned.py)
 
 
 def type_noun(question: str) -> str | None:

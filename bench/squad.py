@@ -1,0 +1,224 @@
+"""The reader on a public reading benchmark: SQuAD v1.1 dev (never trained or tuned on).
+
+    KGQA_TORCH_THREADS=1 python bench/squad.py reading [--limit N] [--squad DIR] [--checkpoint FILE]
+                                                   [--readers learned,typed,rules]
+    KGQA_TORCH_THREADS=1 python bench/squad.py open [--load [--load-only]] [--articles N] [--limit N]
+
+* ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
+  no punctuation, no articles a/an/the, single spaces; the best over the gold answers; an abstention
+  scores 0) for
+  - the learned span reader alone (``kgqa.models.span_reader``: its best span, never abstaining), the
+    figure comparable with published readers;
+  - the same reader as mKG-RAG uses it (``kgqa.methods.mkgrag.learned``: the paragraph as a retrieved chunk,
+    typed by the question, abstaining below the checkpoint's threshold);
+  - today's rule reader (``kgqa.methods.mkgrag.reader``) on the same chunk;
+  - the published DrQA document reader (Chen, Fisch, Weston and Bordes, "Reading Wikipedia to Answer
+    Open-Domain Questions", ACL 2017: 69.5 / 78.8, trained on all 87,599 train questions), quoted.
+  ``--limit N`` reads N questions spread evenly over the file (every k-th), for quick runs.
+* ``open``: the 48 dev articles as Markdown documents (one per article: its title as heading, its paragraphs),
+  written to ``.kgqa/squad/articles`` and loaded with ``kgqa load documents`` (``--load``; graph-only,
+  ``KGQA_CHAT_BACKEND=none``); then every question (or ``--limit N`` of them, spread evenly) asked without its
+  paragraph through mKG-RAG and its chunks-only ablation, both with the learned reader: EM, F1, document
+  recall@Kd (the question's article among the recalled documents), abstentions.
+
+Prints the settings (threads, checkpoint and what it was trained on) and the tables; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SQUAD = REPO.parent / "shared" / "datasets" / "squad"
+DRQA = (69.5, 78.8)
+
+
+def _spread(items: list, limit: int | None) -> list:
+    if not limit or limit >= len(items):
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def _threads() -> int:
+    import torch
+
+    n = int(os.environ.get("KGQA_TORCH_THREADS", "1"))
+    torch.set_num_threads(n)
+    return torch.get_num_threads()
+
+
+def _scores(preds: list[str | None], qas) -> tuple[float, float, float]:
+    from kgqa.models.span_reader import exact_match, f1_score
+
+    n = max(len(qas), 1)
+    em = sum(exact_match(p, [a for a, _ in q.answers]) for p, q in zip(preds, qas))
+    f1 = sum(f1_score(p, [a for a, _ in q.answers]) for p, q in zip(preds, qas))
+    return 100 * em / n, 100 * f1 / n, 100 * sum(p is None for p in preds) / n
+
+
+def _chunk(q, k: int) -> dict:
+    doc = re.sub(r"\W+", "_", q.article.lower()).strip("_")
+    return {"id": f"{doc}#p{k}", "doc_id": doc, "title": q.article.replace("_", " "), "text": q.context,
+            "sections": []}
+
+
+def bench_reading(args) -> None:
+    from kgqa.methods.mkgrag.learned import learned_read
+    from kgqa.models.span_reader import default_checkpoint, load_reader, load_squad
+    from kgqa.core.config import Settings
+
+    threads = _threads()
+    qas = _spread(load_squad(Path(args.squad) / "dev-v1.1.json.gz"), args.limit)
+    ckpt = Path(args.checkpoint) if args.checkpoint else default_checkpoint(Settings())
+    which = set(args.readers.split(","))
+    reader = load_reader(ckpt) if which & {"learned", "typed"} else None
+    m = reader.meta if reader else {}
+    print(f"SQuAD v1.1 dev, reading setting · {len(qas)} questions · torch threads {threads} · load "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if reader:
+        print(f"learned reader: {ckpt} ({ckpt.stat().st_size / 1e6:.1f} MB) trained on "
+              f"{m.get('trained_on', {}).get('files')} ({m.get('examples')} questions + {m.get('no_answer_pairs')} "
+              f"no-answer pairs, {m.get('epochs_done')} epochs, {m.get('train_seconds')} s, seed {m.get('seed')}, "
+              f"max_length {m.get('max_length')}, stride {m.get('doc_stride')}); abstention threshold "
+              f"{m.get('threshold')} (held-out training articles)")
+    print(f"seconds per row include tokenising; q/s = questions per second on {threads} thread(s)")
+    rows = []
+    if "learned" in which:
+        t = time.perf_counter()
+        best = reader.read_many([q.question for q in qas], [q.context for q in qas], top=1)
+        dt = time.perf_counter() - t
+        preds = [g[0].text if g else None for g in best]
+        rows.append(("learned span reader (best span)", *_scores(preds, qas), dt))
+    chunks = {}
+    for q in qas:
+        chunks.setdefault(q.context, _chunk(q, len(chunks)))
+    if "typed" in which:
+        t = time.perf_counter()
+        preds = [learned_read(reader, q.question, [chunks[q.context]], [],
+                              titles={chunks[q.context]["doc_id"]: chunks[q.context]["title"]}).answer for q in qas]
+        rows.append(("learned, as mKG-RAG reads (typed, abstains)", *_scores(preds, qas), time.perf_counter() - t))
+    if "rules" in which:
+        import numpy as np
+
+        from kgqa.methods.mkgrag.reader import read
+        from kgqa.models.encoder import get_encoder
+
+        enc = get_encoder(Settings().encoder_model, device="cpu", threads=threads)
+
+        def embed(texts):
+            v = np.asarray(enc.encode(list(texts)), dtype=np.float32)
+            return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+        t = time.perf_counter()
+        preds = []
+        for q in qas:
+            c = chunks[q.context]
+            preds.append(read(q.question, [c], [], embed, titles={c["doc_id"]: c["title"]}).answer)
+        rows.append(("rule reader (today's CPU reader)", *_scores(preds, qas), time.perf_counter() - t))
+    print(f"  {'reader':<46} {'EM':>6} {'F1':>6} {'abst. %':>8} {'q/s':>7}")
+    for label, em, f1, ab, sec in rows:
+        print(f"  {label:<46} {em:6.1f} {f1:6.1f} {ab:8.1f} {len(qas) / max(sec, 1e-9):7.1f}")
+    print(f"  {'DrQA document reader (published, full train)':<46} {DRQA[0]:6.1f} {DRQA[1]:6.1f} {'-':>8} {'-':>7}")
+
+
+# ------------------------------------------------------------------------------------------------ open setting
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
+
+
+def write_articles(qas, out: Path) -> dict[str, str]:
+    """One Markdown document per article (its title as heading, its paragraphs); article → file stem."""
+    out.mkdir(parents=True, exist_ok=True)
+    paras: dict[str, list[str]] = {}
+    for q in qas:
+        lst = paras.setdefault(q.article, [])
+        if q.context not in lst:
+            lst.append(q.context)
+    stems = {}
+    for art, ps in paras.items():
+        stem = _slug(art)
+        stems[art] = stem
+        (out / f"{stem}.md").write_text(f"# {art.replace('_', ' ')}\n\n" + "\n\n".join(ps) + "\n", encoding="utf-8")
+    return stems
+
+
+def rt_docs(s) -> list:
+    from kgqa.core.graph import Graph
+
+    with Graph(s) as g:
+        return g.read("docs_list")
+
+
+def bench_open(args) -> None:
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.core.config import Settings
+    from kgqa.models.span_reader import load_squad
+
+    os.environ["KGQA_CHAT_BACKEND"] = "none"
+    threads = _threads()
+    all_qas = load_squad(Path(args.squad) / "dev-v1.1.json.gz")
+    if args.articles:                      # the first N articles of the file only (a quicker, smaller corpus)
+        keep = list(dict.fromkeys(q.article for q in all_qas))[:args.articles]
+        all_qas = [q for q in all_qas if q.article in keep]
+    folder = REPO / ".kgqa" / "squad" / (f"articles-{args.articles}" if args.articles else "articles")
+    stems = write_articles(all_qas, folder)
+    if args.load:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "kgqa.app.cli", "load", "documents", str(folder)], check=True)
+        print(f"loaded {len(stems)} articles in {time.perf_counter() - t:.0f} s")
+        if args.load_only:
+            return
+    qas = _spread(all_qas, args.limit)
+    s = Settings()
+    docs = len(rt_docs(s))
+    print(f"SQuAD v1.1 dev, open setting · {len(stems)} articles loaded as documents ({docs} documents in the graph) · {len(qas)} questions asked "
+          f"without their paragraph · learned reader · torch threads {threads}")
+    print(f"  {'system':<30} {'EM':>6} {'F1':>6} {'doc R':>6} {'abst. %':>8} {'s/q p50':>8}")
+    for label, opts in (("mkgrag + learned reader", {"reader": "learned"}),
+                        ("chunks-only + learned reader", {"reader": "learned", "chunks_only": True})):
+        pipe = Pipeline(s, method="mkgrag", options=opts, write_trace=False)
+        preds, recall, secs = [], 0, []
+        try:
+            for q in qas:
+                t = time.perf_counter()
+                a = pipe.answer(q.question)
+                secs.append(time.perf_counter() - t)
+                preds.append(a.answer)
+                docs = a.details.get("document_ids") or []
+                recall += any(d == stems[q.article] or d.endswith(stems[q.article]) for d in docs)
+        finally:
+            pipe.close()
+        em, f1, ab = _scores(preds, qas)
+        secs.sort()
+        print(f"  {label:<30} {em:6.1f} {f1:6.1f} {100 * recall / max(len(qas), 1):6.1f} {ab:8.1f} "
+              f"{secs[len(secs) // 2]:8.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("reading")
+    a.add_argument("--limit", type=int, default=None, help="N questions spread evenly over dev (default: all)")
+    a.add_argument("--squad", default=str(SQUAD), help="the folder of dev-v1.1.json.gz")
+    a.add_argument("--checkpoint", default=None, help="the span reader (default: what mkgrag loads)")
+    a.add_argument("--readers", default="learned,typed,rules", help="rows to compute: learned (best span), "
+                   "typed (as mKG-RAG reads), rules (the rule reader, the slowest)")
+    b = sub.add_parser("open")
+    b.add_argument("--load", action="store_true", help="write and load the 48 articles first")
+    b.add_argument("--load-only", action="store_true", help="with --load: stop after loading")
+    b.add_argument("--limit", type=int, default=None, help="N questions spread evenly over dev (default: all)")
+    b.add_argument("--squad", default=str(SQUAD))
+    b.add_argument("--articles", type=int, default=None, help="only the first N dev articles (loaded and asked)")
+    args = ap.parse_args()
+    {"reading": bench_reading, "open": bench_open}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

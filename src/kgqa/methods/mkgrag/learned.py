@@ -1,0 +1,186 @@
+"""mKG-RAG's learned CPU reader: the best answer span over the retrieved context, by the span reader
+(``kgqa.models.span_reader``, all-MiniLM-L6-v2 fine-tuned for span start/end), typed by the question.
+
+mKG-RAG ("mKG-RAG: Leveraging Multimodal Knowledge Graphs in Retrieval-Augmented Generation for
+Knowledge-intensive VQA", Section 3.2.2) gives the retrieved graph elements and their chunks to an MLLM;
+without one served, this reads the same context:
+
+1. **passages**: every retrieved chunk as its sentences (a Markdown table's rows as ``Column: value; …``
+   lines, ``kgqa.core.spans.text_sentences``) after its document's title, and the G_r elements whose text no
+   retrieved chunk holds (an entity's description, a relation's sentence) as one more passage each;
+2. **spans**: the reader's best spans (at most ``max_answer_tokens`` tokens) over all passages, each with its
+   *margin*, the span's score (start + end logit) over its window's no-answer score;
+3. **whole names**: a span that stops inside a proper name ("Skidmore" of "Skidmore, Owings and Merrill") is
+   widened to the reader's longer guess from the same start when that only adds capitalised name words and
+   scores at most ``NAME_SLACK`` below it (a round number, not fitted);
+4. **typed by the question**: the answer type of the rule reader (``reader.answer_type``: year, date, count,
+   quantity, person, place, organisation, name, other). A year, date, count or quantity question wants a span
+   holding such a value (``kgqa.core.spans``), −``TYPE_PENALTY`` without; a person, place or organisation
+   question and a span that is a G_r entity whose graph type is another of the three: −``TYPE_PENALTY`` (one
+   of the same kind: +``TYPE_BONUS``). Spans the question (or what the image shows, or the top document's
+   title) already names are not answers; a span read where a name the question gives (or what the image
+   shows) occurs gains ``SUBJECT_BONUS``;
+5. the best span is the answer and the sentence holding it the evidence; the reader abstains when the best
+   margin is below the checkpoint's threshold (chosen on held-out training articles, ``threshold`` option to
+   override), or when none of the names the question gives (nor what the image shows) occurs in the passage
+   the best span is read from (as the rule reader).
+
+The passages are data, never instructions: the reader only ever scores spans of them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from kgqa.core.kg import label_key
+from kgqa.core.spans import spans, text_sentences
+from kgqa.methods.mkgrag.reader import (KINDS, ORG_NOUNS, PERSON_NOUNS, PLACE_NOUNS, Candidate, Reading,
+                                        _content_words, _occurs, answer_type)
+
+TYPE_PENALTY = 3.0
+TYPE_BONUS = 0.5
+SUBJECT_BONUS = 1.0
+_NUMERIC = ("year", "date", "count", "quantity")
+_GRAPH_KIND = {"person": PERSON_NOUNS | {"person", "people", "human", "individual"},
+               "place": PLACE_NOUNS | {"location", "geo", "gpe", "landmark", "building"},
+               "organisation": ORG_NOUNS | {"org", "organization", "organisation", "company", "group"}}
+
+
+#: what continues a coordinated proper name cut at its comma or "and": ", Owings and Merrill", " & Gamble"
+#: (not ", Missouri": a place's region is not part of its name)
+_NAME_TAIL = re.compile(r"^(?:,?\s+[A-Z][\w.'&-]*)*,?\s+(?:and|&)\s+[A-Z][\w.'&-]*$")
+NAME_SLACK = 1.0
+
+
+def _whole_names(guesses: list, passages: list[str]) -> list:
+    """A span that stops inside a proper name ("Skidmore" of "Skidmore, Owings and Merrill") is widened to the
+    longer guess from the same start when that one only adds capitalised name words joined by commas and
+    ending in "and" / "&" (a coordinated name) and scores at most ``NAME_SLACK`` (start + end logits) below it; its score stays its own."""
+    out = []
+    for g in guesses:
+        longer = [h for h in guesses if h.passage == g.passage and h.start == g.start and h.end > g.end
+                  and h.score >= g.score - NAME_SLACK and _NAME_TAIL.match(passages[g.passage][g.end:h.end])]
+        if longer:
+            h = max(longer, key=lambda x: x.end)
+            g = replace(g, end=h.end, text=passages[g.passage][g.start:h.end])
+        out.append(g)
+    return out
+
+
+def _graph_kind(etype: str) -> str | None:
+    t = (etype or "").lower().strip()
+    for kind, words in _GRAPH_KIND.items():
+        if t in words or any(w in words for w in t.replace("_", " ").split()):
+            return kind
+    return None
+
+
+def _passage(title: str, lines: list[str]) -> tuple[str, list[tuple[int, int, str]]]:
+    """The passage text and each sentence's (start, end, sentence) in it."""
+    text, where = "", []
+    for line in ([f"{title}."] if title else []) + lines:
+        if text:
+            text += " "
+        where.append((len(text), len(text) + len(line), line))
+        text += line
+        if line[-1:] not in ".!?:;":            # a heading or a table row ends as a sentence does
+            text += "."
+    return text, where
+
+
+def learned_read(reader, question: str, chunks: list[dict], elements: list, *, image_note: str | None = None,
+                 titles: dict[str, str] | None = None, doc_titles: dict[str, str] | None = None,
+                 threshold: float | None = None, top: int = 20) -> Reading:
+    """The learned reader's answer over the retrieved context (see the module doc). Arguments as ``reader.read``;
+    ``reader``: a loaded ``SpanReader``; ``threshold``: the abstention margin (default: the checkpoint's)."""
+    atype, noun = answer_type(question)
+    doc_titles = doc_titles or {}
+    passages: list[str] = []
+    meta: list[dict] = []
+    held = set()
+    for c in chunks:
+        lines = text_sentences(c["text"])
+        held |= {" ".join(x.split()) for x in lines}
+        title = c.get("title") or doc_titles.get(c.get("doc_id") or "", "")
+        text, where = _passage(title, lines)
+        passages.append(text)
+        meta.append({"chunk_id": c["id"], "doc_id": c.get("doc_id"), "where": where,
+                     "sections": c.get("sections") or [], "graph": False, "title": title})
+    for el in elements:                      # G_r text that no retrieved chunk holds
+        if el.kind == "relation":
+            text = " ".join(el.text.split(": ", 2)[-1].split()) if el.text.count(": ") >= 2 else ""
+        else:
+            text = el.text.split("): ", 1)[-1] if "): " in el.text else ""
+            text = text.split(" [depicted in an image")[0]
+        text = " ".join(text.split())
+        if not text or text in held:
+            continue
+        held.add(text)
+        title = doc_titles.get(el.doc_id or "", "")
+        ptext, where = _passage(title, [text])
+        passages.append(ptext)
+        meta.append({"chunk_id": (el.chunk_ids or [None])[0], "doc_id": el.doc_id, "where": where, "sections": [],
+                     "graph": True, "title": title})
+    if not passages:
+        return Reading(None, atype, noun, None, 0, "no retrieved context to read")
+    guesses = _whole_names(reader.read(question, passages, top=top), passages)
+    etypes = {}
+    for el in elements:
+        if el.kind == "entity" and el.name and "(" in el.text:
+            etypes[label_key(el.name)] = el.text.split("(", 1)[1].split(")", 1)[0]
+    known = _content_words(question) | _content_words(image_note or "")
+    qkey = f" {label_key(question)} "
+    subjects = {label_key(t) for t in (titles or {}).values()}
+    q_names = [label_key(x.text) for x in spans(question) if x.kind == "name" and x.start > 0]
+    if image_note:
+        q_names.append(label_key(image_note))
+    asked, allowed = KINDS[atype]
+    scored: list[tuple[float, Candidate]] = []
+    for g in guesses:
+        m = meta[g.passage]
+        text = g.text.strip(" \t\n,;:.")
+        key = label_key(text)
+        words = set(key.split())
+        if not key or (words and words <= known) or f" {key} " in qkey or key in subjects:
+            continue
+        sent = next(((s0, s) for s0, s1, s in m["where"] if s0 <= g.start < s1 and g.end <= s1 + 1), None)
+        if sent is None or (m["title"] and sent[0] == 0 and sent[1] == f"{m['title']}."):
+            continue                                       # read from the title line: the subject, not an answer
+        adj = 0.0
+        if atype in _NUMERIC:
+            kinds = {sp.kind for sp in spans(text)}
+            adj += 0.0 if kinds & set(asked + allowed) else -TYPE_PENALTY
+        elif atype in _GRAPH_KIND and key in etypes:
+            gk = _graph_kind(etypes[key])
+            adj += TYPE_BONUS if gk == atype else (-TYPE_PENALTY if gk else 0.0)
+        if q_names and any(n and _occurs(n, " ".join(s for _, _, s in m["where"])) for n in q_names):
+            adj += SUBJECT_BONUS
+        heading = ""
+        for s0, _, s in m["where"]:
+            if s0 > sent[0]:
+                break
+            if s in m["sections"]:
+                heading = s
+        start = g.start - sent[0]
+        kind = next((sp.kind for sp in spans(text)), "span")
+        cand = Candidate(text, kind, sent[1], heading, m["chunk_id"], m["doc_id"], start, m["graph"],
+                         score=round(g.margin + adj, 4))
+        scored.append((g.margin + adj, cand))
+    if not scored:
+        return Reading(None, atype, noun, None, 0, "no span of the retrieved context survives the question's "
+                       "own names")
+    scored.sort(key=lambda x: -x[0])
+    best_score, best = scored[0]
+    # the names the question gives (or what the image shows): one must occur where the answer is read
+    where = next((" ".join(s for _, _, s in m["where"]) for m in meta
+                  if m["chunk_id"] == best.chunk_id and m["doc_id"] == best.doc_id), "")
+    if q_names and not any(n and _occurs(n, f"{where} {(titles or {}).get(best.doc_id or '', '')}") for n in q_names):
+        return Reading(None, atype, noun, best, len(scored),
+                       f"abstained: what the question names ({', '.join(q_names)}) is not where the best span was "
+                       "read")
+    limit = reader.threshold if threshold is None else threshold
+    if best_score < limit:
+        return Reading(None, atype, noun, best, len(scored),
+                       f"abstained: the best span's margin {best_score:.2f} < threshold {limit:.2f}")
+    return Reading(best.text, atype, noun, best, len(scored), "read from the retrieved context (learned reader)")

