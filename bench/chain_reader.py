@@ -36,6 +36,8 @@ from paths import MORE, PAPER, folds_by_topic  # noqa: E402
 ROWS = {"paper": {**PAPER, "path_scorer": "rules"}, "rules": {"path_scorer": "rules"}}
 GENERATED = "reader (generated only)"
 FOLDS = "reader (folds)"
+GRASP_HEAD = "grasp, node head"
+GRASP_FOLDS = "grasp, reader (folds)"
 FIELDS = ("exact_match", "gold_path", "start_entity", "hops", "seconds")
 
 
@@ -124,6 +126,21 @@ def run(args) -> None:
                     res += run_questions(fold, p, gold_start=gold)
                 save(setting, FOLDS, res)
                 print(f"  {setting} · {FOLDS}: {time.perf_counter() - t0:.0f} s", flush=True)
+            if args.grasp_checkpoint:       # GraSP: its node head, and the fold readers ranking its subgraph's nodes
+                head = {"checkpoint": str(args.grasp_checkpoint)}
+                if not done(setting, GRASP_HEAD):
+                    p = Pipeline(s, "grasp", options={**head, "ranker": "head"}, **shared)
+                    save(setting, GRASP_HEAD, run_questions(questions, p, gold_start=gold))
+                    print(f"  {setting} · {GRASP_HEAD}: done", flush=True)
+                if cks and not done(setting, GRASP_FOLDS):
+                    res = []
+                    for i, fold in enumerate(folds_by_topic(questions, args.folds, seed=0)):
+                        ck = args.out / f"fold-{i}-of-{args.folds}.safetensors"
+                        p = Pipeline(s, "grasp", options={**head, "ranker": "reader", "reader_checkpoint": str(ck)},
+                                     **shared)
+                        res += run_questions(fold, p, gold_start=gold)
+                    save(setting, GRASP_FOLDS, res)
+                    print(f"  {setting} · {GRASP_FOLDS}: done", flush=True)
 
 
 def _pct(rows, field, pred=lambda r: True):
@@ -134,7 +151,7 @@ def _pct(rows, field, pred=lambda r: True):
 def table(args) -> None:
     for setting in args.settings.split(","):
         print(f"\n== {setting} · graph-only · EM (2-hop / 3-hop) · gold path retained · start ==")
-        names = list(ROWS) + [GENERATED, FOLDS]
+        names = list(ROWS) + [GENERATED, FOLDS, GRASP_HEAD, GRASP_FOLDS]
         graphs = args.graphs.split(",")
         print(f"{'row':26s}" + "".join(f"{g:>36s}" for g in graphs))
         for name in names:
@@ -233,6 +250,8 @@ def main() -> None:
     ap.add_argument("--train-seed", type=int, default=0)
     ap.add_argument("--exclude", type=Path, default=ROOT / "data" / "demo" / "questions.jsonl")
     ap.add_argument("--checkpoint", type=Path, default=None, help="latency: the reader (default: the shipped one)")
+    ap.add_argument("--grasp-checkpoint", type=Path, default=None, help="run: GraSP rows with this node head "
+                    "(kgqa train grasp --head nodes on the same KG)")
     args = ap.parse_args()
     {"train": train, "run": run, "table": table, "fourhop": fourhop, "latency": latency}[args.step](args)
 

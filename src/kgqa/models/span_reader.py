@@ -539,7 +539,7 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
     nbytes = save_checkpoint(model, meta, checkpoint)
     png = None
     try:
-        from kgqa.gnn.train import plot_losses
+        from kgqa.models.plot import plot_losses
 
         png = str(plot_losses(step_losses, epoch_losses, Path(plot) if plot else Path(checkpoint).with_suffix(".loss.png"),
                               title="span reader training loss"))

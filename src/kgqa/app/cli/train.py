@@ -192,7 +192,7 @@ def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoin
     import time
 
     from kgqa.app.runtime import open_runtime
-    from kgqa.gnn.train import plot_losses
+    from kgqa.models.plot import plot_losses
     from kgqa.models.chain_training import train_reader
 
     examples = 2000 if examples is None else examples
