@@ -128,7 +128,7 @@ def test_vispath_graph_only_with_a_reader_keeps_its_best_and_the_rules_best_and_
 
     _save_untrained(tmp_path / "r.safetensors", list(RELATIONS.values()))
     v, _, _ = make(llm_steps="none", reader_checkpoint=str(tmp_path / "r.safetensors"), reader_beam=2,
-                   M3_fallback=1)
+                   M3_fallback=1, reader_rules_weight=0)
     run = v.run(Q2HOP, entity_id="Q1")
     assert run.reader and run.dmax == 4 and not [f for f in run.fallbacks if f.code == "checkpoint"]
     reader = v.reader.get()

@@ -314,8 +314,9 @@ class VisPath(StartEntitySteps, BaseMethod):
         hop.chain_kept = len(ruled)
         reader = self.reader.get()
         s = reader.score(question, [[e.relation_id for e in p.edges] for p in cand])
+        w = o.reader_rules_weight
         for p, v in zip(cand, s):
-            p.sigma = float(v)
+            p.sigma = float(v) + (w * float(p.sigma) if w and p.sigma is not None else 0.0)
         by_reader = sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))
         keep = {id(p): p for p in by_reader[: o.reader_beam]}
         for p in ruled[: o.M3_fallback or o.M3]:

@@ -291,7 +291,11 @@ class Scorer:
             return 0
 
         typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
-        if run.reader or (run.learned and self.opt.path_scorer == "learned"):   # its σ (every length) decides
+        if run.reader:         # the chain reader's σ (every length) decides, the answer's type weighed in
+            w = self.opt.reader_typing_weight
+            ranked_paths = sorted(paths, key=lambda p: (-((p.sigma if p.sigma is not None else -1.0)
+                                                          + w * typing.get(id(p), 0.0)), -typing.get(id(p), 0.0)))
+        elif run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
             ranked_paths = sorted(paths, key=lambda p: (-(p.sigma if p.sigma is not None else -1.0),
                                                         -typing.get(id(p), 0.0)))
         elif self.opt.typing_weight > 0:      # typing weighed against σ: a clear σ gap outranks a type match
