@@ -14,13 +14,13 @@ raised). tests/unit/test_fuzz_loaders.py runs it on a fixed budget.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import atheris
+
+from tests.fuzz.scratch import work_dir
 
 with atheris.instrument_imports():
     from kgqa.core.config import Settings
@@ -33,18 +33,7 @@ with atheris.instrument_imports():
     from kgqa.loaders.wikidata5m.load import Loader
     from kgqa.loaders.wikidata5m.options import LoadOptions
 
-def _work_dir() -> Path:
-    """This run's scratch folder, ``kgqa-fuzz-<pid>-…`` in /dev/shm. libFuzzer ends the process without
-    Python's clean-up, so a run first removes the folders of earlier runs whose pid no longer runs."""
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
-    for old in base.glob("kgqa-fuzz-*-*"):
-        pid = old.name.split("-")[2]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(old, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"kgqa-fuzz-{os.getpid()}-", dir=base))
-
-
-ROOT = _work_dir()
+ROOT = work_dir()
 SETTINGS = Settings(data_dir=ROOT / "data")
 
 

@@ -20,13 +20,13 @@ inside ``make test``; ``bench/fuzz.py`` runs each for minutes and prints the exe
 from __future__ import annotations
 
 import io
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import atheris
+
+from tests.fuzz.scratch import work_dir
 
 with atheris.instrument_imports(include=["kgqa", "PIL", "html", "_markupbase"]):   # not all 400 modules
     from PIL import GifImagePlugin, Image, JpegImagePlugin, PngImagePlugin, WebPImagePlugin  # noqa: F401
@@ -39,18 +39,7 @@ with atheris.instrument_imports(include=["kgqa", "PIL", "html", "_markupbase"]):
                                                read_lines)
 
 TARGETS = ("wd5m-line", "image", "markdown", "html")
-def _work_dir() -> Path:
-    """This run's scratch folder, ``kgqa-fuzz-<pid>-…`` in /dev/shm. libFuzzer ends the process without
-    Python's clean-up, so a run first removes the folders of earlier runs whose pid no longer runs."""
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
-    for old in base.glob("kgqa-fuzz-*-*"):
-        pid = old.name.split("-")[2]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(old, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"kgqa-fuzz-{os.getpid()}-", dir=base))
-
-
-ROOT = _work_dir()
+ROOT = work_dir()
 FILE = ROOT / "input"
 
 
