@@ -45,17 +45,25 @@ def forward_chains(sub, max_len: int = MAX_LEN) -> dict[str, list[tuple[str, ...
 
 
 def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, float]]) -> list[tuple[str, float]]:
-    """(node id, σ(best chain logit)) best first over the nodes of ``head_scores`` (the head's ranking, visited
-    topics already out); a node no forward chain reaches scores 0 and keeps the head's order after the others."""
+    """(node id, score) best first over the nodes of ``head_scores`` (the head's ranking, visited topics already
+    out), by the reader's best logit over the forward chains reaching each node; the score shown is that chain's
+    cosine for a bi-encoder reader (logit / scale), σ(logit) for a cross-encoder. A node no forward chain
+    reaches scores 0 and keeps the head's order after the others."""
     chains = forward_chains(sub)
     ids = [n for n, _ in head_scores]
     flat = sorted({c for n in ids for c in chains.get(n, ())})
     logit = dict(zip(flat, (float(x) for x in reader.score(question, flat)))) if flat else {}
     head = dict(head_scores)
     best = {n: max((logit[c] for c in chains.get(n, ())), default=None) for n in ids}
-    sig = {n: (1.0 / (1.0 + math.exp(-v)) if v is not None else 0.0) for n, v in best.items()}
-    order = sorted(ids, key=lambda n: (-sig[n], -head[n], ids.index(n)))
-    return [(n, sig[n]) for n in order]
+    order = sorted(ids, key=lambda n: (best[n] is None, -(best[n] or 0.0), -head[n], ids.index(n)))
+    bi = getattr(reader, "arch", "cross") == "bi"
+
+    def shown(v: float | None) -> float:
+        if v is None:
+            return 0.0
+        return v / getattr(reader, "scale", 20.0) if bi else 1.0 / (1.0 + math.exp(-v))
+
+    return [(n, shown(best[n])) for n in order]
 
 
 __all__ = ["forward_chains", "reader_ranking", "MAX_LEN"]
