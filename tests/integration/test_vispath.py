@@ -398,7 +398,13 @@ def test_ask_end_to_end_with_the_real_small_models(kg):
     assert default.returncode == 0, default.stderr
     d = json.loads(default.stdout)
     assert "chat" not in d["cost"] and d["details"]["llm_steps"] == "none" and d["answer"]
-    assert {f["code"] for f in d["fallbacks"]} == {"off"}
+    # every step off by design; the shipped chain reader was trained on the demo KG, not this fixture's, which
+    # the answer says once (the rules score the chains)
+    assert {f["code"] for f in d["fallbacks"]} <= {"off", "checkpoint"}
+    assert [f for f in d["fallbacks"] if f["code"] == "off"]
+    reader = [f["message"] for f in d["fallbacks"] if f["code"] == "checkpoint"]
+    assert len(reader) <= 1 and all("the rules take over" in m for m in reader)
+    assert d["details"]["chain_scores"] == ("rules" if reader else "chain reader")
     out = run_kgqa("ask", "--json", str(ROCKET), "vispath-it: " + Q_2HOP, "-o", "llm_steps=all")
     assert out.returncode == 0, out.stderr
     ans = json.loads(out.stdout)
