@@ -117,30 +117,28 @@ def run(args) -> None:
                 save(setting, name, res)
                 print(f"  {setting} · {name}: {time.perf_counter() - t0:.0f} s", flush=True)
             cks = sorted(args.out.glob(f"fold-*-of-{args.folds}.safetensors"))
-            if cks and not done(setting, FOLDS):
+
+            def by_folds(name: str, method: str, opts: dict) -> None:
+                """Row ``name``: fold k's questions answered by ``method`` with fold k's reader (never saw them)."""
+                if not cks or done(setting, name):
+                    return
                 t0 = time.perf_counter()
                 res = []
                 for i, fold in enumerate(folds_by_topic(questions, args.folds, seed=0)):
                     ck = args.out / f"fold-{i}-of-{args.folds}.safetensors"
-                    p = Pipeline(s, "vispath", options={"path_scorer": "reader", "reader_checkpoint": str(ck)}, **shared)
+                    p = Pipeline(s, method, options={**opts, "reader_checkpoint": str(ck)}, **shared)
                     res += run_questions(fold, p, gold_start=gold)
-                save(setting, FOLDS, res)
-                print(f"  {setting} · {FOLDS}: {time.perf_counter() - t0:.0f} s", flush=True)
+                save(setting, name, res)
+                print(f"  {setting} · {name}: {time.perf_counter() - t0:.0f} s", flush=True)
+
+            by_folds(FOLDS, "vispath", {"path_scorer": "reader"})
             if args.grasp_checkpoint:       # GraSP: its node head, and the fold readers ranking its subgraph's nodes
                 head = {"checkpoint": str(args.grasp_checkpoint)}
                 if not done(setting, GRASP_HEAD):
                     p = Pipeline(s, "grasp", options={**head, "ranker": "head"}, **shared)
                     save(setting, GRASP_HEAD, run_questions(questions, p, gold_start=gold))
                     print(f"  {setting} · {GRASP_HEAD}: done", flush=True)
-                if cks and not done(setting, GRASP_FOLDS):
-                    res = []
-                    for i, fold in enumerate(folds_by_topic(questions, args.folds, seed=0)):
-                        ck = args.out / f"fold-{i}-of-{args.folds}.safetensors"
-                        p = Pipeline(s, "grasp", options={**head, "ranker": "reader", "reader_checkpoint": str(ck)},
-                                     **shared)
-                        res += run_questions(fold, p, gold_start=gold)
-                    save(setting, GRASP_FOLDS, res)
-                    print(f"  {setting} · {GRASP_FOLDS}: done", flush=True)
+                by_folds(GRASP_FOLDS, "grasp", {**head, "ranker": "reader"})
 
 
 def _pct(rows, field, pred=lambda r: True):

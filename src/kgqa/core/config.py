@@ -33,6 +33,18 @@ def source_checkout() -> Path | None:
     return root if (root / "neo4j-local" / "pom.xml").is_file() else None
 
 
+def own_or_shipped(settings, folder: str, name: str) -> Path:
+    """A trained model file: <data dir>/models/<folder>/<name> when one was trained there, else the one shipped in
+    a source checkout's data/demo/<folder>/, else the own path (that does not exist yet)."""
+    models_dir = getattr(settings, "models_dir", None)
+    own = Path(models_dir) / folder / name if models_dir else Path(name)
+    if own.is_file():
+        return own
+    root = source_checkout()
+    shipped = root / "data" / "demo" / folder / name if root else None
+    return shipped if shipped is not None and shipped.is_file() else own
+
+
 def _default_jars() -> Path:
     root = source_checkout()
     return root / "neo4j-local" / "target" / "lib" if root else _default_data_dir() / "neo4j-lib"

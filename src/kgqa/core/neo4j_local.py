@@ -117,9 +117,9 @@ class LocalNeo4j:
             return False
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline and _alive(pid):
+        while time.monotonic() < deadline and pid_alive(pid):
             time.sleep(0.2)
-        if _alive(pid):
+        if pid_alive(pid):
             os.kill(pid, signal.SIGKILL)
         self.pid_file.unlink(missing_ok=True)
         return True
@@ -186,7 +186,7 @@ db.tx_log.rotation.retention_policy=1 files
             pid = int(self.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
             return None
-        if not _alive(pid):
+        if not pid_alive(pid):
             return None
         try:  # the pid may have been reused by another program
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -222,7 +222,7 @@ db.tx_log.rotation.retention_policy=1 files
         return (errors or lines or ["no log"])[-1][:300]
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from kgqa.core.errors import GraphUnavailable, cap
+from kgqa.core.neo4j_local import pid_alive
 
 try:
     import fcntl
@@ -58,18 +59,6 @@ def lock_path(settings) -> Path:
     return lock_dir() / f"writer-{hashlib.sha256(key.encode()).hexdigest()[:16]}.lock"
 
 
-def _pid_runs(pid) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class WriterLock:
     """``with WriterLock(settings, command):`` the database's writer lock, or ``WriterBusy`` at once."""
 
@@ -98,7 +87,8 @@ class WriterLock:
             h = self._holder()
             pid, cmd = h.get("pid", "?"), h.get("command", "?")
             since = time.strftime("%H:%M:%S", time.localtime(h["started"])) if isinstance(h.get("started"), (int, float)) else "?"
-            gone = "" if _pid_runs(h.get("pid")) else " (that pid has exited; a process it started still holds the lock)"
+            held_by = h.get("pid")
+            gone = "" if isinstance(held_by, int) and held_by > 0 and pid_alive(held_by) else " (that pid has exited; a process it started still holds the lock)"
             raise WriterBusy(f"another kgqa writer holds {database_key(self.settings)}: pid {pid}, `{cmd}`, "
                              f"since {since}{gone}; wait for it to finish, or stop it, then run this again "
                              f"(lock: {self.path})") from None

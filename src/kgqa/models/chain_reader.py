@@ -24,6 +24,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
@@ -58,47 +59,49 @@ def base_model_path() -> str:
     return default_model_path()
 
 
-def new_cross_encoder(max_length: int, seed: int = 0):
-    """all-MiniLM-L6-v2 with a fresh one-logit head, as a sentence-transformers ``CrossEncoder``."""
+@contextmanager
+def _quiet_load(seed: int):
+    """Seeded, and without the libraries' chatter while the base model loads ("classifier newly initialised"
+    is the point of a fresh head; "converting a SentenceTransformer model to a CrossEncoder"; progress bars)."""
     import logging
 
     import torch
-    from sentence_transformers import CrossEncoder
     from transformers.utils import logging as hf_logging
 
     torch.manual_seed(seed)
     verbosity = hf_logging.get_verbosity()
     st_log = logging.getLogger("sentence_transformers")
     st_level = st_log.level
-    hf_logging.set_verbosity_error()            # "classifier newly initialised" is the point here
+    hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    st_log.setLevel(logging.ERROR)              # "converting a SentenceTransformer model to a CrossEncoder"
+    st_log.setLevel(logging.ERROR)
     try:
-        return CrossEncoder(base_model_path(), num_labels=1, max_length=max_length, device="cpu")
+        yield
     finally:
         hf_logging.set_verbosity(verbosity)
         hf_logging.enable_progress_bar()
         st_log.setLevel(st_level)
 
 
+def new_cross_encoder(max_length: int, seed: int = 0):
+    """all-MiniLM-L6-v2 with a fresh one-logit head, as a sentence-transformers ``CrossEncoder``."""
+    from sentence_transformers import CrossEncoder
+
+    with _quiet_load(seed):
+        return CrossEncoder(base_model_path(), num_labels=1, max_length=max_length, device="cpu")
+
+
 def new_bi_encoder(seed: int = 0):
     """all-MiniLM-L6-v2 as a sentence-transformers ``SentenceTransformer`` (question and chain encoded apart)."""
-    import logging
-
-    import torch
     from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
 
-    torch.manual_seed(seed)
-    st_log = logging.getLogger("sentence_transformers")
-    level = st_log.level
-    hf_logging.disable_progress_bar()
-    st_log.setLevel(logging.ERROR)
-    try:
+    with _quiet_load(seed):
         return SentenceTransformer(base_model_path(), device="cpu")
-    finally:
-        hf_logging.enable_progress_bar()
-        st_log.setLevel(level)
+
+
+def chain_text(relation_ids: Sequence[str], names: dict[str, str], aliases: dict[str, list[str]]) -> str:
+    """"place of birth (birthplace) → country": what the reader reads of a relation chain (topic first)."""
+    return ARROW.join(relation_text(names.get(r, r), aliases.get(r, ())) for r in relation_ids)
 
 
 def trained_state(model) -> dict:
@@ -122,7 +125,7 @@ class ChainReader:
         self._lock = threading.Lock()
 
     def chain_text(self, relation_ids: Sequence[str]) -> str:
-        return ARROW.join(relation_text(self.names.get(r, r), self.aliases.get(r, ())) for r in relation_ids)
+        return chain_text(relation_ids, self.names, self.aliases)
 
     def score(self, question: str, chains: Sequence[Sequence[str]]) -> np.ndarray:
         """The reader's logit for each chain (relation ids, topic first) under ``question``; each distinct
@@ -246,15 +249,9 @@ CHECKPOINT_NAME = "chain-reader.safetensors"
 def default_reader_checkpoint(settings) -> Path:
     """<data dir>/models/paths/chain-reader.safetensors when `kgqa train paths` wrote one there, else the shipped
     demo reader (data/demo/paths/, in a source checkout)."""
-    from kgqa.core.config import source_checkout
+    from kgqa.core.config import own_or_shipped
 
-    models_dir = getattr(settings, "models_dir", None)
-    own = Path(models_dir) / "paths" / CHECKPOINT_NAME if models_dir else None
-    if own is not None and own.is_file():
-        return own
-    root = source_checkout()
-    shipped = (root / "data" / "demo" / "paths" / CHECKPOINT_NAME) if root else None
-    return shipped if shipped is not None and shipped.is_file() else (own or Path(CHECKPOINT_NAME))
+    return own_or_shipped(settings, "paths", CHECKPOINT_NAME)
 
 
 _LOADED: dict[tuple, ChainReader] = {}

@@ -38,8 +38,8 @@ import numpy as np
 from kgqa.core.errors import InvalidInput
 from kgqa.core.qa_examples import TrainingExample, read_examples, topics_of
 from kgqa.core.walk_questions import generate_walk_questions
-from kgqa.models.chain_reader import (ARROW, ChainReader, catalogue_fingerprint, new_bi_encoder,
-                                      new_cross_encoder, relation_text, save_reader)
+from kgqa.models.chain_reader import (ChainReader, catalogue_fingerprint, chain_text, new_bi_encoder,
+                                      new_cross_encoder, save_reader)
 from kgqa.models.path_supervision import gold_chains, search_chains
 
 PREFIX_LABEL = 0.2
@@ -117,7 +117,7 @@ def _question_batches(items: list, batch: int, seed: int) -> list[list[int]]:
     """arch "bi": shuffled batches of ``batch // 4`` questions (each brings its own ~8 candidate chains)."""
     order = list(range(len(items)))
     random.Random(seed).shuffle(order)
-    per = max(1, batch // 4)
+    per = max(1, batch // 4)                     # = train_reader's per_step
     return [order[i:i + per] for i in range(0, len(order), per)]
 
 
@@ -205,7 +205,7 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
     aliases = kg.relation_aliases()
 
     def text(c: tuple[str, ...]) -> str:
-        return ARROW.join(relation_text(names.get(r, r), aliases.get(r, ())) for r in c)
+        return chain_text(c, names, aliases)
 
     pairs = [(q.question, text(c), lab) for q in train for c, lab in q.pairs]
     t_prep = time.perf_counter() - t0
@@ -222,8 +222,8 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
         p.requires_grad = ".embeddings." not in name
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-    units = _question_batches(train, batch, seed) if arch == "bi" else None
-    steps_total = epochs * (len(units) if units is not None else math.ceil(len(pairs) / batch))
+    per_step = max(1, batch // 4) if arch == "bi" else batch          # questions (bi) or pairs (cross) per step
+    steps_total = epochs * math.ceil((len(train) if arch == "bi" else len(pairs)) / per_step)
     warm = max(1, steps_total // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (steps_total - s) / max(steps_total - warm, 1))))

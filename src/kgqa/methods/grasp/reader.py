@@ -55,7 +55,8 @@ def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, floa
     logit = dict(zip(flat, (float(x) for x in reader.score(question, flat)))) if flat else {}
     head = dict(head_scores)
     best = {n: max((logit[c] for c in chains.get(n, ())), default=None) for n in ids}
-    order = sorted(ids, key=lambda n: (best[n] is None, -(best[n] or 0.0), -head[n], ids.index(n)))
+    pos = {n: k for k, n in enumerate(ids)}
+    order = sorted(ids, key=lambda n: (best[n] is None, -(best[n] or 0.0), -head[n], pos[n]))
     bi = getattr(reader, "arch", "cross") == "bi"
 
     def shown(v: float | None) -> float:

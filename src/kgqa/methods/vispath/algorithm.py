@@ -306,7 +306,7 @@ class VisPath(StartEntitySteps, BaseMethod):
     def reader_keeps(self, question: str, cand: list[ReasoningPath], q_i: str, hop: HopRecord,
                      run: VisPathRun) -> list[ReasoningPath]:
         """P(i) when the chain reader stands in for the LLM's chain examination (ours): σ of every candidate is
-        the reader's score of its relation chain under Q; kept are the reader's best ``reader_beam`` paths and
+        the reader's score of its relation chain under Q plus ``reader_rules_weight`` × the rules' Eq. 8 σ; kept are the reader's best ``reader_beam`` paths and
         the rules' best ``M3_fallback`` (their Eq. 8 order), so the reader only adds to what the rules keep.
         Terminal selection then ranks every kept path of every hop by the reader's σ: the depth is its call."""
         o = self.opt

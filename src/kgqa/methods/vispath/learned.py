@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgqa.core.config import source_checkout
+from kgqa.core.config import own_or_shipped
 from kgqa.core.errors import InvalidInput
 from kgqa.models.path_retriever import PathRetriever, load_retriever
 from kgqa.methods.vispath.records import ReasoningPath
@@ -39,12 +39,7 @@ CHECKPOINT_NAME = "path-retriever.safetensors"
 
 def default_checkpoint(settings) -> Path:
     """<data dir>/models/paths/ when `kgqa train paths` wrote one there, else the shipped demo checkpoint."""
-    own = Path(settings.models_dir) / "paths" / CHECKPOINT_NAME
-    if own.is_file():
-        return own
-    root = source_checkout()
-    shipped = (root / "data" / "demo" / "paths" / CHECKPOINT_NAME) if root else own
-    return shipped if shipped.is_file() else own
+    return own_or_shipped(settings, "paths", CHECKPOINT_NAME)
 
 
 class LearnedPaths:
