@@ -42,6 +42,21 @@ def test_a_question_names_every_relation_of_its_walk_and_never_a_preposition_twi
         assert " in of " not in q and " by of " not in q and "  " not in q, q
 
 
+def test_a_regular_passive_is_also_phrased_in_the_active_voice():
+    """"owned by" → "the company that owned X" inside, "Who owned X?" fronted; "born in" never ("that born")."""
+    names = {"P1": "owned by", "P2": "owned by", "P3": "place of birth"}
+    aliases = {"P3": ["born in"]}
+    walk = [{"relation_id": "P1", "tail_id": "Q2"}, {"relation_id": "P2", "tail_id": "Q3"}]
+    qs = set()
+    for seed in range(80):
+        ph = Phraser(random.Random(seed), names, aliases, {"Q2": "company", "Q3": "trust"})
+        qs.add(ph.question("this island", False, walk))
+        qs.add(ph.question("this island", False, [{"relation_id": "P3", "tail_id": "Q2"}]))
+    assert any("that owned this island" in q for q in qs) and any(q.startswith("Who owned ") for q in qs)
+    assert any("owned by" in q for q in qs)                         # the passive stays one of the forms
+    assert not any("that born" in q or "Who born" in q for q in qs)
+
+
 # ----------------------------------------------------------------------------------------- labels
 def test_labels_gold_prefix_extension_and_siblings_and_leave_other_answers_out():
     nb = SimpleNamespace(chains={("A",): {}, ("A", "B"): {}, ("A", "B", "C"): {}, ("A", "D"): {}, ("D",): {},

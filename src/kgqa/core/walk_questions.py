@@ -12,9 +12,10 @@ template:
   "birthplace", "born in"); a form that ends in a preposition ("born in", "designed by") is a verb form,
   the others are noun forms;
 * the chain nested from the topic outwards, each level one of: "the R of X", "X's R" (after a name),
-  "the R that X has", "the one X was V P" / "the <type> that X is V P" (verb forms);
+  "the R that X has", "the one X was V P" / "the <type> that X is V P" (verb forms), and for a regular
+  passive ("owned by") the active voice, "the <type> that owned X";
 * the last relation often fronted as the question's own verb or wh-word: "Where was X born?",
-  "In which <type> is X located?", "Who designed X?" is not attempted (no verb lexicon), "What is X V P?";
+  "In which <type> is X located?", "Who designed X?" (regular passives only: no verb lexicon), "What is X V P?";
 * the topic by its name or, half the time, as an image would point at it: "this <type>", "the <type>
   shown here", "the <type> in the image" (the type from its ``instance of`` class where the KG has one).
 
@@ -56,6 +57,12 @@ def _split_verb(form: str) -> tuple[str, str] | None:
     return None
 
 
+def _active(verb: str, prep: str) -> bool:
+    """"owned by", "designed by": a regular passive whose past tense is the same word, so the question can be
+    phrased in the active voice ("the company that owned X", "Who designed X?")."""
+    return prep == "by" and len(verb.split()) == 1 and verb.lower().endswith("ed")
+
+
 def _needs_be(verb: str) -> bool:
     """"born", "designed", "capital" take "is/was" before them; "shares border", "flows" do not."""
     first = verb.split()[0].lower()
@@ -94,6 +101,8 @@ class Phraser:
         verb = _split_verb(f)
         if verb:
             v, p = verb
+            if _active(v, p) and self.w.random() < 0.4:       # "owned by" → "the company that owned X"
+                return f"the {self.noun(tail)} that {v} {np}"
             be = self.w.choice(("is ", "was ")) if _needs_be(v) else ""
             head = self.w.choice(("the " + self.noun(tail), "the one", "the " + self.noun(tail) + " that"))
             return f"{head} {np} {be}{v} {p}"
@@ -122,6 +131,8 @@ class Phraser:
                            f"Which {n} {be} {np} {v} {p}?"]
                 if p in ("in", "at", "on"):
                     choices.append(f"Where {be} {np} {v}?")
+                if _active(v, p):
+                    choices += [f"Who {v} {np}?", f"Which {n} {v} {np}?"]
             else:
                 choices = [f"What does {np} {v} {p}?", f"Which {n} does {np} {v} {p}?"]
                 if v.endswith("s") and not v.endswith("ss"):

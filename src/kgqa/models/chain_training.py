@@ -19,9 +19,11 @@ Per question, the pairs (question, chain) and their labels:
     reversed direction: a relation replaced by the one the graph uses back from its tail        0
     another chain of the topic's neighbourhood, any length                                      0
 
-Chains that reach the answer some other way are left out (they are not wrong). The loss is binary
-cross-entropy on the logit; AdamW with linear warm-up and decay; the word embeddings stay frozen. A share of
-the questions is held out and the report says how often their gold chain outscores every other candidate.
+Chains that reach the answer some other way are left out (they are not wrong). The loss is listwise
+cross-entropy over each question's candidates (``bi``: the gold chain against its own confusions) or binary
+cross-entropy on the logit (``cross``); AdamW with linear warm-up and decay; the word embeddings stay frozen.
+A share of the questions is held out and the report says how often their gold chain outscores every other
+candidate.
 """
 
 from __future__ import annotations

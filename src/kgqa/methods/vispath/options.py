@@ -164,8 +164,8 @@ class VisPathOptions(BaseModel):
     reader_checkpoint: str = Field("", description="path_scorer=reader: the checkpoint; empty = <data dir>/models/"
                                    "paths/chain-reader.safetensors when it exists, else the shipped one (data/demo/"
                                    "paths/, trained on the demo KG's generated questions)")
-    reader_rules_weight: float = Field(4.0, ge=0.0, le=100.0, description="path_scorer=reader: σ = the reader's "
-                                      "score + this × the rules' Eq. 8 σ (0: the reader alone)")
+    reader_rules_weight: float = Field(32.0, ge=0.0, le=100.0, description="path_scorer=reader: σ = the "
+                                      "reader's score + this × the rules' Eq. 8 σ (0: the reader alone)")
     reader_typing_weight: float = Field(1.0, ge=0.0, le=100.0, description="path_scorer=reader, answer_typing: "
                                         "terminal selection adds this × the typing score to the reader's σ")
     reader_beam: int = Field(15, ge=0, description="path_scorer=reader: paths the reader keeps per hop (best "
