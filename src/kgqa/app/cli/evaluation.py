@@ -8,12 +8,14 @@ from typing import Optional
 
 import typer
 
-from kgqa.app.cli.common import app, console, env_settings, no_abstain, scoped_options
+from kgqa.app.cli.common import METHOD_FLAGS, app, console, env_settings, no_abstain, scoped_options
 
 
-@app.command("eval")
+@app.command("eval", context_settings=METHOD_FLAGS)
 def eval_cmd(
-    questions: Path = typer.Argument(..., metavar="QUESTIONS.jsonl", help="Question file (JSON lines)."),
+    args: list[str] = typer.Argument(..., metavar="QUESTIONS.jsonl [METHOD FLAGS]",
+                                     help="Question file (JSON lines); the methods' own flags (kgqa methods "
+                                     "lists them) anywhere."),
     method: str = typer.Option("vispath", "--method", help="Method, or several comma-separated (side by side); "
                                "all = every method."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N questions."),
@@ -28,8 +30,6 @@ def eval_cmd(
     gold_start: bool = typer.Option(False, "--gold-start", help="Give the method topic.id as start entity "
                                     "(the paper's setting for text-only KGQA baselines)."),
     traces: bool = typer.Option(False, "--traces/--no-traces", help="Store a reasoning trace per question."),
-    selection: Optional[str] = typer.Option(None, "--selection", help="VisPath -o selection: generate "
-                                            "(default) or likelihood (see kgqa ask --help)."),
     quiet: bool = typer.Option(False, "--quiet", help="No per-question progress lines on stderr."),
     drop_edges: float = typer.Option(0.0, "--drop-edges", min=0.0, max=0.99, help="Incomplete KG: hide this share "
                                      "of each topic entity's facts at query time (the graph is not changed)."),
@@ -37,15 +37,22 @@ def eval_cmd(
     no_abstain_: bool = typer.Option(False, "--no-abstain", help="Never abstain (-o abstain_below=0 in each method "
                                      "that has it, the paper's behaviour)."),
 ):
-    """Run methods over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost, fallbacks."""
+    """Run methods over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost, fallbacks.
+
+    A method's own flags (kgqa methods lists them) apply to each method run that has them."""
     from kgqa.app.eval.questions import load_questions
     from kgqa.app.eval.report import render_comparison, render_tables
     from kgqa.app.eval.runner import evaluate
     from kgqa.core.errors import InvalidInput
+    from kgqa.core.method import split_method_flags
     from kgqa.methods.registry import get_method, method_names
     from kgqa.models import chat_setting
 
     names = method_names(method)
+    rest, flags = split_method_flags(args, [get_method(m) for m in names])
+    if len(rest) != 1:
+        raise InvalidInput(f"takes one QUESTIONS.jsonl file, got {len(rest)} ({' '.join(rest)})")
+    questions = Path(rest[0])
     qs, skipped = load_questions(questions, lenient=lenient)
     if limit is not None:
         qs = qs[:limit]
@@ -55,10 +62,8 @@ def eval_cmd(
     opts = scoped_options(option, names)
     if no_abstain_:
         no_abstain(opts, names)
-    if selection:
-        opts.setdefault("vispath", {})["selection"] = selection
-        if "vispath" not in names:
-            raise InvalidInput("--selection is a vispath option; vispath is not among the methods run")
+    for m in names:     # -o wins over a method's flag
+        opts[m] = {**flags[get_method(m).name], **opts[m]}
     ablations = [a.replace("-", "_") for a in (ablate or [])]
     abl = {m: [a for a in ablations if a in get_method(m).ablations] for m in names}
     for a in ablations:
@@ -86,8 +91,6 @@ def eval_cmd(
                        "replay_cache": str(replay_cache) if replay_cache else None, "gold_start": gold_start,
                        "limit": limit, "chat": setting, "sbert_model": encoder.model_path,
                        "drop_edges": drop_edges, "seed": seed}
-            if name == "vispath" and selection:
-                options["selection"] = selection
             reports[name] = evaluate(qs, pipe, encoder, questions_file=str(questions), method=name,
                                      skipped=skipped, options=options, gold_start=gold_start, on_result=progress,
                                      drop_edges=drop_edges, seed=seed)

@@ -7,10 +7,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Protocol
 
-from kgqa.app.eval.metrics import (Encoder, document_recall, evidence_recall, exact_match, gold_path_retained,
+from kgqa.app.eval.metrics import (Encoder, detail, document_recall, evidence_recall, exact_match, gold_path_retained,
                                    gold_path_selected, retention_by_hop, sbert_correct, sbert_cosines, why_wrong)
 from kgqa.app.eval.questions import EvalQuestion, SkippedLine
 from kgqa.app.eval.report import build_report
+from kgqa.core.result import CONTEXT_TOKENS, RETAINED_BY_HOP
 
 
 class Answerer(Protocol):
@@ -118,7 +119,7 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
     r.exact_match = exact_match(pred, q.answer, q.aliases)
     r.hits1 = (ans.answer_id is not None and ans.answer_id == q.answer_id) if q.answer_id else None
     r.start_entity = (ans.start_entity_id == q.topic.id) if q.topic and _grounds_start(ans) else None
-    by_hop = (getattr(ans, "details", None) or {}).get("retained_by_hop")
+    by_hop = detail(ans, RETAINED_BY_HOP)
     if q.path and by_hop is not None:
         # a hop-by-hop method (VisPath): retained means kept at its hop, not only among the answer's evidence
         r.gold_path, r.lost_at_hop = retention_by_hop(q.path, by_hop)
@@ -134,7 +135,7 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
         r.lost_at_hop = None
     r.doc_recall = document_recall(q.support, ans)
     r.evidence_recall = evidence_recall(q.support, ans)
-    r.context_tokens = (getattr(ans, "details", None) or {}).get("context_tokens")
+    r.context_tokens = detail(ans, CONTEXT_TOKENS)
     r.cost = _cost_dict(getattr(ans, "cost", {}))
     for f in getattr(ans, "fallbacks", None) or []:
         r.fallbacks[f.code] = r.fallbacks.get(f.code, 0) + 1
