@@ -14,7 +14,8 @@ from kgqa.core.result import Answer, EdgeRef, NodeRef, PathEvidence, Step, Subgr
 from kgqa.methods.grasp.subgraph import Fact
 
 if TYPE_CHECKING:
-    from kgqa.methods.grasp.algorithm import GraSP, GraSPRun
+    from kgqa.methods.grasp.algorithm import GraSP
+    from kgqa.methods.grasp.records import GraSPRun
 
 
 def to_path_evidence(chain: list[Fact], names: dict[str, str], rel_names: dict[str, str], rnd: int,
