@@ -162,6 +162,13 @@ class XLlamaCppChat(LocalLLMChat):
     def _deadline(self) -> _Deadline:
         return _Deadline(self.settings.model_timeout_s, f"local LLM {self.name} (llama.cpp, xllamacpp)")
 
+    def decode(self, tokens: list[int], *, max_tokens: int, temperature: float = 0.0, seed: int = 0, grammar=None,
+               rec) -> str:
+        """Up to ``max_tokens`` after the prompt ``tokens`` (``prompt_tokens``), under ``grammar`` when given, counted
+        into ``rec``; one call, no retry, no replay cache (benchmarks)."""
+        return self._decode(tokens, max_tokens=max_tokens, temperature=temperature, seed=seed, grammar=grammar,
+                            rec=rec)
+
     def _decode(self, tokens: list[int], *, max_tokens: int, temperature: float, seed: int, grammar, rec) -> str:
         if len(tokens) + max_tokens > N_CTX:
             raise BadModelReply(f"local LLM {self.name}: prompt of {len(tokens)} tokens + {max_tokens} new "
