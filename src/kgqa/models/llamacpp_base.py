@@ -32,6 +32,17 @@ class _Deadline:
             raise ModelUnavailable(f"{self.who}: no reply within {self.seconds:g} s (KGQA_MODEL_TIMEOUT_S)")
 
 
+class LlamaCppDecoding:
+    """The public one-call decode of both bindings (each implements ``_decode`` and ``prompt_tokens``)."""
+
+    def decode(self, tokens: list[int], *, max_tokens: int, temperature: float = 0.0, seed: int = 0, grammar=None,
+               rec) -> str:
+        """Up to ``max_tokens`` after the prompt ``tokens`` (``prompt_tokens``), under ``grammar`` when given, counted
+        into ``rec``; one call, no retry, no replay cache (benchmarks)."""
+        return self._decode(tokens, max_tokens=max_tokens, temperature=temperature, seed=seed, grammar=grammar,
+                            rec=rec)
+
+
 #: integer ranges up to this many values become an enum in the grammar
 MAX_INT_ENUM = 64
 

@@ -49,7 +49,7 @@ from kgqa.core.config import Settings
 from kgqa.core.errors import ModelUnavailable
 from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.gguf import locate_gguf
-from kgqa.models.llamacpp_base import N_BATCH, N_CTX, _Deadline, gbnf_compatible
+from kgqa.models.llamacpp_base import N_BATCH, N_CTX, LlamaCppDecoding, _Deadline, gbnf_compatible
 from kgqa.models.local_llm import LocalLLMChat
 from kgqa.models.structured import decoding_schema
 from kgqa.models.structured import schema_json, with_retries
@@ -117,7 +117,7 @@ def load_runtime(settings: Settings) -> _Runtime:
         return _LOADED[key]
 
 
-class LlamaCppChat(LocalLLMChat):
+class LlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     """SmolLM2-135M-Instruct (or any chat GGUF) on llama.cpp (implements ``ChatModel``)."""
 
     backend = "llamacpp"
@@ -149,13 +149,6 @@ class LlamaCppChat(LocalLLMChat):
         return _Deadline(self.settings.model_timeout_s, f"local LLM {self.name} (llama.cpp)")
 
     # -- decoding -------------------------------------------------------------
-    def decode(self, tokens: list[int], *, max_tokens: int, temperature: float = 0.0, seed: int = 0, grammar=None,
-               rec) -> str:
-        """Up to ``max_tokens`` after the prompt ``tokens`` (``prompt_tokens``), under ``grammar`` when given, counted
-        into ``rec``; one call, no retry, no replay cache (benchmarks)."""
-        return self._decode(tokens, max_tokens=max_tokens, temperature=temperature, seed=seed, grammar=grammar,
-                            rec=rec)
-
     def _decode(self, tokens: list[int], *, max_tokens: int, temperature: float, seed: int,
                 grammar, rec) -> str:
         """Generate up to ``max_tokens`` after ``tokens``; stop at the end of the turn."""

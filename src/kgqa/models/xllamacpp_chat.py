@@ -42,7 +42,7 @@ from kgqa.core.config import Settings
 from kgqa.core.errors import BadModelReply, ModelUnavailable
 from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.gguf import locate_gguf
-from kgqa.models.llamacpp_base import N_BATCH, N_CTX, _Deadline, gbnf_compatible
+from kgqa.models.llamacpp_base import N_BATCH, N_CTX, LlamaCppDecoding, _Deadline, gbnf_compatible
 from kgqa.models.local_llm import LocalLLMChat
 from kgqa.models.structured import decoding_schema, schema_json, with_retries
 
@@ -131,7 +131,7 @@ def closed_objects(js):
     return out
 
 
-class XLlamaCppChat(LocalLLMChat):
+class XLlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     """SmolLM2-135M-Instruct (or any chat GGUF) on llama.cpp via xllamacpp (implements ``ChatModel``)."""
 
     backend = "llamacpp"      # same engine, model and calls as LlamaCppChat: replay caches are shared
@@ -161,13 +161,6 @@ class XLlamaCppChat(LocalLLMChat):
 
     def _deadline(self) -> _Deadline:
         return _Deadline(self.settings.model_timeout_s, f"local LLM {self.name} (llama.cpp, xllamacpp)")
-
-    def decode(self, tokens: list[int], *, max_tokens: int, temperature: float = 0.0, seed: int = 0, grammar=None,
-               rec) -> str:
-        """Up to ``max_tokens`` after the prompt ``tokens`` (``prompt_tokens``), under ``grammar`` when given, counted
-        into ``rec``; one call, no retry, no replay cache (benchmarks)."""
-        return self._decode(tokens, max_tokens=max_tokens, temperature=temperature, seed=seed, grammar=grammar,
-                            rec=rec)
 
     def _decode(self, tokens: list[int], *, max_tokens: int, temperature: float, seed: int, grammar, rec) -> str:
         if len(tokens) + max_tokens > N_CTX:
