@@ -146,3 +146,9 @@ class Pipeline:
     def close(self) -> None:
         if self._owns_graph:
             self.graph.close()
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

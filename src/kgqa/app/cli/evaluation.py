@@ -21,6 +21,11 @@ def eval_cmd(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N questions."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON report to this file."),
+    report_dir: Optional[Path] = typer.Option(None, "--report", metavar="DIR", help="Also write the report to this "
+                                              "folder: report.json and report.html (a self-contained page: exact "
+                                              "match per hop, why wrong, each wrong question with its trace link)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="REPORT.json", help="With --report: another "
+                                            "run's JSON report (--out or --report), drawn beside this run's bars."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     lenient: bool = typer.Option(False, "--lenient", help="Skip and count bad lines instead of failing."),
     ablate: Optional[list[str]] = typer.Option(None, "--ablate", help="Ablation to switch on (repeatable; applies "
@@ -49,6 +54,7 @@ def eval_cmd(
     from kgqa.models import chat_setting
 
     names = method_names(method)
+    base = _read_baseline(baseline, report_dir)
     rest, flags = split_method_flags(args, [get_method(m) for m in names])
     if len(rest) != 1:
         raise InvalidInput(f"takes one QUESTIONS.jsonl file, got {len(rest)} ({' '.join(rest)})")
@@ -101,12 +107,18 @@ def eval_cmd(
                                                          "methods": reports}
     text = json.dumps(report, indent=2, ensure_ascii=False, default=str)
     if out is not None:
-        tmp = out.with_name(out.name + ".tmp")
+        _write(out, text + "\n", "--out")
+    if report_dir is not None:
+        from kgqa.app.eval.html import render_html
+        from kgqa.core.trace import browser_url
+
         try:
-            tmp.write_text(text + "\n", encoding="utf-8")
-            tmp.replace(out)
+            report_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise InvalidInput(f"--out {out}: cannot write the report ({e.strerror})") from e
+            raise InvalidInput(f"--report {report_dir}: cannot create the folder ({e.strerror})") from e
+        _write(report_dir / "report.json", text + "\n", "--report")
+        _write(report_dir / "report.html", render_html(reports, questions_file=str(questions), chat=setting,
+                                                        baseline=base, link=lambda t: browser_url(s, t)), "--report")
     if as_json:
         print(text)
     else:
@@ -119,3 +131,36 @@ def eval_cmd(
             render_comparison(reports, con)
         if out is not None:
             con.print(f"report written to {out}", markup=False)
+        if report_dir is not None:
+            con.print(f"report written to {report_dir / 'report.json'} and {report_dir / 'report.html'}", markup=False)
+
+
+def _write(path: Path, text: str, option: str) -> None:
+    """``text`` to ``path`` through a temporary file (a reader never sees half a report)."""
+    from kgqa.core.errors import InvalidInput
+
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        raise InvalidInput(f"{option} {path}: cannot write the report ({e.strerror})") from e
+
+
+def _read_baseline(path: Optional[Path], report_dir: Optional[Path]) -> dict | None:
+    """``--baseline``: a single method's JSON report, read before anything runs (one line when it is not one)."""
+    from kgqa.core.errors import InvalidInput
+
+    if path is None:
+        return None
+    if report_dir is None:
+        raise InvalidInput("--baseline draws beside the bars of --report DIR; give --report too")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise InvalidInput(f"--baseline {path}: not a readable JSON report ({e})") from None
+    if isinstance(data, dict) and "methods" in data and isinstance(data["methods"], dict) and len(data["methods"]) == 1:
+        data = next(iter(data["methods"].values()))
+    if not (isinstance(data, dict) and isinstance(data.get("overall"), dict) and isinstance(data.get("by_hops"), dict)):
+        raise InvalidInput(f"--baseline {path}: not the JSON report of one method (kgqa eval --out)")
+    return data
