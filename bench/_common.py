@@ -1,4 +1,4 @@
-"""What several benchmarks share: percentiles, a metric as a percentage, the question file as rows,
+"""What several benchmarks share: percentiles, a metric as a percentage, a text table, the question file as rows,
 and the Cypher queries of ``bench/cypher/`` (queries only a benchmark runs; kgqa's own are in
 ``src/kgqa/cypher/``)."""
 
@@ -21,6 +21,18 @@ def percentile(values, q: float) -> float:
 def rate(m: dict | None, width: int = 5) -> str:
     """A ``kgqa eval`` rate (``{"correct", "n", "accuracy"}``) as a percentage with one decimal; – when empty."""
     return "–" if not m or not m.get("n") else f"{100 * m['accuracy']:{width}.1f}"
+
+
+def table(title: str, header: list[str], rows: list[list]) -> None:
+    """A plain text table: the title, the header, a rule, the rows, columns padded to their widest cell."""
+    cells = [header] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    print(f"\n{title}")
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    print(line)
+    print("-" * len(line))
+    for r in cells[1:]:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
 
 
 def question_rows(path: Path) -> list[dict]:

@@ -32,18 +32,9 @@ import statistics
 import time
 from pathlib import Path
 
+from bench._common import table
+
 REPO = Path(__file__).resolve().parent.parent
-
-
-def table(title: str, header: list[str], rows: list[list]) -> None:
-    cells = [header] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    print(f"\n{title}")
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
-    print(line)
-    print("-" * len(line))
-    for r in cells[1:]:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
 
 
 def vispath_prompts():
