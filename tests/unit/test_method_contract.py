@@ -104,6 +104,8 @@ def test_every_method_names_its_paper_and_describes_every_option(lookup):
         assert rows, cls.name
         for name, default, text in rows:
             assert text.strip(), f"{cls.name} option {name} has no description"
+            # what the option does and what its default means; how it was tuned is docs/benchmarks.md's
+            assert "\n" not in text and "→" not in text, f"{cls.name} option {name}: {text}"
         parse_options(cls, {})                      # the defaults validate
         with pytest.raises(InvalidInput, match="unknown"):
             parse_options(cls, {"no_such_option": "1"})   # extra="forbid"
