@@ -1,7 +1,7 @@
 """Abstention by data: VisPath's coverage against accuracy over ``abstain_below`` thresholds.
 
-    .venv/bin/python bench/abstain.py --demo-uri bolt://127.0.0.1:7687 --moredev-uri bolt://127.0.0.1:7688
-    .venv/bin/python bench/abstain.py --limit 40                  # the first 40 questions of each set
+    .venv/bin/python -m bench.abstain --demo-uri bolt://127.0.0.1:7687 --moredev-uri bolt://127.0.0.1:7688
+    .venv/bin/python -m bench.abstain --limit 40                  # the first 40 questions of each set
 
 Two question sets, each on its own KG and Neo4j server, in one run, graph-only
 (``KGQA_CHAT_BACKEND=none``: every LLM step on its documented fallback), one torch thread:

@@ -3,14 +3,14 @@
 
     # on the more-dev KG's server (its own KG): a reader per fold, trained on the other folds' questions plus
     # questions generated from the KG; and one on generated questions only (no more-dev question)
-    .venv/bin/python bench/chain_reader.py train --out /work/cr --folds 5 --examples 600
+    .venv/bin/python -m bench.chain_reader train --out /work/cr --folds 5 --examples 600
     # per graph (the connection from the environment): every row's per-question results, cached under --out
-    .venv/bin/python bench/chain_reader.py run --graph more-dev --out /work/cr
-    .venv/bin/python bench/chain_reader.py run --graph more-dev-buried-wl --out /work/cr   # its own server
-    .venv/bin/python bench/chain_reader.py table --graphs more-dev,more-dev-buried-wl,more-dev-buried --out /work/cr
+    .venv/bin/python -m bench.chain_reader run --graph more-dev --out /work/cr
+    .venv/bin/python -m bench.chain_reader run --graph more-dev-buried-wl --out /work/cr   # its own server
+    .venv/bin/python -m bench.chain_reader table --graphs more-dev,more-dev-buried-wl,more-dev-buried --out /work/cr
     # on the demo KG: a 4-hop set of walks the shipped reader's training never drew, then kgqa eval on it
-    .venv/bin/python bench/chain_reader.py fourhop --n 40 --out data/demo/questions-4hop.jsonl
-    .venv/bin/python bench/chain_reader.py latency --questions ../shared/datasets/more-dev/questions.jsonl --n 40
+    .venv/bin/python -m bench.chain_reader fourhop --n 40 --out data/demo/questions-4hop.jsonl
+    .venv/bin/python -m bench.chain_reader latency --questions ../shared/datasets/more-dev/questions.jsonl --n 40
 
 Rows (VisPath ``-o`` sets; KGQA_CHAT_BACKEND=none is forced): ``paper`` (the paper's literal reading, rules),
 ``rules`` (today's rules, no reader), ``reader (generated only)`` and ``reader (folds)`` (fold k's questions
@@ -24,14 +24,12 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paths import MORE, PAPER, folds_by_topic  # noqa: E402
+from bench.paths import MORE, PAPER, folds_by_topic
 
 ROWS = {"paper": {**PAPER, "path_scorer": "rules"}, "rules": {"path_scorer": "rules"}}
 GENERATED = "reader (generated only)"

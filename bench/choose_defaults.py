@@ -4,11 +4,11 @@ Two steps, so that each graph is run on its own server and the choice sees every
 
     # 1. per graph (the connection from the environment, as for every kgqa command): every candidate's
     #    per-question results, cached under --out/<graph>/<setting>/<candidate>.json (a re-run reuses them)
-    .venv/bin/python bench/choose_defaults.py run --graph more-dev
-    .venv/bin/python bench/choose_defaults.py run --graph more-dev-buried-wl     # the server of that graph
+    .venv/bin/python -m bench.choose_defaults run --graph more-dev
+    .venv/bin/python -m bench.choose_defaults run --graph more-dev-buried-wl     # the server of that graph
     # 2. the choice: k folds by topic entity; per fold, the candidate with the best mean EM over the graphs on
     #    the other folds' questions, scored on the fold's own; the held-out figures beside every candidate
-    .venv/bin/python bench/choose_defaults.py choose --graphs more-dev,more-dev-buried-wl
+    .venv/bin/python -m bench.choose_defaults choose --graphs more-dev,more-dev-buried-wl
 
 Candidates (VisPath ``-o`` sets, graph-only: KGQA_CHAT_BACKEND=none is forced): today's default; the paper's
 literal reading; the default with each of its departures from the paper undone one at a time; the previous
@@ -40,9 +40,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paths import MORE, PAPER, folds_by_topic  # noqa: E402
+from bench.paths import MORE, PAPER, folds_by_topic
 
 #: departures of today's default from the paper's reading, undone one at a time
 ONE_BACK = {k: {k: v} for k, v in PAPER.items()}

@@ -4,7 +4,7 @@ stage and in all, beside two baselines: the figure issue 26 reported before any 
 with the chunks embedded in fp32 as before (``KGQA_ENCODER_PASSAGES=fp32``; 0 skips it). Generated
 text (seeded); torch threads (queries) and load threads (the embedding workers) stated.
 
-    KGQA_CHAT_BACKEND=none .venv/bin/python bench/docs_large.py [--mb 5] [--threads 1] [--load-threads 2]
+    KGQA_CHAT_BACKEND=none .venv/bin/python -m bench.docs_large [--mb 5] [--threads 1] [--load-threads 2]
 
 Needs the Neo4j of ``KGQA_DATA_DIR`` running; the documents (ids ``bench-large``, ``bench-base``) are
 removed after.

@@ -1,6 +1,6 @@
 """Benchmark: entity-name embedding throughput of the encoder backends, side by side in one run.
 
-    python bench/embed.py [--n 4000] [--rounds 3] [--cache-dir DIR]
+    python -m bench.embed [--n 4000] [--rounds 3] [--cache-dir DIR]
 
 Names: the 436 names of data/demo/wikidata5m_entity.txt plus N label-like names from
 bench/load.py's generator (persons, places, "X (film)", taxa, "The X of Y"). Each variant
@@ -37,8 +37,7 @@ def demo_names() -> list[str]:
 
 
 def generated_names(n: int, seed: int = 3) -> list[str]:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from load import _entity_name  # the generator of bench/load.py
+    from bench.load import _entity_name  # the generator of bench/load.py
 
     rng = np.random.default_rng(seed)
     pool: list[str] = []

@@ -6,7 +6,7 @@ it as ``make test-faults`` does, on a server of its own:
 
     make test-faults                                           # once per case
     KGQA_DATA_DIR=$PWD/.kgqa/faults KGQA_NEO4J_BOLT_PORT=27687 KGQA_NEO4J_HTTP_PORT=27474 \\
-      NEO4J_URI=bolt://127.0.0.1:27687 .venv/bin/python bench/faults.py --points 20
+      NEO4J_URI=bolt://127.0.0.1:27687 .venv/bin/python -m bench.faults --points 20
 """
 
 from __future__ import annotations

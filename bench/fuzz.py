@@ -2,8 +2,8 @@
 the Markdown and the HTML parsers) and of both loaders' input folders (tests/fuzz/loaders.py), one after
 another, each for ``--seconds``; prints a table of executions, coverage and crashes per target.
 
-    .venv/bin/python bench/fuzz.py                       # 600 s per target (the issue's 10-minute run)
-    .venv/bin/python bench/fuzz.py --seconds 60 --targets html,image
+    .venv/bin/python -m bench.fuzz                       # 600 s per target (the issue's 10-minute run)
+    .venv/bin/python -m bench.fuzz --seconds 60 --targets html,image
 
 A crash leaves its input as ``<out>/crash-<sha1>`` (rerun it: ``python -m tests.fuzz.parsers --target T FILE``).
 Exit 1 when any target crashed.

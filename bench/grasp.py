@@ -1,7 +1,7 @@
 """Benchmark P6 (GraSP): encoder time, extraction latency on hubs, model calls per question.
 
-    KGQA_TORCH_THREADS=1 python bench/grasp.py                     # encoder + extraction on the loaded graph
-    KGQA_TORCH_THREADS=1 python bench/grasp.py --calls report.json # + model calls from a `kgqa eval --json` report
+    KGQA_TORCH_THREADS=1 python -m bench.grasp                     # encoder + extraction on the loaded graph
+    KGQA_TORCH_THREADS=1 python -m bench.grasp --calls report.json # + model calls from a `kgqa eval --json` report
 
 1. GAT + projector encode time (Section 4.2) of one subgraph, on ``KGQA_TORCH_THREADS`` threads,
    for N = 61 (the default cap of 60 triples), 250 and 500 nodes with 2N facts, random 384-d
@@ -35,10 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-
-def pct(xs, q):
-    return float(np.percentile(np.asarray(xs, dtype=float), q)) if len(xs) else float("nan")
+from bench._common import percentile, write
 
 
 def load_avg() -> str:
@@ -89,8 +86,8 @@ def bench_encoder(repeat: int, llm_hidden: int) -> None:
                 txt(ea)
                 t_txt.append((time.perf_counter() - t0) * 1e3)
         assert out.shape == (n, llm_hidden)
-        print(f"{n:>8}{e:>7}{pct(t_gat, 50):>12.2f} / {pct(t_gat, 95):<6.2f}{pct(t_txt, 50):>15.2f} / "
-              f"{pct(t_txt, 95):<7.2f}{'≤ 10':>7}")
+        print(f"{n:>8}{e:>7}{percentile(t_gat, 50):>12.2f} / {percentile(t_gat, 95):<6.2f}{percentile(t_txt, 50):>15.2f} / "
+              f"{percentile(t_txt, 95):<7.2f}{'≤ 10':>7}")
 
 
 # --------------------------------------------------------------------------- 2. extraction
@@ -140,8 +137,8 @@ def bench_extraction(starts: int, hubs: int, seed: int) -> None:
             ts.append((time.perf_counter() - t0) * 1e3)
             facts.append(len(sub.facts))
         d = [x for _, x in group]
-        print(f"{name:<20}{len(group):>4}{int(np.median(d)):>12} / {max(d):<6}{pct(ts, 50):>11.1f} / "
-              f"{pct(ts, 95):<7.1f}{int(np.median(facts)):>9}")
+        print(f"{name:<20}{len(group):>4}{int(np.median(d)):>12} / {max(d):<6}{percentile(ts, 50):>11.1f} / "
+              f"{percentile(ts, 95):<7.1f}{int(np.median(facts)):>9}")
     graph.close()
 
 
@@ -200,11 +197,11 @@ def bench_hub(n: int, repeat: int) -> None:
                 sub = m.extract(hub, "Benchland", q, [])
                 ts.append((time.perf_counter() - t1) * 1e3)
             label = f"{cap_:,}" + (" (uncapped)" if cap_ == n else "")
-            print(f"{label:>12}{pct(ts, 50):>12.1f} / {pct(ts, 95):<8.1f}{len(sub.facts):>7}")
+            print(f"{label:>12}{percentile(ts, 50):>12.1f} / {percentile(ts, 95):<8.1f}{len(sub.facts):>7}")
     finally:
         for i in range(0, len(ents), 10_000):
-            graph.write("grasp_bench_delete_entities", ids=ents[i:i + 10_000])
-        graph.write("grasp_bench_delete_relations", ids=list(rels))
+            write(graph, "grasp_bench_delete_entities", ids=ents[i:i + 10_000])
+        write(graph, "grasp_bench_delete_relations", ids=list(rels))
         graph.close()
 
 

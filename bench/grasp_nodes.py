@@ -1,6 +1,6 @@
 """Benchmark GraSP's node-scoring head (``head=nodes``) beside VisPath's default, one run.
 
-    KGQA_TORCH_THREADS=1 python bench/grasp_nodes.py --questions data/demo/questions.jsonl \
+    KGQA_TORCH_THREADS=1 python -m bench.grasp_nodes --questions data/demo/questions.jsonl \
         --checkpoint data/demo/grasp/grasp-nodes.safetensors [--train 5000] [--drop 0,0.2] [--limit N]
         [--settings grounded,gold-start] [--folds 5 [--fold-data]] [--out DIR]
 
@@ -36,7 +36,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 KGQA = str(Path(sys.executable).with_name("kgqa"))
 
@@ -159,7 +158,7 @@ def fold_checkpoints(rt, questions, raw: dict, a) -> list[tuple[list, Path]]:
     whose topics are not the fold's (``--fold-examples``), plus with ``--fold-data`` the other folds' QA pairs."""
     import tempfile
 
-    from paths import folds_by_topic
+    from bench.paths import folds_by_topic
 
     from kgqa.methods.grasp.options import GraSPOptions
     from kgqa.methods.grasp.training import train_grasp

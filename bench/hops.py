@@ -1,6 +1,6 @@
 """Benchmark: one VisPath expansion hop on a large skewed Wikidata5M-format graph, side by side.
 
-    KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g python bench/hops.py --wipe-local-db --triples 4500000
+    KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g python -m bench.hops --wipe-local-db --triples 4500000
 
 1. builds the graph (skipped with ``--reuse``): bench/load.py's generator (822 relation types,
    Zipf relation frequencies, power-law head/tail degrees, entities = 0.223 × triples, so
@@ -30,18 +30,17 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from bench._common import percentile
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 # --------------------------------------------------------------------------- build
 def build(settings, triples: int, workdir: Path) -> dict:
-    from load import generate  # bench/load.py, the loader engineer's generator
+    from bench.load import generate  # bench/load.py, the loader engineer's generator
 
     from kgqa.core.graph import Graph
     from kgqa.core.neo4j_local import LocalNeo4j
@@ -110,10 +109,6 @@ def embed_names(graph, encoder, ids: list[str], query: str, read_query: str, bat
 
 
 # --------------------------------------------------------------------------- measure
-def pct(xs, q):
-    return float(np.percentile(np.asarray(xs, dtype=float), q)) if xs else float("nan")
-
-
 def neo4j_cpu_s(settings) -> float:
     """utime + stime of the local Neo4j server process, in seconds."""
     from kgqa.core.neo4j_local import LocalNeo4j
@@ -139,7 +134,7 @@ def sample_starts(graph, n_entities: int, n: int, n_hubs: int, seed: int):
 
 def hop_once(vp, head: str, q_vec, mode: str):
     """One expansion hop from ``head``; (seconds total, seconds in Cypher, kept edges, edges considered)."""
-    vp.kg._emb_cache.clear()                                # cold cache: every "r ‖ e_t" string is encoded
+    vp.kg.clear_cache()                                # cold cache: every "r ‖ e_t" string is encoded
     rel = vp.kg.relations()
     t0 = time.perf_counter()
     if mode == "firstcut":
@@ -268,9 +263,9 @@ def main() -> None:
     print(head)
     print("-" * len(head))
     for group, r in results.items():
-        f = lambda xs: f"{pct(xs, 50) * 1e3:8.1f} / {pct(xs, 95) * 1e3:8.1f}"  # noqa: E731
+        f = lambda xs: f"{percentile(xs, 50) * 1e3:8.1f} / {percentile(xs, 95) * 1e3:8.1f}"  # noqa: E731
         print(f"{group:<16}{f(r['fc']):>22}{f(r['fc_cy']):>18}{f(r['ex']):>20}{f(r['ex_cy']):>18}{f(r['nv']):>20}"
-              f"{int(pct(r['nv_paths'], 50)):>12,} / {max(r['nv_paths']):>7,}"
+              f"{int(percentile(r['nv_paths'], 50)):>12,} / {max(r['nv_paths']):>7,}"
               f"{np.mean(r['recall']) if r['recall'] else float('nan'):>11.3f}")
 
     # ---- first-cut size on the hubs: accuracy (recall of the exact top M1) vs latency
@@ -287,7 +282,7 @@ def main() -> None:
             ts.append(t)
             if exact_top[eid]:
                 rec.append(len(set(kept) & set(exact_top[eid])) / len(exact_top[eid]))
-        print(f"{cap:>10}{np.mean(rec):>12.3f}{pct(ts, 50) * 1e3:>12.1f} / {pct(ts, 95) * 1e3:7.1f}", flush=True)
+        print(f"{cap:>10}{np.mean(rec):>12.3f}{percentile(ts, 50) * 1e3:>12.1f} / {percentile(ts, 95) * 1e3:7.1f}", flush=True)
 
     # ---- whole questions, models scripted to answer instantly
     from kgqa.methods.vispath import prompts as P
@@ -320,7 +315,7 @@ def main() -> None:
     qvp = vispath(m, VisPathOptions())
     wall, cpu, srv = [], [], []
     for eid in q_starts:
-        kg._emb_cache.clear()
+        kg.clear_cache()
         s0, c0, w0 = neo4j_cpu_s(settings), time.process_time(), time.perf_counter()
         qvp.run("Which entity is reached from the one shown?", None, entity_id=eid)
         wall.append(time.perf_counter() - w0), cpu.append(time.process_time() - c0)
@@ -329,8 +324,8 @@ def main() -> None:
     print(f"Whole question outside model generation (Dmax = 3 hops run, M1 = 30, M2 = 30, M3 = 3, "
           f"{len(q_starts)} start entities, half top-1%); seconds, p50 / p95")
     print(f"{'wall':>22}{'kgqa process CPU':>22}{'Neo4j server CPU':>22}")
-    print(f"{pct(wall, 50):10.3f} / {pct(wall, 95):7.3f}{pct(cpu, 50):12.3f} / {pct(cpu, 95):7.3f}"
-          f"{pct(srv, 50):12.3f} / {pct(srv, 95):7.3f}")
+    print(f"{percentile(wall, 50):10.3f} / {percentile(wall, 95):7.3f}{percentile(cpu, 50):12.3f} / {percentile(cpu, 95):7.3f}"
+          f"{percentile(srv, 50):12.3f} / {percentile(srv, 95):7.3f}")
     graph.close()
 
 

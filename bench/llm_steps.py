@@ -1,8 +1,8 @@
 """Which VisPath LLM steps help on a CPU: the demo questions live, one step switched on at a time.
 
-    .venv/bin/python bench/llm_steps.py                          # every variant, all demo questions
-    .venv/bin/python bench/llm_steps.py --variants floor,ranking,all --limit 10
-    .venv/bin/python bench/llm_steps.py --variants all --runtime transformers --limit 3
+    .venv/bin/python -m bench.llm_steps                          # every variant, all demo questions
+    .venv/bin/python -m bench.llm_steps --variants floor,ranking,all --limit 10
+    .venv/bin/python -m bench.llm_steps --variants all --runtime transformers --limit 3
 
 Each variant is one ``kgqa eval data/demo/questions.jsonl`` subprocess against the running demo
 Neo4j (``make demo`` loads it), with VisPath's ``-o llm_steps=…``: the steps named ask the local
@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from bench._common import rate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,10 +68,6 @@ def run_variant(label: str, steps: str | None, args) -> dict:
     return rep
 
 
-def pct(m: dict | None) -> str:
-    return "–" if not m or not m.get("n") else f"{100 * m['accuracy']:5.1f}"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
@@ -106,8 +103,8 @@ def main() -> None:
         o = rep["overall"]
         chat = (o.get("cost_per_question") or {}).get("chat") or {}
         name = "none (graph-only floor)" if VARIANTS[label] is None else VARIANTS[label]
-        print(f"{name[:21]:<22}{pct(o['exact_match']):>6}{pct(o['sbert@0.3']):>7}{pct(o['start_entity']):>7}"
-              f"{pct(o['gold_path']):>7}{chat.get('calls', 0):8.1f}{chat.get('completion_tokens', 0):7.0f}"
+        print(f"{name[:21]:<22}{rate(o['exact_match']):>6}{rate(o['sbert@0.3']):>7}{rate(o['start_entity']):>7}"
+              f"{rate(o['gold_path']):>7}{chat.get('calls', 0):8.1f}{chat.get('completion_tokens', 0):7.0f}"
               f"{chat.get('seconds', 0):9.1f}{o['latency_s']['p50'] or 0:9.1f}{o['latency_s']['mean'] or 0:9.1f}"
               f"{o['failed']:>5}")
     print("chat/q = chat-model calls per question (the reference-image grounder's text steps included), "

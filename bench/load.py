@@ -1,6 +1,6 @@
 """Benchmark: loading Wikidata5M-format data into Neo4j, three ways, side by side.
 
-    KGQA_NEO4J_HEAP=3g KGQA_NEO4J_PAGECACHE=3g python bench/load.py --wipe-local-db [--triples 1000000]
+    KGQA_NEO4J_HEAP=3g KGQA_NEO4J_PAGECACHE=3g python -m bench.load --wipe-local-db [--triples 1000000]
 
 1. generates a Wikidata5M-format folder (``wikidata5m_entity.txt``, ``_relation.txt``,
    ``_transductive_{train,valid,test}.txt``) with a realistic skew: 822 relation types
@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench._common import write, write_typed
 
 SYLLABLES = ("ka ri to an el mar sen lo vi da ber gen hal mo ra tek us in or al na be sto we li fa "
              "du po chi ran vel tor ma ki ne sa ro zu ha mi gor len dar fel kon bra tis").split()
@@ -148,6 +149,9 @@ def naive_load(graph, folder: Path, chunk: int = 10_000) -> dict[str, tuple[int,
 
     files = find_files(folder)
     out = {}
+    def run(graph, query, **params):    # kgqa's loader query by name, the naive one from bench/cypher
+        return write(graph, query, **params) if query.startswith("bench_") else graph.write(query, **params)
+
     for name, path, query in (("relations", files.relation, "load_relations"),
                               ("entities", files.entity, "bench_naive_entities")):
         t0 = time.perf_counter()
@@ -158,11 +162,11 @@ def naive_load(graph, folder: Path, chunk: int = 10_000) -> dict[str, tuple[int,
                 cols = line.rstrip("\n").split("\t")
                 rows.append({"id": cols[0], "name": cols[1], "aliases": cols[2:]})
                 if len(rows) == chunk:
-                    graph.write(query, rows=rows)
+                    run(graph, query, rows=rows)
                     n += len(rows)
                     rows = []
         if rows:
-            graph.write(query, rows=rows)
+            run(graph, query, rows=rows)
             n += len(rows)
         out[name] = (n, time.perf_counter() - t0)
     t0 = time.perf_counter()
@@ -179,7 +183,7 @@ def naive_load(graph, folder: Path, chunk: int = 10_000) -> dict[str, tuple[int,
                     hd, rel, tl = ln.rstrip("\n").split("\t")
                     by_type.setdefault(rel, []).append([hd, tl])
                 for rel, pairs in by_type.items():
-                    graph.write_typed("bench_naive_facts", rel, {"pairs": pairs})
+                    write_typed(graph, "bench_naive_facts", rel, {"pairs": pairs})
                 n += len(lines)
     out["facts"] = (n, time.perf_counter() - t0)
     return out

@@ -1,10 +1,10 @@
 """Benchmark mKG-RAG: ingestion speed, retrieval latency at scale, accuracy vs the chunks-only baseline.
 
-    KGQA_TORCH_THREADS=1 python bench/mkgrag.py ingest [--limit N] [--llm-limit 2] [--replay-cache DIR]
+    KGQA_TORCH_THREADS=1 python -m bench.mkgrag ingest [--limit N] [--llm-limit 2] [--replay-cache DIR]
                                                         [--extractor cpu|llm|both]
-    KGQA_TORCH_THREADS=1 python bench/mkgrag.py retrieval [--docs 10000]
-    KGQA_TORCH_THREADS=1 python bench/mkgrag.py accuracy --replay-cache DIR [--limit N] [--llm]
-    KGQA_TORCH_THREADS=1 python bench/mkgrag.py scale [--docs 10000]
+    KGQA_TORCH_THREADS=1 python -m bench.mkgrag retrieval [--docs 10000]
+    KGQA_TORCH_THREADS=1 python -m bench.mkgrag accuracy --replay-cache DIR [--limit N] [--llm]
+    KGQA_TORCH_THREADS=1 python -m bench.mkgrag scale [--docs 10000]
 
 * ``ingest``: ``kgqa load documents`` of the bundled documents (data/docs/corpus, copied to a scratch
   folder, their previous versions removed first), the CPU extractor (``KGQA_CHAT_BACKEND=none`` for its
@@ -55,6 +55,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from bench._common import percentile, read, write
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "data" / "docs"
@@ -62,13 +63,6 @@ DOCS = REPO / "data" / "docs"
 
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def _pct(vals: list[float], q: float) -> float:
-    if not vals:
-        return float("nan")
-    s = sorted(vals)
-    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
 
 
 def _settings():
@@ -212,7 +206,7 @@ def bench_retrieval(args) -> None:
         written = 0
         for start in range(0, args.docs, args.batch):
             batch = _synthetic(min(args.batch, args.docs - start), 384, seed=start + 1)
-            g.write("bench_docs_synthetic", docs=batch)
+            write(g, "bench_docs_synthetic", docs=batch)
             written += len(batch)
         g.await_indexes(timeout_s=1800)
         write_s = time.perf_counter() - t0
@@ -222,7 +216,7 @@ def bench_retrieval(args) -> None:
         ctx.settings, ctx.graph, ctx.kg = s, g, KG(g, enc)
         ctx.models = type("M", (), {"chat": None, "vision": None, "encoder": enc})()
         m = MKGRAG(ctx, MKGRAGOptions())
-        m._count_tokens = lambda text: len(text.split())     # the budget's tokenizer is not what is timed
+        m.count_tokens = lambda text: len(text.split())     # the budget's tokenizer is not what is timed
         st1, st2, single_idx, single_scan = [], [], [], []
         for q in questions:
             qtext = q["question"]
@@ -232,13 +226,13 @@ def bench_retrieval(args) -> None:
             st2.append(r.timings["stage2"] * 1000)
             vec = m.kg.embed([qtext])[0].tolist()
             t = time.perf_counter()
-            g.read("bench_docentity_index_search", vector=vec, k=10)
+            read(g, "bench_docentity_index_search", vector=vec, k=10)
             single_idx.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
-            g.read("bench_docentity_scan", vector=vec, k=10)
+            read(g, "bench_docentity_scan", vector=vec, k=10)
             single_scan.append((time.perf_counter() - t) * 1000)
         if not args.keep:
-            while g.write("bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
+            while write(g, "bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
                 pass
     print(f"retrieval · {total_docs:,} documents in the graph ({written:,} synthetic written in {write_s:.0f} s) · "
           f"{len(questions)} questions · torch threads {s.torch_threads} · load {_load()}")
@@ -247,7 +241,7 @@ def bench_retrieval(args) -> None:
                     ("stage 2: Kg=10 over the Kd documents' KGs + 1-hop expansion", st2),
                     ("single stage: top 10 of ALL entities (docentity vector index)", single_idx),
                     ("single stage: top 10 of ALL entities (exact Cypher scan)", single_scan)):
-        print(f"  {name:<58} {_pct(v, 50):8.1f} {_pct(v, 95):8.1f}")
+        print(f"  {name:<58} {percentile(v, 50):8.1f} {percentile(v, 95):8.1f}")
 
 
 # --------------------------------------------------------------------------- accuracy
@@ -372,7 +366,7 @@ def _scale_run(s, enc, qs) -> list[dict]:
         em = rep["overall"]["exact_match"]
         out.append({"label": label, "rep": rep, "details": details, "row": _row(qs, rep, details, None),
                     "em": 100 * em["correct"] / max(em["n"], 1),
-                    "tokens": rep["overall"]["context_tokens"]["mean"], "p1": _pct(st1, 50), "p2": _pct(st2, 50)})
+                    "tokens": rep["overall"]["context_tokens"]["mean"], "p1": percentile(st1, 50), "p2": percentile(st2, 50)})
     return out
 
 
@@ -409,27 +403,26 @@ def bench_scale(args) -> None:
     qs, _ = load_questions(DOCS / "questions.jsonl")
 
     with Graph(s) as g:
-        while g.write("bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
+        while write(g, "bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
             pass
         bundled = len(g.read("docs_list"))
         if not bundled:
             raise SystemExit("no documents loaded: kgqa load documents data/docs/corpus --replay-cache data/docs/replay")
         small = _scale_run(s, enc, qs)
         load_small = _load()
-        sys.path.insert(0, str(REPO / "bench"))
-        from mkgrag_distractors import distractor_docs
+        from bench.mkgrag_distractors import distractor_docs
 
         docs = distractor_docs(args.docs, args.seed, enc, REPO / ".kgqa" / "scale" / "cache")
         t0 = time.perf_counter()
         for i in range(0, len(docs), args.batch):
-            g.write("bench_docs_synthetic", docs=docs[i:i + args.batch])
+            write(g, "bench_docs_synthetic", docs=docs[i:i + args.batch])
         g.await_indexes(timeout_s=1800)
         write_s = time.perf_counter() - t0
         try:
             big = _scale_run(s, enc, qs)
         finally:
             if not args.keep:
-                while g.write("bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
+                while write(g, "bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
                     pass
     print(f"scale · {len(qs)} questions (data/docs/questions.jsonl), graph-only (KGQA_CHAT_BACKEND=none, CPU "
           f"reader) · {bundled} bundled documents, then + {len(docs):,} distractor documents (written in "

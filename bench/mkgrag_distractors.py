@@ -12,16 +12,14 @@ summary").
 from __future__ import annotations
 
 import hashlib
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
 
-from scale_distractors import generate  # noqa: E402  (a sibling script, not a package)
+from bench.scale_distractors import generate
 
 
 def distractor_docs(n: int, seed: int, encoder, cache_dir: Path) -> list[dict]:

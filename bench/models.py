@@ -1,7 +1,7 @@
 """Benchmark of the local model backends, printed as tables.
 
-    .venv/bin/python bench/models.py                 # everything (a few minutes on 2 cores)
-    .venv/bin/python bench/models.py --only grounder,json --json-n 3
+    .venv/bin/python -m bench.models                 # everything (a few minutes on 2 cores)
+    .venv/bin/python -m bench.models --only grounder,json --json-n 3
 
 Sections (each compares against a baseline measured in the same run):
 
@@ -22,24 +22,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench._common import table
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-
-def table(title: str, header: list[str], rows: list[list]) -> None:
-    cells = [header] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    print(f"\n{title}")
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
-    print(line)
-    print("-" * len(line))
-    for r in cells[1:]:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
 
 
 # --------------------------------------------------------------------------- encoder
@@ -135,9 +124,9 @@ def bench_json(chat, n: int, threads: int) -> None:
             t0 = time.perf_counter()
             rec = CallRecord()
             if method.startswith("free"):
-                text = chat._generate(prompt, P.VISPATH_SYSTEM, 128, 0.0, rec)
+                text = chat.generate_once(prompt, P.VISPATH_SYSTEM, 128, 0.0, rec)
             else:
-                text = chat._generate_json_once(prompt, P.VISPATH_SYSTEM, schema, 128, 0, rec)
+                text = chat.generate_json_once(prompt, P.VISPATH_SYSTEM, schema, 128, rec)
             dt = time.perf_counter() - t0
             try:
                 parse(text, schema)
@@ -187,7 +176,7 @@ def bench_grounder(settings) -> None:
         refs.append(Reference(f"Q_{name}", name, hashlib.sha256(p.read_bytes()).hexdigest(), p))
     g = ReferenceImageGrounder(settings.model_copy(update={"data_dir": work / "data"}), references=refs)
     t0 = time.perf_counter()
-    ref_feats = {r.entity_id: g._ref_features(r) for r in refs}
+    ref_feats = {r.entity_id: g.reference_features(r) for r in refs}
     index_s = time.perf_counter() - t0
     rows = []
     tot = [0, 0, 0, 0.0]
@@ -202,7 +191,7 @@ def bench_grounder(settings) -> None:
             top = g.rank(img, 1)[0][0]
             ms.append(1000 * (time.perf_counter() - t0))
             hits += top == f"Q_{name}"
-            qf = g._query_features(img)
+            qf = g.query_features(img)
             base = max(ref_feats, key=lambda e: global_similarity(qf, ref_feats[e]))
             base_hits += base == f"Q_{name}"
         n = len(imgs)
@@ -277,8 +266,8 @@ def bench_softprompt(settings, threads: int) -> None:
         fb.append(1000 * (time.perf_counter() - t0))
     t0 = time.perf_counter()
     with torch.no_grad():
-        ids = sp._llm()[1](prompt, return_tensors="pt")["input_ids"]
-        sp._llm()[0](input_ids=ids)
+        model, tok = sp.model_and_tokenizer()
+        model(input_ids=tok(prompt, return_tensors="pt")["input_ids"])
     plain = 1000 * (time.perf_counter() - t0)
     table(f"soft prompt SmolLM2-135M (8 soft vectors × {h}, torch threads {threads})",
           ["pass", "ms (median of 5)"],

@@ -1,7 +1,7 @@
 """The learned relation-path retriever on more-dev, beside today's rules, in one run.
 
-    .venv/bin/python bench/paths.py                          # all 249 questions, --gold-start and grounded
-    .venv/bin/python bench/paths.py --limit 60 --folds 3 --settings gold-start
+    .venv/bin/python -m bench.paths                          # all 249 questions, --gold-start and grounded
+    .venv/bin/python -m bench.paths --limit 60 --folds 3 --settings gold-start
 
 Needs a Neo4j holding the more-dev KG only (its own KG; the connection comes from the environment as for
 every kgqa command: NEO4J_URI, NEO4J_PASSWORD), e.g.

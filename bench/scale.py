@@ -1,8 +1,8 @@
 """Scale check: the demo questions on the demo KG and on the same KG buried in Wikidata-sized hubs.
 
-    .venv/bin/python bench/scale.py                       # build once (cached), then evaluate both KGs
-    .venv/bin/python bench/scale.py --variants paper,default --limit 10
-    .venv/bin/python bench/scale.py --kgs buried --variants default
+    .venv/bin/python -m bench.scale                       # build once (cached), then evaluate both KGs
+    .venv/bin/python -m bench.scale --variants paper,default --limit 10
+    .venv/bin/python -m bench.scale --kgs buried --variants default
 
 Two graphs, each on its own local Neo4j server (own data dir under ``.kgqa/scale/``, never
 committed; Bolt 25687 / HTTP 25474 by default, one server at a time; heap and page cache
@@ -43,9 +43,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from bench._common import rate
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # VisPath option sets measured side by side (``kgqa eval -o KEY=VALUE``). "default" is whatever
 # VisPathOptions defaults to; "paper" pins every scoring choice to the paper's literal reading.
@@ -135,7 +135,7 @@ def kgqa(env: dict, *argv: str, check: bool = True) -> subprocess.CompletedProce
 
 # --------------------------------------------------------------------------- build
 def manifest_key(kg: str, args) -> dict:
-    from scale_distractors import GENERATOR_VERSION
+    from bench.scale_distractors import GENERATOR_VERSION
 
     demo_hash = hashlib.sha256()
     for f in sorted((ROOT / "data" / "demo").glob("wikidata5m_*.txt")):
@@ -173,7 +173,7 @@ def build_demo(args) -> dict:
 
 
 def build_buried(args) -> dict:
-    from scale_distractors import check_honest, generate, gold_chains_unique
+    from bench.scale_distractors import check_honest, generate, gold_chains_unique
 
     s = settings_for("buried", args)
     t0 = time.perf_counter()
@@ -315,10 +315,6 @@ def evaluate(kg: str, label: str, method: str, options: dict, args) -> dict:
     return rep
 
 
-def pct(m: dict | None) -> str:
-    return "–" if not m or not m.get("n") else f"{100 * m['accuracy']:5.1f}"
-
-
 def print_table(results: list[tuple[str, str, dict]], hop_keys: list[str]) -> None:
     head = (f"{'KG':<7}{'variant':<22}{'EM':>6}{'SBERT':>7}{'start':>7}"
             + "".join(f"{'path ' + h + 'h':>9}" for h in hop_keys) + f"{'path':>7}{'EM/h ' + '/'.join(hop_keys):>17}"
@@ -330,10 +326,10 @@ def print_table(results: list[tuple[str, str, dict]], hop_keys: list[str]) -> No
             print(f"{kg:<7}{label:<22}  error: {rep['error'][0][:100]}")
             continue
         o, bh = rep["overall"], rep["by_hops"]
-        em_h = "/".join(pct(bh.get(h, {}).get("exact_match")).strip() for h in hop_keys)
-        print(f"{kg:<7}{label:<22}{pct(o['exact_match']):>6}{pct(o['sbert@0.3']):>7}{pct(o['start_entity']):>7}"
-              + "".join(f"{pct(bh.get(h, {}).get('gold_path')):>9}" for h in hop_keys)
-              + f"{pct(o['gold_path']):>7}{em_h:>17}"
+        em_h = "/".join(rate(bh.get(h, {}).get("exact_match")).strip() for h in hop_keys)
+        print(f"{kg:<7}{label:<22}{rate(o['exact_match']):>6}{rate(o['sbert@0.3']):>7}{rate(o['start_entity']):>7}"
+              + "".join(f"{rate(bh.get(h, {}).get('gold_path')):>9}" for h in hop_keys)
+              + f"{rate(o['gold_path']):>7}{em_h:>17}"
               + f"{o['latency_s']['p50'] or 0:9.2f}{o['latency_s']['mean'] or 0:9.2f}{o['failed']:>5}")
 
 

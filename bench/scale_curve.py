@@ -1,6 +1,6 @@
 """Benchmark: the scale curve of a first load, and its projection to the whole Wikidata5M.
 
-    KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g .venv/bin/python bench/scale_curve.py --wipe-local-db \
+    KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g .venv/bin/python -m bench.scale_curve --wipe-local-db \
         --entities 250000,1000000
 
 For each size, smallest first:
@@ -43,7 +43,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 FULL_ENTITIES = 4_594_485
 FULL_TRIPLES = 20_614_279
@@ -110,7 +109,7 @@ def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed:
 
 
 def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool = True, bare: bool = True) -> dict:
-    from load import admin_import, fresh_db, generate
+    from bench.load import admin_import, fresh_db, generate
 
     from kgqa.core.graph import Graph
     from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m

@@ -40,13 +40,11 @@ separate streams, so the name embeddings can be cached across fact changes).
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 GENERATOR_VERSION = 2          # 2: distractors have descriptions (make_descriptions)
 
@@ -147,7 +145,7 @@ def demo_type(rels: set[str]) -> str:
 
 
 def _syllable_word(rng) -> str:
-    from load import SYLLABLES  # bench/load.py's syllables
+    from bench.load import SYLLABLES  # bench/load.py's syllables
 
     n = int(rng.integers(2, 4))
     return "".join(SYLLABLES[i] for i in rng.integers(0, len(SYLLABLES), n)).capitalize()

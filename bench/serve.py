@@ -1,6 +1,6 @@
 """``kgqa serve`` under concurrent clients vs the same questions run one by one through the CLI.
 
-    python bench/serve.py [--questions data/demo/questions.jsonl] [--clients 20,50] [--cli N]
+    python -m bench.serve [--questions data/demo/questions.jsonl] [--clients 20,50] [--cli N]
                           [--replay-cache DIR] [--url http://127.0.0.1:8765] [--token T] [--port 8799]
 
 Without ``--url`` it starts ``kgqa serve`` itself (one worker, on the Neo4j of the environment, with
@@ -26,28 +26,10 @@ import sys
 import threading
 import time
 from pathlib import Path
+from bench._common import percentile, question_rows
 
 REPO = Path(__file__).resolve().parent.parent
 KGQA = str(Path(sys.executable).with_name("kgqa"))
-
-
-def pct(values, q):
-    if not values:
-        return float("nan")
-    v = sorted(values)
-    k = max(0, min(len(v) - 1, round(q / 100 * (len(v) - 1))))
-    return v[k]
-
-
-def load_questions(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            q = json.loads(line)
-            if q.get("image"):
-                q["image_path"] = str((path.parent / q["image"]).resolve())
-            out.append(q)
-    return out
 
 
 def one_request(client, url: str, q: dict, headers: dict) -> tuple[int, float, dict]:
@@ -97,7 +79,7 @@ def round_of(url: str, questions: list[dict], clients: int, headers: dict, timeo
     lat = [dt for dt, _, _ in ok]
     em = sum(1 for _, b, q in ok if (b.get("answer") or "").strip().lower() == q["answer"].strip().lower())
     return {"clients": clients, "answered": len(ok), "refused_503": len(refused), "errors": errors,
-            "p50_s": pct(lat, 50), "p95_s": pct(lat, 95), "refused_p95_s": pct(refused, 95),
+            "p50_s": percentile(lat, 50), "p95_s": percentile(lat, 95), "refused_p95_s": percentile(refused, 95),
             "wall_s": wall, "throughput_qps": len(ok) / wall if wall else 0.0,
             "traces": [b["trace_id"] for _, b, _ in ok][:3], "exact": em}
 
@@ -116,8 +98,8 @@ def sequential_cli(questions: list[dict], n: int, replay: str | None, env: dict)
         else:
             print(f"cli {q['id']}: exit {p.returncode}: {p.stderr.strip()[-300:]}", file=sys.stderr)
     wall = time.perf_counter() - t0
-    return {"clients": "CLI, sequential", "answered": ok, "refused_503": 0, "errors": [], "p50_s": pct(lat, 50),
-            "p95_s": pct(lat, 95), "wall_s": wall, "throughput_qps": ok / wall if wall else 0.0}
+    return {"clients": "CLI, sequential", "answered": ok, "refused_503": 0, "errors": [], "p50_s": percentile(lat, 50),
+            "p95_s": percentile(lat, 95), "wall_s": wall, "throughput_qps": ok / wall if wall else 0.0}
 
 
 def main() -> None:
@@ -136,7 +118,7 @@ def main() -> None:
 
     import httpx
 
-    questions = load_questions(a.questions)
+    questions = question_rows(a.questions)
     headers = {"Authorization": f"Bearer {a.token}"} if a.token else {}
     env = {**os.environ}
     proc = None

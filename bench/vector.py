@@ -1,6 +1,6 @@
 """Benchmark: Neo4j's vector index (entity_name_embedding, HNSW, cosine) against exact numpy search.
 
-    KGQA_NEO4J_HEAP=3g KGQA_NEO4J_PAGECACHE=3g python bench/vector.py --wipe-local-db [--n 1000000]
+    KGQA_NEO4J_HEAP=3g KGQA_NEO4J_PAGECACHE=3g python -m bench.vector --wipe-local-db [--n 1000000]
 
 Vectors: ``--centers`` label-like names (the generator of bench/load.py) are embedded with
 the real all-MiniLM-L6-v2; each of the N stored vectors is one of those name embeddings
@@ -16,7 +16,7 @@ Neo4j 5.26 exposes (``vector.hnsw.m``, ``vector.hnsw.ef_construction``,
 ``vector.quantization.enabled``) over the same nodes and measures k = ``--ks`` (default 10,20)
 fetched, cut to 10: recall@10 against the exact scan, p50/p95, build time.
 
-    KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g python bench/vector.py --wipe-local-db \
+    KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g python -m bench.vector --wipe-local-db \
         --real .kgqa/scale/cache/distractor_names_48f7ffc04fbf67d4.npy --n 200000 \
         --sweep "m=16,efc=100,q=1;m=16,efc=100,q=0;m=32,efc=200,q=1;m=48,efc=400,q=1"
 
@@ -43,6 +43,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from bench._common import read, write
 
 
 def _rss_mb(pid: int | None) -> float:
@@ -75,12 +76,12 @@ def index_recall(g, Q: np.ndarray, truth: list[set], k: int) -> tuple[list[float
     """The vector index fetching k: per query recall@10 against ``truth`` and the query's time in ms
     (after a 20-query warm-up)."""
     for q in Q[:20]:  # warm-up
-        g.read("bench_vector_search", k=k, vector=q.tolist())
+        read(g, "bench_vector_search", k=k, vector=q.tolist())
     ms, rec = [], []
     for q, tr in zip(Q, truth):
         v = q.tolist()
         t = time.perf_counter()
-        hits = g.read("bench_vector_search", k=k, vector=v)
+        hits = read(g, "bench_vector_search", k=k, vector=v)
         ms.append((time.perf_counter() - t) * 1000)
         rec.append(len({h["id"] for h in hits[:10]} & tr) / 10)
     return rec, ms
@@ -103,8 +104,7 @@ def main() -> None:
     if args.real is not None or args.sweep is not None:
         return sweep(args)
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from load import _entity_name, fresh_db  # the same name generator and database reset
+    from bench.load import _entity_name, fresh_db  # the same name generator and database reset
 
     from kgqa.core.config import Settings
     from kgqa.core.graph import Graph
@@ -134,11 +134,11 @@ def main() -> None:
     pid = server.status().pid
     index_dir = settings.neo4j_home / "data" / "databases" / "neo4j" / "schema" / "index"
     with Graph(settings) as g:
-        g.write("bench_drop_entity_vector_index")
+        write(g, "bench_drop_entity_vector_index")
         t0 = time.perf_counter()
         for i in range(0, args.n, args.batch):
             rows = [{"id": f"V{j}", "vector": X[j].tolist()} for j in range(i, min(i + args.batch, args.n))]
-            g.write("bench_store_vectors", rows=rows)
+            write(g, "bench_store_vectors", rows=rows)
         write_s = time.perf_counter() - t0
         print(f"wrote {args.n:,} nodes with vectors in {write_s:.1f} s ({args.n / write_s:,.0f}/s)", flush=True)
         rss0, disk0 = _rss_mb(pid), _du_mb(index_dir)
@@ -215,9 +215,8 @@ def sweep(args) -> None:
         sys.exit("bench/vector.py: --ks: each k must be ≥ 10 (recall@10 is measured)")
     if args.real is None or not args.real.is_file():
         sys.exit(f"bench/vector.py: --real {args.real}: no such .npy file (a float32 (n, 384) array)")
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from embed import demo_names
-    from load import fresh_db
+    from bench.embed import demo_names
+    from bench.load import fresh_db
 
     from kgqa.core.config import Settings
     from kgqa.core.graph import Graph
@@ -251,20 +250,20 @@ def sweep(args) -> None:
     fresh_db(settings)
     rows_out = []
     with Graph(settings) as g:
-        g.write("bench_drop_entity_vector_index")
+        write(g, "bench_drop_entity_vector_index")
         t0 = time.perf_counter()
         for i in range(0, len(X), args.batch):
-            g.write("bench_store_vectors", rows=[{"id": ids[j], "vector": X[j].tolist()}
+            write(g, "bench_store_vectors", rows=[{"id": ids[j], "vector": X[j].tolist()}
                                                  for j in range(i, min(i + args.batch, len(X)))])
         write_s = time.perf_counter() - t0
         print(f"wrote {len(X):,} nodes with vectors in {write_s:.1f} s", flush=True)
         for cfg in configs:
-            g.write("bench_drop_entity_vector_index")
+            write(g, "bench_drop_entity_vector_index")
             t0 = time.perf_counter()
-            g.write("bench_create_entity_vector_index", **cfg)
+            write(g, "bench_create_entity_vector_index", **cfg)
             g.await_indexes(timeout_s=3600)
             build_s = time.perf_counter() - t0
-            got = g.read("bench_entity_vector_index_config")[0]["config"]
+            got = read(g, "bench_entity_vector_index_config")[0]["config"]
             taken = (got.get("vector.hnsw.m"), got.get("vector.hnsw.ef_construction"),
                      got.get("vector.quantization.enabled"))
             label = f"m={cfg['m']} efc={cfg['ef_construction']} quant={'on' if cfg['quantization'] else 'off'}"

@@ -1,8 +1,8 @@
 """The yardstick: question sets nobody here tuned on, on their own KG and buried, in one run.
 
-    .venv/bin/python bench/yardstick.py --entities 20000 --rows graph-only,paper-graph-only
-    .venv/bin/python bench/yardstick.py --graphs more-dev,more-dev-buried-wl --gold-start
-    .venv/bin/python bench/yardstick.py --baseline-src /tmp/before/src     # a "before" row per graph
+    .venv/bin/python -m bench.yardstick --entities 20000 --rows graph-only,paper-graph-only
+    .venv/bin/python -m bench.yardstick --graphs more-dev,more-dev-buried-wl --gold-start
+    .venv/bin/python -m bench.yardstick --baseline-src /tmp/before/src     # a "before" row per graph
 
 Graphs (each on its own local Neo4j server, data dir ``<root>/<graph>``, built once; ``manifest.json``
 records what was built and a re-run reuses it):
@@ -39,9 +39,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import VARIANTS, graph_only_env, kgqa, reset_db, write_buried  # noqa: E402
+from bench.scale import VARIANTS, graph_only_env, kgqa, reset_db, write_buried
+from bench._common import rate
 
 SETS = {"demo": (ROOT / "data" / "demo", None, ROOT / "data" / "demo" / "questions.jsonl")}
 GRAPHS = ("demo", "demo-buried", "demo-buried-wl", "more-dev", "more-dev-buried", "more-dev-buried-wl")
@@ -100,8 +100,8 @@ def questions_of(graph: str) -> list[dict]:
 
 # --------------------------------------------------------------------------- build
 def manifest_key(graph: str, args) -> dict:
-    import distractors_wikilike
-    import scale_distractors
+    from bench import distractors_wikilike
+    from bench import scale_distractors
 
     kg = SETS[set_of(graph)][0]
     h = hashlib.sha256()
@@ -123,11 +123,11 @@ def generate(graph: str, args) -> tuple[dict, dict]:
     kg = SETS[set_of(graph)][0]
     qs = questions_of(graph)
     if generator_of(graph) == "wikilike":
-        import distractors_wikilike as wl
+        from bench import distractors_wikilike as wl
 
         g = wl.generate(kg, qs, n_entities=args.entities, seed=args.seed)
         return g, wl.check(g, qs)
-    import scale_distractors as sd
+    from bench import scale_distractors as sd
 
     kw = dict(n_entities=args.entities, n_facts=int(args.entities * 3.65), max_out=3000, seed=args.seed)
     if kg == SETS["demo"][0]:
@@ -205,10 +205,6 @@ def evaluate(graph: str, label: str, options: dict, graph_only: bool, args, src:
     return rep
 
 
-def pct(m: dict | None) -> str:
-    return "–" if not m or not m.get("n") else f"{100 * m['accuracy']:.1f}"
-
-
 def print_table(results: list[tuple[str, str, dict]]) -> None:
     hops = sorted({h for _, _, r in results for h in r.get("by_hops", {}) if h.isdigit()}, key=int)
     cols = ["graph", "row", "n", "EM", "SBERT", "start", "path", "sel|path"] + [f"EM {h}h" for h in hops] + \
@@ -221,10 +217,10 @@ def print_table(results: list[tuple[str, str, dict]]) -> None:
             print(f"{graph:<20}{label:<17}  error: {rep['error'][0][:100]}")
             continue
         o, bh = rep["overall"], rep["by_hops"]
-        vals = [str(o["n"]), pct(o["exact_match"]), pct(o["sbert@0.3"]), pct(o["start_entity"]),
-                pct(o["gold_path"]), pct(o.get("selected"))]
-        vals += [pct(bh.get(h, {}).get("exact_match")) for h in hops]
-        vals += [pct(bh.get(h, {}).get("selected")) for h in hops]
+        vals = [str(o["n"]), rate(o["exact_match"], 0), rate(o["sbert@0.3"], 0), rate(o["start_entity"], 0),
+                rate(o["gold_path"], 0), rate(o.get("selected"), 0)]
+        vals += [rate(bh.get(h, {}).get("exact_match"), 0) for h in hops]
+        vals += [rate(bh.get(h, {}).get("selected"), 0) for h in hops]
         vals += [f"{o['latency_s']['mean'] or 0:.2f}", str(o["failed"])]
         print(f"{graph:<20}{label:<17}" + "".join(v.rjust(w) for v, w in zip(vals, width[2:])))
 

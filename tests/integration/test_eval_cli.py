@@ -75,6 +75,25 @@ def test_eval_runs_a_small_set_and_reports_every_metric(demo_kg, small_set, tmp_
     assert rep["options"]["sbert_model"]
 
 
+def test_eval_report_folder_holds_the_json_and_a_page_with_every_wrong_question(demo_kg, small_set, tmp_path):
+    qfile, _ = small_set
+    base = tmp_path / "base.json"
+    first = run_kgqa("eval", str(qfile), "--method", "grasp", "--out", str(base), "--quiet", env=GRAPH_ONLY)
+    assert first.returncode == 0, first.stderr[-3000:]
+    folder = tmp_path / "rep"
+    proc = run_kgqa("eval", str(qfile), "--report", str(folder), "--baseline", str(base), "--traces", "--quiet",
+                    env=GRAPH_ONLY)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rep = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert "baseline: grasp" in page and "vispath · " in page
+    for q in rep["questions"]:
+        if q["exact_match"] is False:        # listed, with the Browser link of its trace
+            assert f">{q['id']}<" in page and q["trace_id"] and f">{q['trace_id']}</a>" in page
+    assert_one_line_error(run_kgqa("eval", str(qfile), "--report", str(folder), "--baseline", str(qfile)),
+                          "--baseline", code=2)
+
+
 def test_eval_gold_start_gives_every_question_its_topic_entity(demo_kg, small_set):
     qfile, cache = small_set
     proc = run_kgqa("eval", str(qfile), "--replay-cache", str(cache), "--gold-start", "--limit", "1",

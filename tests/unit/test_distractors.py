@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
+from bench import distractors_wikilike as wl
+from bench import scale_distractors as sd
 
-import distractors_wikilike as wl  # noqa: E402
-import scale_distractors as sd  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 ENTITIES = {"Q1": "Pont Neuf", "Q2": "France", "Q3": "Paris", "Q4": "euro", "Q5": "Europe",
             "Q6": "Tower Bridge", "Q7": "United Kingdom", "Q8": "London", "Q9": "pound sterling"}

@@ -20,7 +20,7 @@ from kgqa.app.eval.metrics import (
     sbert_cosines,
 )
 from kgqa.app.eval.report import summarize
-from kgqa.app.eval.runner import QuestionResult
+from kgqa.app.eval.records import QuestionResult
 from kgqa.core.result import PathEvidence, Step
 
 

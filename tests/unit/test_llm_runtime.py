@@ -10,7 +10,7 @@ from kgqa.core.errors import ModelUnavailable
 
 
 def test_gbnf_compatible_spells_out_whitespace_classes_everywhere():
-    from kgqa.models.llamacpp_chat import gbnf_compatible
+    from kgqa.models.llamacpp_base import gbnf_compatible
 
     js = {"type": "object", "properties": {
         "a": {"type": "string", "pattern": r"^[^\s<>]{0,5}$"},
@@ -24,7 +24,7 @@ def test_gbnf_compatible_spells_out_whitespace_classes_everywhere():
 
 
 def test_small_integer_ranges_become_enums_the_grammar_enforces():
-    from kgqa.models.llamacpp_chat import gbnf_compatible
+    from kgqa.models.llamacpp_base import gbnf_compatible
 
     out = gbnf_compatible({"type": "object", "properties": {
         "depth": {"type": "integer", "minimum": 1, "maximum": 8},
@@ -39,7 +39,7 @@ def test_vispath_decoding_schemas_convert_to_a_grammar():
     pytest.importorskip("llama_cpp")
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-    from kgqa.models.llamacpp_chat import gbnf_compatible
+    from kgqa.models.llamacpp_base import gbnf_compatible
     from kgqa.models.structured import decoding_schema
 
     try:
@@ -55,7 +55,7 @@ def test_vispath_decoding_schemas_convert_to_a_grammar():
 
 
 def test_deadline_raises_model_unavailable_naming_the_setting():
-    from kgqa.models.llamacpp_chat import _Deadline
+    from kgqa.models.llamacpp_base import _Deadline
 
     d = _Deadline(0.0, "local LLM X (llama.cpp)")
     time.sleep(0.001)

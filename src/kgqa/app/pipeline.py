@@ -45,6 +45,7 @@ def methods_json() -> list[dict]:
     from kgqa.methods.registry import method_classes
 
     return [{"name": c.name, "title": c.title, "arxiv": c.arxiv, "ablations": list(c.ablations),
+             "flags": dict(c.cli_flags),
              "options": [{"name": n, "default": d, "description": t} for n, d, t in describe_options(c)]}
             for c in method_classes().values()]
 
@@ -145,3 +146,9 @@ class Pipeline:
     def close(self) -> None:
         if self._owns_graph:
             self.graph.close()
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

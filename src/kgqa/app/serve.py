@@ -282,9 +282,9 @@ def create_app(settings=None) -> FastAPI:
                          503: err("queue full (Retry-After), or Neo4j / a model unavailable"),
                          504: err("not answered within the timeout")})
     async def ask(request: Request):
-        req, image_bytes = await parse_ask(request, service)
+        req, image_bytes = await parse_ask(request, service.max_upload)
         check_request(req)
-        image = save_upload(service, image_bytes) if image_bytes is not None else None
+        image = save_upload(service.uploads, service.max_upload, image_bytes) if image_bytes is not None else None
         try:
             service.admit()
         except ServeError:

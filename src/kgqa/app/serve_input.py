@@ -12,15 +12,13 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kgqa.core.errors import InvalidInput, cap, first_error
 
-if TYPE_CHECKING:
-    from kgqa.app.serve import Service
 
 #: Room for the form fields of a multipart request beside the image itself.
 FORM_OVERHEAD_BYTES = 64 * 1024
@@ -119,12 +117,14 @@ def _validation_line(e: ValidationError, where: str) -> str:
     return f"{where} field {loc}: {msg}"
 
 
-async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, bytes | None]:
+async def parse_ask(request: Request, max_upload: int) -> tuple[AskRequest, bytes | None]:
+    """The request body as an ``AskRequest`` and the uploaded image's bytes (an image over ``max_upload``
+    bytes is 413)."""
     ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
     if ctype not in ("application/json", "multipart/form-data", ""):
         raise ServeError(415, "unsupported_media_type",
                          f"Content-Type {cap(ctype, 60)!r}: send application/json or multipart/form-data")
-    body = await read_body(request, service.max_upload + FORM_OVERHEAD_BYTES)
+    body = await read_body(request, max_upload + FORM_OVERHEAD_BYTES)
     image: bytes | None = None
     if ctype == "multipart/form-data":
         from starlette.datastructures import UploadFile
@@ -140,9 +140,9 @@ async def parse_ask(request: Request, service: Service) -> tuple[AskRequest, byt
                 if key != "image":
                     raise ServeError(400, "bad_input", f"form file field {cap(key, 40)!r}: only 'image' is a file")
                 image = await value.read()
-                if len(image) > service.max_upload:
+                if len(image) > max_upload:
                     raise ServeError(413, "too_large", f"image is {len(image):,} bytes, over the "
-                                     f"{service.max_upload:,}-byte limit")
+                                     f"{max_upload:,}-byte limit")
             elif key == "options":
                 fields["options"] = _json_value(value, "form field options") if value.strip() else {}
             elif key == "ablations":
@@ -174,16 +174,17 @@ def check_request(req: AskRequest) -> None:
     method_options(get_method(req.method), req.options, req.ablations)
 
 
-def save_upload(service: Service, data: bytes) -> Path:
-    """The uploaded image as a file the pipeline can read, validated (size, pixels, format) from its header."""
+def save_upload(uploads: Path, max_upload: int, data: bytes) -> Path:
+    """The uploaded image as a file in ``uploads`` the pipeline can read, validated (size up to ``max_upload``
+    bytes, pixels, format) from its header."""
     from kgqa.core.images import load_image
 
-    fd, name = tempfile.mkstemp(prefix="upload-", suffix=".img", dir=service.uploads)
+    fd, name = tempfile.mkstemp(prefix="upload-", suffix=".img", dir=uploads)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     path = Path(name)
     try:
-        img = load_image(path, max_bytes=service.max_upload)   # header: format, size, pixels
+        img = load_image(path, max_bytes=max_upload)   # header: format, size, pixels
         _decode_fully(img.data)                                 # then every pixel: truncated → 400 here
     except InvalidInput as e:
         path.unlink(missing_ok=True)

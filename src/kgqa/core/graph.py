@@ -107,6 +107,11 @@ class Graph:
         query = cypher.load(name).replace("$$TYPE$$", relation_type(rel_type))
         return self._run(query, params, write=True)
 
+    def run_text(self, query: str, params: dict[str, Any] | None = None, *, write: bool = False) -> list[dict]:
+        """Run a query text that code outside the package keeps in its own ``.cypher`` file (``bench/cypher``);
+        kgqa's own queries go through ``read``/``write`` by name. Values only as ``$params``."""
+        return self._run(query, params or {}, write=write)
+
     def apply_schema(self) -> int:
         """Apply ``cypher/schema.cypher`` (idempotent); returns statements run."""
         stmts = cypher.statements("schema")

@@ -99,6 +99,10 @@ class KG:
         self._relation_aliases: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ encoder
+    def clear_cache(self) -> None:
+        """Forget every cached text embedding (a cold cache: the next ``embed`` encodes again)."""
+        self._emb_cache.clear()
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised SBERT vectors (n, dim); each distinct text is encoded once per process."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._emb_cache]

@@ -12,6 +12,13 @@ A method is a ``BaseMethod`` subclass with
 * ``solve(query) -> Answer``: the method's algorithm, top to bottom, in its own package;
   ``BaseMethod.answer`` checks the question first, the pipeline adds seconds, cost and the trace
 * ``render(answer) -> list[str]``: the method-specific lines ``kgqa ask`` prints
+* ``cli_flags``  optional: the method's own command-line flags, each an alias of one of its options
+                (``{"--m1": "M1"}``); ``kgqa ask`` and ``kgqa eval`` accept them for the methods that
+                declare them, so the app names no method's flags
+* ``grounds_start_entity``: whether ``kgqa eval`` scores the start entity
+
+What the app reads out of ``Answer.details`` is named in ``kgqa.core.result.Details`` (the keys a method
+may set for ``kgqa ask`` and ``kgqa eval``); everything else in ``details`` is the method's own.
 
 ``BaseMethod.__init__(ctx, options)`` does the wiring from a ``Context`` (settings, graph, models,
 shared KG access) and validates nothing else: options arrive validated (``parse_options``).
@@ -25,8 +32,9 @@ The core (config, graph, models, result, trace, kg) imports no method; the regis
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -34,6 +42,10 @@ from kgqa.core.errors import InvalidInput, first_error
 from kgqa.core.images import ImageInput
 from kgqa.core.kg import KG
 from kgqa.core.result import Answer
+
+if TYPE_CHECKING:
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
 
 
 @dataclass(frozen=True)
@@ -47,14 +59,24 @@ class Query:
     seed: int = 0                     # … chosen deterministically with this seed
 
 
+class ModelRoles(Protocol):
+    """The model roles a method is given (``kgqa.models.Models`` is one; the protocols of each role are in
+    ``kgqa.models.base``, a layer above this one, hence ``Any`` here)."""
+
+    encoder: Any        # kgqa.models.base.Encoder: texts -> unit vectors
+    chat: Any           # kgqa.models.base.ChatModel: the text LLM (NullChat when KGQA_CHAT_BACKEND=none)
+    vision: Any         # kgqa.models.base.VisionModel: image -> entity names
+    softprompt: Any     # kgqa.models.base.SoftPromptModel: GraSP's soft-prompt LLM
+
+
 @dataclass
 class Context:
     """What a method is built with: nothing is loaded or read from the environment by a method."""
 
-    settings: Any       # kgqa.core.config.Settings
-    graph: Any          # kgqa.core.graph.Graph
-    models: Any         # kgqa.models.Models
-    kg: Any             # kgqa.core.kg.KG (shared KG access over graph + encoder)
+    settings: "Settings | None"   # the one Settings object (None only in tests that need none)
+    graph: "Graph"                # Neo4j access: named queries from kgqa/cypher (or a test's fake)
+    models: ModelRoles            # the model roles (kgqa.models.build_models)
+    kg: KG | None = None          # shared KG access over graph + encoder; None: built from them
 
 
 #: The longest question accepted, in characters (``kgqa ask``, ``kgqa eval``, ``kgqa serve`` alike).
@@ -73,8 +95,12 @@ def check_question(question) -> str:
     return q
 
 
-class BaseMethod:
-    """What every method shares: the class attributes, the wiring, the question check."""
+class BaseMethod(ABC):
+    """What every method shares: the class attributes, the wiring, the question check.
+
+    A subclass must set ``name``, ``title`` and ``Options`` and implement ``solve``; Python refuses to
+    build one that lacks ``solve``, and the contract test (tests/unit/test_method_contract.py) checks the
+    rest for every registered method."""
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -83,6 +109,8 @@ class BaseMethod:
     ablations: ClassVar[tuple[str, ...]] = ()
     #: whether the method grounds the question in a start entity (kgqa eval scores it only then)
     grounds_start_entity: ClassVar[bool] = True
+    #: the method's own command-line flags: flag -> option name (a bool option's flag takes no value)
+    cli_flags: ClassVar[dict[str, str]] = {}
 
     def __init__(self, ctx: Context, options: BaseModel | None = None) -> None:
         self.ctx = ctx
@@ -100,8 +128,9 @@ class BaseMethod:
         check_question(query.question)
         return self.solve(query)
 
+    @abstractmethod
     def solve(self, query: Query) -> Answer:
-        raise NotImplementedError
+        """The method's algorithm: one question in, one ``Answer`` with typed evidence out."""
 
     def render(self, answer: Answer) -> list[str]:
         """The method-specific lines of ``kgqa ask`` (the pipeline prints answer and evidence)."""
@@ -146,3 +175,46 @@ def describe_options(method_cls) -> list[tuple[str, str, str]]:
         default = f.get_default(call_default_factory=True)
         rows.append((name, repr(default), f.description or ""))
     return rows
+
+
+def flag_takes_value(method_cls, flag: str) -> bool:
+    """Whether ``method_cls``'s flag takes a value (a flag of a bool option is a switch)."""
+    f = method_cls.Options.model_fields[method_cls.cli_flags[flag]]
+    return f.annotation is not bool
+
+
+def split_method_flags(tokens: list[str], method_classes: list) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The tokens of a command line with the methods' own flags (``cli_flags``) taken out.
+
+    Returns the other tokens, in order, and per method name the options its flags set (``--m1 30`` and
+    ``--m1=30`` alike; a bool option's flag sets it to True). A flag applies to every method among
+    ``method_classes`` that declares it; any other token starting with ``--`` is one line naming the flags
+    those methods know (exit 2)."""
+    rest: list[str] = []
+    out: dict[str, dict[str, Any]] = {c.name: {} for c in method_classes}
+    known = sorted({f for c in method_classes for f in c.cli_flags})
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not tok.startswith("--") or tok == "--":
+            rest.append(tok)
+            i += 1
+            continue
+        flag, eq, value = tok.partition("=")
+        owners = [c for c in method_classes if flag in c.cli_flags]
+        if not owners:
+            names = ", ".join(c.name for c in method_classes)
+            raise InvalidInput(f"no such option: {flag} (the flags of {names}: {', '.join(known) or 'none'}; "
+                               "-o KEY=VALUE sets any option, kgqa methods lists them)")
+        takes = flag_takes_value(owners[0], flag)
+        if takes and not eq:
+            if i + 1 >= len(tokens):
+                raise InvalidInput(f"{flag} needs a value")
+            value = tokens[i + 1]
+            i += 1
+        elif not takes and eq:
+            raise InvalidInput(f"{flag} takes no value")
+        for c in owners:
+            out[c.name][c.cli_flags[flag]] = value if takes else True
+        i += 1
+    return rest, out

@@ -11,12 +11,15 @@ and id, so one trace writer can link any method's evidence in Neo4j:
                        query-specific graph)
 
 Labels a trace may link to are ``TRACE_LABELS``; anything else is refused.
+
+``Answer.details`` is the method's own, except the keys of ``Details``, which the app reads
+(``kgqa ask`` prints ``grounding``; ``kgqa eval`` scores the other four); a method sets those it has.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Union
+from typing import Literal, TypedDict, Union
 
 #: Node labels evidence may point at (the trace writer links only these, by id).
 TRACE_LABELS = ("Entity", "DocEntity", "Chunk", "Document", "Image")
@@ -142,6 +145,48 @@ class RoleCost:
     seconds: float = 0.0
 
 
+class Grounding(TypedDict, total=False):
+    """How well the start entity was grounded (``Details.grounding``; ``kgqa ask`` prints it)."""
+
+    score: float | None           # the weaker of the parts below (None: not measured)
+    recognition: float | None     # the image's match to the start entity's reference image
+    link: float | None            # the start entity's name cosine to the question's mention
+    abstain_below: float          # the method abstains when ``score`` is below this (0: never)
+
+
+class ChunkSections(TypedDict):
+    """One chunk of the context with the document sections it covers (``Details.chunk_sections``)."""
+
+    id: str
+    doc_id: str
+    sections: list[str]
+
+
+class Details(TypedDict, total=False):
+    """The keys of ``Answer.details`` that the app reads; a method sets the ones it has, in this shape."""
+
+    #: hop-by-hop methods: per hop i (0-based), the paths kept at that hop, each a list of
+    #: [head id, relation id, tail id] (``kgqa eval``'s gold-path retention and the hop it was lost at)
+    retained_by_hop: list[list[list[list[str]]]]
+    #: document methods: tokens of the retrieved context (``kgqa eval``'s context-size column)
+    context_tokens: int
+    #: document methods: the ids of the documents recalled (``kgqa eval``'s document recall)
+    document_ids: list[str]
+    #: document methods: the context's chunks and their sections (``kgqa eval``'s evidence recall)
+    chunk_sections: list[ChunkSections]
+    #: methods that ground a start entity: how well (``kgqa ask``'s grounding line)
+    grounding: Grounding | None
+
+
+#: The ``Details`` keys, for code that reads them out of ``Answer.details``.
+RETAINED_BY_HOP = "retained_by_hop"
+CONTEXT_TOKENS = "context_tokens"
+DOCUMENT_IDS = "document_ids"
+CHUNK_SECTIONS = "chunk_sections"
+GROUNDING = "grounding"
+DETAIL_KEYS = (RETAINED_BY_HOP, CONTEXT_TOKENS, DOCUMENT_IDS, CHUNK_SECTIONS, GROUNDING)
+
+
 @dataclass
 class Answer:
     question: str
@@ -159,11 +204,18 @@ class Answer:
     cost: dict[str, RoleCost] = field(default_factory=dict)  # per model role
     trace_id: str | None = None
     browser_cypher: str | None = None  # paste into Neo4j Browser to see the trace
-    details: dict = field(default_factory=dict)   # method-specific, rendered by the method itself
+    details: dict = field(default_factory=dict)   # method-specific, rendered by the method itself; the app
+    #                                               reads only the keys of ``Details`` (use ``detail``)
 
     @property
     def paths(self) -> list[PathEvidence]:
         return [e for e in self.evidence if isinstance(e, PathEvidence)]
+
+    def detail(self, key: str):
+        """One of the ``Details`` keys the app reads, or None when the method did not set it."""
+        if key not in DETAIL_KEYS:
+            raise KeyError(f"{key!r} is not a Details key (the app reads only {', '.join(DETAIL_KEYS)})")
+        return (self.details or {}).get(key)
 
     def evidence_line(self) -> str:
         """The evidence in one line (kgqa compare)."""

@@ -1,13 +1,18 @@
 """The methods kgqa knows, by name: the one place that imports them.
 
 ``method_classes()`` imports each method module when first asked (so ``kgqa --help``
-stays light); the CLI (``kgqa methods``, ``ask``, ``compare``, ``eval``) and the pipeline
-find methods only here.
+stays light); the CLI (``kgqa methods``, ``ask``, ``compare``, ``eval``, ``serve``) and the
+pipeline find methods only here. A method defined elsewhere (a test, a plugin) joins them with
+``register_method(cls)``; nothing in ``kgqa.app`` names a method.
 """
 
 from __future__ import annotations
 
 from kgqa.core.errors import InvalidInput
+
+
+#: methods registered at run time (``register_method``), after the shipped ones
+_REGISTERED: dict[str, type] = {}
 
 
 def method_classes() -> dict:
@@ -17,7 +22,23 @@ def method_classes() -> dict:
     from kgqa.methods.vispath.algorithm import VisPath
 
     classes = [VisPath, MKGRAG, GraSP]
-    return {c.name: c for c in classes}
+    return {**{c.name: c for c in classes}, **_REGISTERED}
+
+
+def register_method(cls) -> None:
+    """Make a ``BaseMethod`` subclass known by its ``name`` (``--method NAME``); a name taken is refused."""
+    from kgqa.core.method import BaseMethod
+
+    if not (isinstance(cls, type) and issubclass(cls, BaseMethod)):
+        raise TypeError(f"{cls!r} is not a BaseMethod subclass")
+    if cls.name in method_classes() and _REGISTERED.get(cls.name) is not cls:
+        raise ValueError(f"a method named {cls.name!r} is already registered")
+    _REGISTERED[cls.name] = cls
+
+
+def unregister_method(name: str) -> None:
+    """Forget a method ``register_method`` added (tests); the shipped methods stay."""
+    _REGISTERED.pop(name, None)
 
 
 def get_method(name: str):

@@ -281,6 +281,10 @@ class ReferenceImageGrounder:
                                         _resolve(r["path"])) for r in rows]
             return self._refs
 
+    def reference_features(self, ref: Reference) -> Features | None:
+        """The features of one reference image (cached), or None when it cannot be read (benchmarks)."""
+        return self._ref_features(ref)
+
     def _ref_features(self, ref: Reference) -> Features | None:
         def load():
             from PIL import Image
@@ -294,6 +298,10 @@ class ReferenceImageGrounder:
         except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
             self.skipped.append(f"{ref.path}: {e}")  # an unreadable reference is left out, not fatal
             return None
+
+    def query_features(self, image: ImageInput) -> Features:
+        """The features of a query image, as recognition computes them (benchmarks)."""
+        return self._query_features(image)
 
     def _query_features(self, image: ImageInput) -> Features:
         from kgqa.core.images import open_rgb

@@ -49,16 +49,12 @@ from kgqa.core.config import Settings
 from kgqa.core.errors import ModelUnavailable
 from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.gguf import locate_gguf
+from kgqa.models.llamacpp_base import N_BATCH, N_CTX, LlamaCppDecoding, _Deadline, gbnf_compatible
 from kgqa.models.local_llm import LocalLLMChat
 from kgqa.models.structured import decoding_schema
 from kgqa.models.structured import schema_json, with_retries
 
 T = TypeVar("T", bound=BaseModel)
-
-#: context window of the llama.cpp context (tokens); VisPath's longest prompts are ~1.5k
-N_CTX = 4096
-#: tokens evaluated per llama_decode call while reading a prompt
-N_BATCH = 512
 
 _LOCK = threading.Lock()
 _LOADED: dict[tuple, "_Runtime"] = {}
@@ -121,25 +117,7 @@ def load_runtime(settings: Settings) -> _Runtime:
         return _LOADED[key]
 
 
-class _Deadline:
-    """``KGQA_MODEL_TIMEOUT_S`` for one call; ``check()`` raises ModelUnavailable past it."""
-
-    def __init__(self, seconds: float, who: str):
-        self.seconds = seconds
-        self.who = who
-        self.end = time.monotonic() + seconds
-        self.passed = False
-
-    def over(self) -> bool:
-        self.passed = self.passed or time.monotonic() > self.end
-        return self.passed
-
-    def check(self) -> None:
-        if self.over():
-            raise ModelUnavailable(f"{self.who}: no reply within {self.seconds:g} s (KGQA_MODEL_TIMEOUT_S)")
-
-
-class LlamaCppChat(LocalLLMChat):
+class LlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     """SmolLM2-135M-Instruct (or any chat GGUF) on llama.cpp (implements ``ChatModel``)."""
 
     backend = "llamacpp"
@@ -296,48 +274,3 @@ def _log_softmax(row):
     x = np.asarray(row, dtype=np.float64)
     m = x.max()
     return x - (m + np.log(np.exp(x - m).sum()))
-
-
-#: integer ranges up to this many values become an enum in the grammar
-MAX_INT_ENUM = 64
-
-
-def gbnf_compatible(js):
-    """``js`` in the subset llama-cpp-python's JSON-schema converter enforces.
-
-    * regex escapes GBNF character classes lack (``\\s``) are spelled out;
-    * a small integer range (``minimum``..``maximum``, as pydantic's ``ge``/``le`` write it)
-      becomes an ``enum`` of its values: the converter ignores integer bounds, and a small
-      model then writes ``"depth": 100391…`` until ``max_tokens`` cuts the JSON off.
-    """
-    if isinstance(js, list):
-        return [gbnf_compatible(v) for v in js]
-    if not isinstance(js, dict):
-        return js
-    out = {k: gbnf_compatible(v) for k, v in js.items()}
-    if isinstance(out.get("pattern"), str):
-        out["pattern"] = _spell_whitespace(out["pattern"])
-    lo, hi = out.get("minimum"), out.get("maximum")
-    if (out.get("type") == "integer" and "enum" not in out and isinstance(lo, int) and isinstance(hi, int)
-            and 0 <= hi - lo < MAX_INT_ENUM):
-        out["enum"] = list(range(lo, hi + 1))
-    return out
-
-
-def _spell_whitespace(pattern: str) -> str:
-    """``\\s`` as `` \\t\\n\\r`` inside a character class, as ``[ \\t\\n\\r]`` outside one."""
-    out, i, in_class = [], 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            pair = pattern[i:i + 2]
-            out.append((r" \t\n\r" if in_class else r"[ \t\n\r]") if pair == r"\s" else pair)
-            i += 2
-            continue
-        if c == "[" and not in_class:
-            in_class = True
-        elif c == "]" and in_class:
-            in_class = False
-        out.append(c)
-        i += 1
-    return "".join(out)

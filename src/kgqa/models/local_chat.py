@@ -130,6 +130,14 @@ class LocalChat(LocalLLMChat):
         return self._cached("generate", prompt, system, params,
                             lambda rec: self._generate(prompt, system, max_tokens, temperature, rec))
 
+    def generate_once(self, prompt, system, max_tokens, temperature, rec, seed: int = 0) -> str:
+        """One free-text generation, no retry and no replay cache, counted into ``rec`` (benchmarks)."""
+        return self._generate(prompt, system, max_tokens, temperature, rec, seed)
+
+    def generate_json_once(self, prompt, system, schema, max_tokens, rec) -> str:
+        """One schema-constrained generation (first attempt), no retry, counted into ``rec`` (benchmarks)."""
+        return self._generate_json_once(prompt, system, schema, max_tokens, 0, rec)
+
     def _generate(self, prompt, system, max_tokens, temperature, rec, seed: int = 0) -> str:
         import torch
 

@@ -28,6 +28,10 @@ class LocalSoftPrompt:
         self.settings = settings
         self.meter = meter or Meter()
 
+    def model_and_tokenizer(self):
+        """The in-process LLM and its tokenizer, loaded once, weights frozen (benchmarks)."""
+        return self._llm()
+
     def _llm(self):
         model, tok = load_local_llm(self.settings)
         for p in model.parameters():   # only the soft prompt (and its producer) learn

@@ -42,7 +42,7 @@ from kgqa.core.config import Settings
 from kgqa.core.errors import BadModelReply, ModelUnavailable
 from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.gguf import locate_gguf
-from kgqa.models.llamacpp_chat import N_BATCH, N_CTX, _Deadline, gbnf_compatible
+from kgqa.models.llamacpp_base import N_BATCH, N_CTX, LlamaCppDecoding, _Deadline, gbnf_compatible
 from kgqa.models.local_llm import LocalLLMChat
 from kgqa.models.structured import decoding_schema, schema_json, with_retries
 
@@ -131,7 +131,7 @@ def closed_objects(js):
     return out
 
 
-class XLlamaCppChat(LocalLLMChat):
+class XLlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     """SmolLM2-135M-Instruct (or any chat GGUF) on llama.cpp via xllamacpp (implements ``ChatModel``)."""
 
     backend = "llamacpp"      # same engine, model and calls as LlamaCppChat: replay caches are shared

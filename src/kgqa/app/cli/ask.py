@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from kgqa.app.cli.common import app, env_settings, no_abstain, scoped_options
+from kgqa.app.cli.common import METHOD_FLAGS, app, env_settings, no_abstain, scoped_options
 
 #: Fallback codes of steps that were not asked on purpose (``-o llm_steps``, ``KGQA_CHAT_BACKEND=none``):
 #: ``kgqa ask`` says so once instead of listing them as fallbacks.
@@ -32,7 +32,9 @@ NO_ABSTAIN_HELP = "Never abstain: answer however weakly the start is grounded (-
 def grounding_line(ans) -> str | None:
     """The grounding score of ``kgqa ask`` (VisPath: the weaker of the image match and the start entity's link
     cosine) and what it means for abstention; None when the method reports none or the start was given."""
-    g = ans.details.get("grounding") if isinstance(ans.details, dict) else None
+    from kgqa.core.result import GROUNDING
+
+    g = ans.details.get(GROUNDING) if isinstance(ans.details, dict) else None
     if not g or g.get("score") is None:
         return None
     names = {"recognition": "image match", "link": "entity link"}
@@ -80,48 +82,38 @@ def methods_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."
         for n, d, t in describe_options(c):
             print(f"  -o {n + '=' + d:<30} {t}")
         print(f"  ablations (--ablate): {', '.join(c.ablations) or 'none'}")
+        if c.cli_flags:
+            print(f"  flags (kgqa ask, kgqa eval): {', '.join(f'{f} (-o {o})' for f, o in c.cli_flags.items())}")
         print()
     print("Set an option with -o KEY=VALUE (kgqa ask, kgqa eval) or -o METHOD.KEY=VALUE (kgqa compare).")
 
 
-@app.command("ask")
+@app.command("ask", context_settings=METHOD_FLAGS)
 def ask(
-    args: list[str] = typer.Argument(..., metavar="[IMAGE] QUESTION",
-                                     help="An optional image file, then the question."),
+    args: list[str] = typer.Argument(..., metavar="[IMAGE] QUESTION [METHOD FLAGS]",
+                                     help="An optional image file, then the question; the method's own flags "
+                                     "(kgqa methods lists them) anywhere."),
     entity: Optional[str] = typer.Option(None, "--entity", help="Start entity id (skips grounding), e.g. Q90."),
     method: str = typer.Option("vispath", "--method", help="The method (kgqa methods lists them)."),
     option: Optional[list[str]] = typer.Option(None, "-o", "--option", metavar="KEY=VALUE",
                                                help="A method option (repeatable; kgqa methods lists them)."),
     ablate: Optional[list[str]] = typer.Option(None, "--ablate", help="Switch on one of the method's ablations "
                                                "(repeatable; kgqa methods lists them)."),
-    # VisPath's flags, kept as aliases of its options (-o M1=30 …)
-    m1: Optional[int] = typer.Option(None, "--m1", help="VisPath -o M1: edges kept per frontier entity (default 30)."),
-    m2: Optional[int] = typer.Option(None, "--m2", help="VisPath -o M2: paths kept by chain score (default 30)."),
-    m3: Optional[int] = typer.Option(None, "--m3", help="VisPath -o M3: paths kept after LLM examination (default 3)."),
-    dmax: Optional[int] = typer.Option(None, "--dmax", help="VisPath -o Dmax: maximum search depth (default 3)."),
-    delta: Optional[float] = typer.Option(None, "--delta", help="VisPath -o delta: δ of Eq. 3 (default 0.05)."),
-    expansion: Optional[str] = typer.Option(None, "--expansion", help="VisPath -o expansion: firstcut or exact."),
-    selection: Optional[str] = typer.Option(None, "--selection", help="VisPath -o selection: generate (JSON, the "
-                                            "paper's; default) or likelihood (scores the allowed options)."),
-    no_graph_validation: bool = typer.Option(False, "--no-graph-validation", help="VisPath ablation: take e_Q,1 as is."),
-    no_visual_intent: bool = typer.Option(False, "--no-visual-intent", help="VisPath ablation: score edges against Q."),
-    no_chain_pruning: bool = typer.Option(False, "--no-chain-pruning", help="VisPath ablation: keep paths by edge score."),
-    no_evidence_check: bool = typer.Option(False, "--no-evidence-check", help="VisPath ablation: always run Dmax hops."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     no_abstain_: bool = typer.Option(False, "--no-abstain", help=NO_ABSTAIN_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON."),
 ):
-    """Answer a question about an image (or a plain question) over the KG, and store its reasoning trace."""
-    from kgqa.app.pipeline import Pipeline
-    from kgqa.core.method import parse_kv
-    from kgqa.core.trace import browser_url
+    """Answer a question about an image (or a plain question) over the KG, and store its reasoning trace.
 
-    image, question = _ask_args(args)
-    aliases = {"M1": m1, "M2": m2, "M3": m3, "Dmax": dmax, "delta": delta, "expansion": expansion,
-               "selection": selection, "no_graph_validation": no_graph_validation or None,
-               "no_visual_intent": no_visual_intent or None, "no_chain_pruning": no_chain_pruning or None,
-               "no_evidence_check": no_evidence_check or None}
-    opts = {**{k: v for k, v in aliases.items() if v is not None}, **parse_kv(option)}
+    A method's own flags (kgqa methods lists them) are aliases of its options: -o KEY=VALUE wins over them."""
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.core.method import parse_kv, split_method_flags
+    from kgqa.core.trace import browser_url
+    from kgqa.methods.registry import get_method
+
+    rest, flags = split_method_flags(args, [get_method(method)])
+    image, question = _ask_args(rest)
+    opts = {**flags[get_method(method).name], **parse_kv(option)}
     if no_abstain_:
         opts = no_abstain({method: opts}, [method])[method]
     settings = env_settings()

@@ -27,6 +27,10 @@ app.add_typer(trace_app, name="trace")
 app.add_typer(docs_app, name="docs")
 app.add_typer(train_app, name="train")
 
+#: ``kgqa ask`` and ``kgqa eval``: the flags Typer does not know reach the command's arguments, which pass them
+#: to the method that declares them (``BaseMethod.cli_flags``, ``kgqa.core.method.split_method_flags``)
+METHOD_FLAGS = {"ignore_unknown_options": True, "allow_extra_args": True}
+
 
 def env_settings(**overrides):
     """The environment's Settings with the non-None ``overrides``; a bad KGQA_* / NEO4J_* value is one line."""

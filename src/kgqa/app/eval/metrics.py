@@ -7,6 +7,7 @@ import unicodedata
 from typing import Any, Iterable, Optional, Protocol
 
 from kgqa.app.eval.questions import Support
+from kgqa.core.result import CHUNK_SECTIONS, DOCUMENT_IDS
 
 #: VisPath's open-ended semantic accuracy threshold (Section V-B).
 SBERT_THRESHOLD = 0.3
@@ -138,10 +139,15 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 
+def detail(ans, key: str):
+    """One of the ``kgqa.core.result.Details`` keys out of an answer's ``details`` (None when not set)."""
+    return (getattr(ans, "details", None) or {}).get(key)
+
+
 def document_recall(support: Optional[Support], ans) -> Optional[bool]:
     """Document recall@Kd (mKG-RAG): the supporting document is among the documents the method recalled
     (``details["document_ids"]``). None when the question has no support or the method recalls no documents."""
-    ids = (getattr(ans, "details", None) or {}).get("document_ids")
+    ids = detail(ans, DOCUMENT_IDS)
     if support is None or ids is None:
         return None
     return support.document in ids
@@ -150,7 +156,7 @@ def document_recall(support: Optional[Support], ans) -> Optional[bool]:
 def evidence_recall(support: Optional[Support], ans) -> Optional[bool]:
     """Evidence recall (mKG-RAG): a chunk of the supporting document that covers the supporting section is in
     the context (``details["chunk_sections"]``: [{id, doc_id, sections}]). None when not applicable."""
-    chunks = (getattr(ans, "details", None) or {}).get("chunk_sections")
+    chunks = detail(ans, CHUNK_SECTIONS)
     if support is None or chunks is None:
         return None
     return any(c.get("doc_id") == support.document and (support.section is None or support.section in

@@ -10,7 +10,7 @@ from kgqa.app.eval.metrics import SBERT_THRESHOLD, WHY_WRONG, percentile
 from kgqa.app.eval.questions import SkippedLine
 
 if TYPE_CHECKING:
-    from kgqa.app.eval.runner import QuestionResult
+    from kgqa.app.eval.records import QuestionResult
 
 
 def _rate(values: list[Optional[bool]]) -> dict:

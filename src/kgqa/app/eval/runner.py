@@ -3,48 +3,20 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Optional, Protocol
+from typing import Callable, Protocol
 
-from kgqa.app.eval.metrics import (Encoder, document_recall, evidence_recall, exact_match, gold_path_retained,
+from kgqa.app.eval.metrics import (Encoder, detail, document_recall, evidence_recall, exact_match, gold_path_retained,
                                    gold_path_selected, retention_by_hop, sbert_correct, sbert_cosines, why_wrong)
 from kgqa.app.eval.questions import EvalQuestion, SkippedLine
+from kgqa.app.eval.records import QuestionResult
 from kgqa.app.eval.report import build_report
+from kgqa.core.result import CONTEXT_TOKENS, RETAINED_BY_HOP
 
 
 class Answerer(Protocol):
     def answer(self, question: str, image: Path | None = None, entity_id: str | None = None): ...
-
-
-@dataclass
-class QuestionResult:
-    id: str
-    hops: Optional[int]
-    question: str
-    gold: str
-    prediction: Optional[str] = None
-    prediction_id: Optional[str] = None
-    start_entity_id: Optional[str] = None
-    error: Optional[str] = None           # the method raised: recorded, the run went on
-    abstained: bool = False
-    sbert_cosine: Optional[float] = None
-    # None = metric skipped for this question (a field it needs is missing)
-    sbert: Optional[bool] = None
-    exact_match: Optional[bool] = None
-    hits1: Optional[bool] = None
-    start_entity: Optional[bool] = None
-    gold_path: Optional[bool] = None
-    selected: Optional[bool] = None          # gold path retained and chosen; None unless it was retained
-    why_wrong: Optional[str] = None          # a wrong answer's first cause (metrics.WHY_WRONG); None if right
-    lost_at_hop: Optional[int] = None        # a hop-by-hop method: the hop at which the gold path was dropped
-    doc_recall: Optional[bool] = None        # document QA: supporting document among the recalled ones
-    evidence_recall: Optional[bool] = None   # document QA: supporting section among the context's chunks
-    context_tokens: Optional[int] = None     # document QA: tokens of the retrieved context
-    seconds: Optional[float] = None
-    cost: dict = field(default_factory=dict)   # role -> {calls, prompt_tokens, completion_tokens, seconds}
-    fallbacks: dict = field(default_factory=dict)  # fallback code -> how many times this question took it
-    trace_id: Optional[str] = None
 
 
 def _cost_dict(cost) -> dict:
@@ -118,7 +90,7 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
     r.exact_match = exact_match(pred, q.answer, q.aliases)
     r.hits1 = (ans.answer_id is not None and ans.answer_id == q.answer_id) if q.answer_id else None
     r.start_entity = (ans.start_entity_id == q.topic.id) if q.topic and _grounds_start(ans) else None
-    by_hop = (getattr(ans, "details", None) or {}).get("retained_by_hop")
+    by_hop = detail(ans, RETAINED_BY_HOP)
     if q.path and by_hop is not None:
         # a hop-by-hop method (VisPath): retained means kept at its hop, not only among the answer's evidence
         r.gold_path, r.lost_at_hop = retention_by_hop(q.path, by_hop)
@@ -134,7 +106,7 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
         r.lost_at_hop = None
     r.doc_recall = document_recall(q.support, ans)
     r.evidence_recall = evidence_recall(q.support, ans)
-    r.context_tokens = (getattr(ans, "details", None) or {}).get("context_tokens")
+    r.context_tokens = detail(ans, CONTEXT_TOKENS)
     r.cost = _cost_dict(getattr(ans, "cost", {}))
     for f in getattr(ans, "fallbacks", None) or []:
         r.fallbacks[f.code] = r.fallbacks.get(f.code, 0) + 1

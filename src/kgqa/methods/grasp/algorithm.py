@@ -47,7 +47,6 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -56,57 +55,13 @@ from pydantic import BaseModel
 
 from kgqa.methods.grasp import prompts as P
 from kgqa.methods.grasp.options import GraSPOptions, default_checkpoint
+from kgqa.methods.grasp.records import GraSPRun, Round
 from kgqa.methods.grasp.render import ask_lines, to_answer, to_path_evidence
 from kgqa.methods.grasp.subgraph import Fact, Subgraph, graph_tensors, triple_texts
 from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.result import Answer, Fallback, PathEvidence
 from kgqa.core.method import BaseMethod
 from kgqa.models.chain_reader import ReaderSlot
-
-# ----------------------------------------------------------------------------- the per-question record
-
-
-@dataclass
-class Round:
-    """One iteration of the ANSWER/ENTITY loop."""
-
-    topic_id: str
-    topic_name: str
-    subgraph: Subgraph
-    soft_tokens: int = 0
-    select_raw: str = ""
-    selected: list[str] = field(default_factory=list)      # node ids
-    decision: str = ""                                     # ANSWER | ENTITY | fallback
-    entity: str = ""                                       # ENTITY's name as written
-    next_topic: str | None = None
-    scores: list[tuple[str, float]] = field(default_factory=list)   # nodes head: (node id, p), best first
-    # nodes head, answer typing: the scored nodes of the question's answer type, best first (None: no typing —
-    # the question names no type, no node has type evidence, or none has the answer's type while some have none;
-    # []: every node is typed as something else)
-    typed: list[str] | None = None
-    by_reader: bool = False                                # nodes ranked by the chain reader (ranker=reader)
-    seconds: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class GraSPRun:
-    question: str
-    topic_id: str | None = None
-    topic_name: str | None = None
-    topic_how: str = ""
-    rounds: list[Round] = field(default_factory=list)
-    answer: str | None = None
-    answer_id: str | None = None
-    evidence_text: str = ""
-    stop_reason: str = ""
-    hidden_facts: int = 0
-    evidence: list[PathEvidence] = field(default_factory=list)   # the selected entities' paths, all rounds
-    fallbacks: list[Fallback] = field(default_factory=list)
-    best: tuple[str, float, str] | None = None    # nodes head: the top (id, p, name) over the rounds
-
-    def fell_back(self, message: str, code: str = "empty") -> None:
-        self.fallbacks.append(Fallback(code, message))
-
 
 _CAPS = re.compile(r"(?:[A-Z][\w'’.-]*|\d[\w-]*)(?:\s+(?:of|de|la|the|del|von|van|upon|-)?\s*(?:[A-Z][\w'’.-]*))*")
 

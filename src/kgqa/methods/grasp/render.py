@@ -14,7 +14,7 @@ from kgqa.core.result import Answer, EdgeRef, NodeRef, PathEvidence, Step, Subgr
 from kgqa.methods.grasp.subgraph import Fact
 
 if TYPE_CHECKING:
-    from kgqa.methods.grasp.algorithm import GraSP, GraSPRun
+    from kgqa.methods.grasp.records import GraSPRun
 
 
 def to_path_evidence(chain: list[Fact], names: dict[str, str], rel_names: dict[str, str], rnd: int,
@@ -40,7 +40,9 @@ _VARIANT_TEXT = {"nodes": "GAT node-scoring head (no soft-prompt LLM served)",
                  "triples": "triples only (ablation)", "none": "question + candidate names only (ablation)"}
 
 
-def to_answer(run: GraSPRun, method: GraSP) -> Answer:
+def to_answer(run: GraSPRun, method) -> Answer:
+    """The run as the shared ``Answer``; ``method`` is the ``GraSP`` that ran it (its options, variant, head,
+    checkpoint and relation names; not imported here, which would close a circle with algorithm.py)."""
     evidence: list = list(run.evidence)
     rel_names = method.relation_names()
     for k, r in enumerate(run.rounds, 1):

@@ -62,7 +62,8 @@ from kgqa.methods.mkgrag.learned import learned_read
 from kgqa.methods.mkgrag.reader import Reading, read
 from kgqa.core.errors import BadModelReply
 from kgqa.core.kg import cos_from_neo4j
-from kgqa.core.result import Answer, ChunkEvidence, EdgeRef, Fallback, NodeRef, SubgraphEvidence
+from kgqa.core.result import (CHUNK_SECTIONS, CONTEXT_TOKENS, DOCUMENT_IDS, Answer, ChunkEvidence, EdgeRef, Fallback,
+                              NodeRef, SubgraphEvidence)
 from kgqa.core.method import BaseMethod
 
 
@@ -360,6 +361,11 @@ class MKGRAG(BaseMethod):
             self._count_tokens = llm_token_counter(self.settings)
         return self._count_tokens
 
+    @count_tokens.setter
+    def count_tokens(self, counter) -> None:
+        """Another token counter for the budget (benchmarks that do not time the LLM's tokenizer)."""
+        self._count_tokens = counter
+
     def _fit_chunks(self, chunks: list[dict], budget: int) -> list[dict]:
         out, used = [], 0
         for c in chunks:
@@ -453,14 +459,14 @@ class MKGRAG(BaseMethod):
                 "query_encoder": "all-MiniLM-L6-v2 over question + recognised image name (text stand-in for "
                                  "the QM-Retriever)",
                 "documents": r.documents,
-                "document_ids": [d["id"] for d in r.documents],
+                DOCUMENT_IDS: [d["id"] for d in r.documents],
                 "elements": [{"kind": el.kind, "id": el.id, "doc_id": el.doc_id, "name": el.name,
                               "cos": round(el.sim, 4), "hop": el.hop, "region": bool(el.region)}
                              for el in r.elements],
                 "chunk_ids": [c["id"] for c in r.chunks],
-                "chunk_sections": [{"id": c["id"], "doc_id": c["doc_id"], "sections": c.get("sections") or []}
+                CHUNK_SECTIONS: [{"id": c["id"], "doc_id": c["doc_id"], "sections": c.get("sections") or []}
                                    for c in r.chunks],
-                "context_tokens": r.context_tokens, "budget": o.budget,
+                CONTEXT_TOKENS: r.context_tokens, "budget": o.budget,
                 "timings": {k: round(v, 4) for k, v in r.timings.items()},
                 "titles": titles,
                 "reader": "cpu" if reading is not None else "llm",

@@ -60,7 +60,7 @@ from pydantic import BaseModel
 
 from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.method import BaseMethod
-from kgqa.core.result import Answer
+from kgqa.core.result import GROUNDING, Answer
 from kgqa.methods.vispath import prompts as P
 from kgqa.methods.vispath.abstain import measure_grounding, weak_grounding
 from kgqa.methods.vispath.learned import LearnedPaths
@@ -87,6 +87,12 @@ class VisPath(StartEntitySteps, BaseMethod):
     Options: ClassVar[type[BaseModel]] = VisPathOptions
     ablations: ClassVar[tuple[str, ...]] = ("no_graph_validation", "no_visual_intent", "no_chain_pruning",
                                             "no_evidence_check")
+    #: ``kgqa ask`` / ``kgqa eval`` flags, each an alias of an option (``--m1 30`` = ``-o M1=30``)
+    cli_flags: ClassVar[dict[str, str]] = {
+        "--m1": "M1", "--m2": "M2", "--m3": "M3", "--dmax": "Dmax", "--delta": "delta", "--expansion": "expansion",
+        "--selection": "selection", "--no-graph-validation": "no_graph_validation",
+        "--no-visual-intent": "no_visual_intent", "--no-chain-pruning": "no_chain_pruning",
+        "--no-evidence-check": "no_evidence_check"}
 
     def __init__(self, ctx, options: VisPathOptions | None = None):
         super().__init__(ctx, options)
@@ -104,8 +110,8 @@ class VisPath(StartEntitySteps, BaseMethod):
         ans = to_answer(self.run(query.question, query.image, query.entity_id, drop_edges=query.drop_edges,
                                  seed=query.seed), self.name)
         ans.details["llm_steps"] = self.llm_steps
-        if ans.details.get("grounding") is not None:
-            ans.details["grounding"]["abstain_below"] = self.opt.abstain_below
+        if ans.details.get(GROUNDING) is not None:
+            ans.details[GROUNDING]["abstain_below"] = self.opt.abstain_below
         return ans
 
     def render(self, answer: Answer) -> list[str]:

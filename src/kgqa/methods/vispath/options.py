@@ -23,39 +23,32 @@ class VisPathOptions(BaseModel):
     # The paper's M3 = 3 is what an LLM keeps after examining the chains; when no LLM examined them (the
     # examination's fallback: the top σ paths) the graph-only search keeps M3_fallback instead, so that paths
     # tied on σ at a hub (one relation, many tails) all reach the next hop (ours; 0 = M3, the paper's reading).
-    # 15 chosen on more-dev with coverage_edge_cost=0.5 and delta_grounding=1 (bench/choose_defaults.py, see
-    # docs/benchmarks.md "Yardstick"): grounded EM 93.2 → 94.4 on its own KG, 68.7 → 77.9 and 55.8 → 70.7
-    # buried; gold path retained 72 → 79 and 61 → 84 buried.
     M3_fallback: int = Field(15, ge=0, description="paths kept per hop when no LLM examined the chains (the "
                              "examination's fallback keeps the top σ paths); 0 = M3")
     # Diversity at hubs (ours; the paper's reading is 0): a hub's many edges of one relation (Berlin has
     # 89 "located in" facts among 200,000 distractors) tie under a relation-first Eq. 5 and would fill
-    # all M1 slots, so the gold relation never reached Eq. 8 (bench/scale.py: buried EM 80 → 88).
+    # all M1 slots, so the gold relation never reached Eq. 8.
     M1_per_relation: int = Field(5, ge=0, description="Eq. 5–7: of the M1 edges kept per frontier entity, at "
                                  "most this many per relation, so other relations reach Eq. 8 (0 = no cap, the "
                                  "paper's top-M1)")
     Dmax: int | None = Field(None, ge=1, le=8, description="maximum search depth; empty: 4 when the chain reader "
                              "scores the chains (it decides the depth), 3 with the rules")
-    # δ: the paper sets 0.05 (growing 0.01 per rank). 0.2 chosen on more-dev by bench/choose_defaults.py (5
-    # folds by topic, its own KG and buried by two generators): graph-only grounded EM 77.9 → 81.1 on its own
-    # KG, 59.4 → 63.9 buried (wikilike), start 84 → 89 / 94 → 100; demo start 88 → 96, EM unchanged.
+    # δ: the paper sets 0.05 (growing 0.01 per rank); 0.2 keeps the start the grounder ranked first unless a rival
+    # fits the question's relations clearly better.
     delta: float = Field(0.2, ge=0.0, lt=2.0, description="δ of Eq. 3 (graph-aware validation margin)")
     delta_step: float = Field(0.01, ge=0.0, lt=1.0, description="δ grows by this per candidate rank")
     # Eq. 3 weighs only how well a candidate's relations fit Q; a rival that fits better is often the entity one
     # hop away on the question's path ("the body of water this island is next to": the body of water has that
     # relation). delta_grounding also asks the rival to make up for how much weaker it was grounded: the
     # margin grows by λ·(r_1 − r_k), the gap in retrieval score (image or name) to the first candidate (ours;
-    # 0 = the paper's Eq. 3). 1 chosen on more-dev (with M3_fallback): start from the image 89 → 100 % on its own
-    # KG (the rival was the next entity on the question's path in 26 of 27 wrong starts); demo unchanged.
+    # 0 = the paper's Eq. 3).
     delta_grounding: float = Field(1.0, ge=0.0, le=10.0, description="Eq. 3: the margin also grows by this times "
                                    "the rival's retrieval-score gap to the first candidate (0 = the paper's)")
     K: int = Field(10, ge=1, description="entity-name candidates retrieved for the start entity")
     rank_top: int = Field(3, ge=1, description="IV-A ranking: at most this many of the K names the LLM keeps, "
                           "most likely first (Eq. 2–3 then weigh those)")
-    # Abstention is our addition (the paper always answers). 0.1 is what bench/abstain.py chose on more-dev,
-    # graph-only: the largest threshold that costs no measurable accuracy (right − wrong within 1% of the
-    # questions of the best; 0.1 drops 1 of 249 questions, 0.15 already 17, 16 of them right). Any > 0 also
-    # turns on the blank-image and instruction-override checks (kgqa.methods.vispath.abstain).
+    # Abstention is our addition (the paper always answers). Any > 0 also turns on the blank-image and
+    # instruction-override checks (kgqa.methods.vispath.abstain).
     abstain_below: float = Field(0.1, ge=0.0, le=1.0, description="abstain (no answer) when grounding is weaker "
                                  "than this: the start entity's link cosine to o, or the image's recognition "
                                  "score where the vision backend reports one; > 0 also abstains on a blank image "
@@ -77,9 +70,7 @@ class VisPathOptions(BaseModel):
     # reading is intent_fallback=question, edge_relation_weight=0, chain_relation_weight=0,
     # depth_fallback=dmax, chain_score=sbert, keep_label_match=false, answer_typing=false (Eq. 5 on
     # r ‖ e_t, Eq. 8 on the verbalised path, Eq. 3 by s_Q alone, no typing, q_i = Q
-    # and D̂ = Dmax when the LLM step fails). The defaults are chosen graph-only on more-dev (249 MORE
-    # questions, its own KG and buried among 200,000 distractors by two generators) by bench/choose_defaults.py,
-    # 5 folds by topic: grounded EM 93.2 / 68.7 / 55.8 against the literal reading's 79.9 / 1.6 / 3.2;
+    # and D̂ = Dmax when the LLM step fails). The defaults are chosen graph-only on more-dev (docs/benchmarks.md);
     # intent_fallback, chain_score, chain_alignment and depth_fallback only act when an LLM step fails or
     # is switched off; keep_label_match and answer_typing always do.
     intent_fallback: Literal["question", "relations"] = Field(
@@ -97,15 +88,12 @@ class VisPathOptions(BaseModel):
         "sketch", description="σ when q_i is the non-LLM sketch: sbert (Eq. 8) or sketch (how well the path's "
                              "relations align one to one with the relation phrases of the question, mean "
                              "cosine; Eq. 8's σ breaks ties)")
-    # coverage chosen on more-dev by bench/choose_defaults.py (see delta): with δ = 0.2 and the sketch's depth,
-    # grounded EM 81.1 → 87.1 on its own KG and 63.9 → 69.5 buried (wikilike); demo EM unchanged (92).
     chain_alignment: Literal["mean", "coverage"] = Field(
         "coverage", description="chain_score=sketch: mean (the mean cosine of the path's relations with the phrases "
                             "they pair with) or coverage (their sum where ≥ sketch_min_cos, less coverage_edge_cost "
                             "per edge: a path that covers more of the relations the question names ranks first)")
-    # 0.5 chosen on more-dev with M3_fallback=15 (0.01 before): with 15 paths kept per hop, a distractor edge
-    # whose relation matches a phrase weakly (≥ sketch_min_cos = 0.45) no longer lengthens a path past the
-    # question (2-hop EM buried 57 → 70 and 55 → 64); 0.6 and 0.7 cost more than they gain.
+    # With 15 paths kept per hop, a distractor edge whose relation matches a phrase weakly (≥ sketch_min_cos)
+    # must not lengthen a path past the question: each edge costs this much.
     coverage_edge_cost: float = Field(0.5, ge=0.0, le=1.0, description="chain_alignment=coverage: what each edge "
                                       "costs; an edge whose phrase match is weaker does not pay for its hop")
     answer_typing: bool = Field(True, description="terminal selection: credit the paths whose entities have "
@@ -116,10 +104,8 @@ class VisPathOptions(BaseModel):
                                         "reverse reading order (the share of consecutive edges whose phrases come "
                                         "in reverse order in Q: English names the last hop first) added to the "
                                         "chain's alignment; 0.001 only breaks ties")
-    # 0.05 chosen on more-dev by bench/choose_defaults.py (round 3): typed-first (0) lost buried answers to
-    # distractors described with the asked type nouns; gold-start EM 77.9 / 70.7 → 80.7 / 80.7 buried (2-hop
-    # 70 / 64 → 73 / 72), its own KG 94.8 unchanged. The folds chose typing off (81.1 / 80.7); 0.05 is within
-    # one question of it and keeps the demo's typed answers (88 vs 76).
+    # Typing is weighed against σ, not ranked first: typed-first (0) loses answers to distractors described
+    # with the asked type nouns.
     typing_weight: float = Field(0.05, ge=0.0, le=10.0, description="answer_typing: 0 ranks typed paths first "
                                  "(before depth and σ); w > 0 adds w × the typing score to σ instead, so a clear "
                                  "σ gap outranks a type match")
@@ -134,9 +120,8 @@ class VisPathOptions(BaseModel):
                              "cos(SBERT(r), SBERT(Q)) over the candidate's outgoing relations) or sketch (best "
                              "cosine between one of its relations and a relation phrase of Q, the non-LLM "
                              "sketch; the question when no phrase names a relation)")
-    # dmax (the paper's fallback) chosen on more-dev by bench/choose_defaults.py once chains are scored by
-    # coverage (chain_alignment): every fold chose it; grounded EM 87.1 → 93.2 on its own KG, 69.5 → 68.7 and
-    # 55.0 → 55.8 buried by the two generators; demo 92 unchanged. The sketch's depth range stays an option.
+    # dmax (the paper's fallback): with chains scored by coverage (chain_alignment) the depth follows from the
+    # chains; the sketch's depth range stays an option.
     depth_fallback: Literal["dmax", "sketch"] = Field(
         "dmax", description="D̂ when the sketch step gives nothing: dmax (the paper's fallback) or sketch (the "
                             "number of relations the non-LLM sketch finds, the answer-type noun of 'which N' "
@@ -151,9 +136,7 @@ class VisPathOptions(BaseModel):
     # Multi-hop Knowledge Base Question Answering"): when the intent step gives nothing, its chain scores
     # replace the rules' Eq. 5 relation scores, Eq. 8's σ and terminal selection's order.
     # mixed: the rules stay as they are and the retriever's chain score is added to theirs, weighed by
-    # learned_weight (Eq. 5 relation scores, Eq. 8 σ and so terminal selection's order by σ). λ = 2 chosen on
-    # more-dev folds (bench/choose_defaults.py) with retrievers trained on the KG's own questions: held out 96.0
-    # vs the rules' 94.8 (gold start); with the shipped demo retriever the folds keep the rules (λ = 2: 94.4).
+    # learned_weight (Eq. 5 relation scores, Eq. 8 σ and so terminal selection's order by σ).
     path_scorer: Literal["auto", "reader", "rules", "learned", "mixed"] = Field(
         "auto", description="when no LLM examines the chains: reader (the chain reader of `kgqa train paths`, a "
                             "cross-encoder over (question, relation chain): Eq. 8's σ, the paths kept per hop beside "

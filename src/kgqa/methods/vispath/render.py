@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kgqa.core.result import Answer, PathEvidence
+from kgqa.core.result import GROUNDING, RETAINED_BY_HOP, Answer, PathEvidence
 from kgqa.methods.vispath.records import VisPathRun
 
 
@@ -30,7 +30,7 @@ def to_answer(run: VisPathRun, method: str) -> Answer:
             "start_candidates": [{"id": c.id, "name": c.name, "retrieval": round(c.retrieval, 4),
                                   "s_Q": None if c.s_Q is None else round(c.s_Q, 4),
                                   "best_relation": c.best_relation} for c in run.start_candidates],
-            "grounding": None if run.grounding is None else {"score": run.grounding, **run.grounding_parts},
+            GROUNDING: None if run.grounding is None else {"score": run.grounding, **run.grounding_parts},
             "start_replaced": run.start_replaced, "sketch": run.sketch, "depth_hat": run.depth_hat,
             "depth_range": list(run.depth_range) if run.depth_range else None,
             "hops": [{"hop": h.hop, "intent": h.intent, "candidates": h.candidates, "chain_kept": h.chain_kept,
@@ -39,7 +39,7 @@ def to_answer(run: VisPathRun, method: str) -> Answer:
                      for h in run.hops],
             # P(i) of every hop as [head, PID, tail] triples: kgqa eval tells "not retained" (and at which
             # hop) from "retained but not selected" by these, not only by the M3 paths of the evidence
-            "retained_by_hop": [[[[e.head_id, e.relation_id, e.tail_id] for e in p.edges] for p in h.retained]
+            RETAINED_BY_HOP: [[[[e.head_id, e.relation_id, e.tail_id] for e in p.edges] for p in h.retained]
                                 for h in run.hops],
             "timings": {k: round(v, 3) for k, v in run.timings.items()},
             "chain_scores": "chain reader" if run.reader else "rules" if not run.learned else "learned retriever",

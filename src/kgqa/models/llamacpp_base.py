@@ -1,0 +1,88 @@
+"""What both llama.cpp bindings share (``llamacpp_chat``: llama-cpp-python; ``xllamacpp_chat``: xllamacpp):
+the context size, the prompt batch, the per-call deadline and the JSON schema in the subset llama.cpp's
+grammar converter enforces."""
+
+from __future__ import annotations
+
+import time
+
+from kgqa.core.errors import ModelUnavailable
+
+#: context window of the llama.cpp context (tokens); VisPath's longest prompts are ~1.5k
+N_CTX = 4096
+#: tokens evaluated per llama_decode call while reading a prompt
+N_BATCH = 512
+
+
+class _Deadline:
+    """``KGQA_MODEL_TIMEOUT_S`` for one call; ``check()`` raises ModelUnavailable past it."""
+
+    def __init__(self, seconds: float, who: str):
+        self.seconds = seconds
+        self.who = who
+        self.end = time.monotonic() + seconds
+        self.passed = False
+
+    def over(self) -> bool:
+        self.passed = self.passed or time.monotonic() > self.end
+        return self.passed
+
+    def check(self) -> None:
+        if self.over():
+            raise ModelUnavailable(f"{self.who}: no reply within {self.seconds:g} s (KGQA_MODEL_TIMEOUT_S)")
+
+
+class LlamaCppDecoding:
+    """The public one-call decode of both bindings (each implements ``_decode`` and ``prompt_tokens``)."""
+
+    def decode(self, tokens: list[int], *, max_tokens: int, temperature: float = 0.0, seed: int = 0, grammar=None,
+               rec) -> str:
+        """Up to ``max_tokens`` after the prompt ``tokens`` (``prompt_tokens``), under ``grammar`` when given, counted
+        into ``rec``; one call, no retry, no replay cache (benchmarks)."""
+        return self._decode(tokens, max_tokens=max_tokens, temperature=temperature, seed=seed, grammar=grammar,
+                            rec=rec)
+
+
+#: integer ranges up to this many values become an enum in the grammar
+MAX_INT_ENUM = 64
+
+
+def gbnf_compatible(js):
+    """``js`` in the subset llama-cpp-python's JSON-schema converter enforces.
+
+    * regex escapes GBNF character classes lack (``\\s``) are spelled out;
+    * a small integer range (``minimum``..``maximum``, as pydantic's ``ge``/``le`` write it)
+      becomes an ``enum`` of its values: the converter ignores integer bounds, and a small
+      model then writes ``"depth": 100391…`` until ``max_tokens`` cuts the JSON off.
+    """
+    if isinstance(js, list):
+        return [gbnf_compatible(v) for v in js]
+    if not isinstance(js, dict):
+        return js
+    out = {k: gbnf_compatible(v) for k, v in js.items()}
+    if isinstance(out.get("pattern"), str):
+        out["pattern"] = _spell_whitespace(out["pattern"])
+    lo, hi = out.get("minimum"), out.get("maximum")
+    if (out.get("type") == "integer" and "enum" not in out and isinstance(lo, int) and isinstance(hi, int)
+            and 0 <= hi - lo < MAX_INT_ENUM):
+        out["enum"] = list(range(lo, hi + 1))
+    return out
+
+
+def _spell_whitespace(pattern: str) -> str:
+    """``\\s`` as `` \\t\\n\\r`` inside a character class, as ``[ \\t\\n\\r]`` outside one."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            pair = pattern[i:i + 2]
+            out.append((r" \t\n\r" if in_class else r"[ \t\n\r]") if pair == r"\s" else pair)
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+        elif c == "]" and in_class:
+            in_class = False
+        out.append(c)
+        i += 1
+    return "".join(out)
