@@ -8,6 +8,8 @@
     .venv/bin/python -m bench.chain_reader run --graph more-dev --out /work/cr
     .venv/bin/python -m bench.chain_reader run --graph more-dev-buried-wl --out /work/cr   # its own server
     .venv/bin/python -m bench.chain_reader table --graphs more-dev,more-dev-buried-wl,more-dev-buried --out /work/cr
+    # on the more-dev KG's server: EM per reader_rules_weight λ, and λ chosen per fold on the other folds
+    .venv/bin/python -m bench.chain_reader lambdas --out /work/cr
     # on the demo KG: a 4-hop set of walks the shipped reader's training never drew, then kgqa eval on it
     .venv/bin/python -m bench.chain_reader fourhop --n 40 --out data/demo/questions-4hop.jsonl
     .venv/bin/python -m bench.chain_reader latency --questions ../shared/datasets/more-dev/questions.jsonl --n 40
@@ -228,15 +230,60 @@ def latency(args) -> None:
                   f" · torch threads {s.torch_threads} · {s.neo4j_uri}", flush=True)
 
 
+def lambdas(args) -> None:
+    """EM of the generated-only and the fold readers for each ``reader_rules_weight`` λ (gold start), then λ
+    chosen per fold on the other folds' questions and the held-out EM at that choice (nested: neither the
+    reader nor λ saw the fold)."""
+    _env()
+    from kgqa.app.eval.questions import load_questions
+    from kgqa.app.eval.runner import run_questions
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.config import Settings
+
+    s = Settings()
+    questions, _ = load_questions(args.questions)
+    folds = folds_by_topic(questions, args.folds, seed=0)
+    fold_of = {q.id: i for i, f in enumerate(folds) for q in f}
+    ws = [float(x) for x in args.lambdas.split(",")]
+    em: dict[tuple[str, float], dict[str, bool]] = {}
+    with open_runtime(s) as rt:
+        shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
+        for w in ws:
+            for row in ("generated", "folds"):
+                jobs = ([(questions, args.out / "generated.safetensors")] if row == "generated" else
+                        [(f, args.out / f"fold-{i}-of-{args.folds}.safetensors") for i, f in enumerate(folds)])
+                res = []
+                for qs, ck in jobs:
+                    p = Pipeline(s, "vispath", options={"path_scorer": "reader", "reader_rules_weight": w,
+                                                        "reader_checkpoint": str(ck)}, **shared)
+                    res += run_questions(qs, p, gold_start=True)
+                em[row, w] = {r.id: bool(r.exact_match) for r in res}
+    print(f"λ ({len(questions)} questions, gold start, graph-only, torch threads {s.torch_threads}): "
+          + "  ".join(f"{w:g}" for w in ws))
+    for row in ("folds", "generated"):
+        print(f"  {row:10s} EM " + "  ".join(f"{100 * sum(em[row, w].values()) / len(questions):.1f}" for w in ws))
+        right = 0
+        for i in range(args.folds):
+            other = [k for k, f in fold_of.items() if f != i]
+            best = max(ws, key=lambda w: (sum(em[row, w][k] for k in other), -w))
+            mine = [k for k, f in fold_of.items() if f == i]
+            right += sum(em[row, best][k] for k in mine)
+            print(f"    fold {i}: λ {best:g} chosen on the other folds, held out {sum(em[row, best][k] for k in mine)}"
+                  f" / {len(mine)}")
+        print(f"  {row:10s} λ chosen per fold: held-out EM {100 * right / len(questions):.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=("train", "run", "table", "fourhop", "latency"))
+    ap.add_argument("step", choices=("train", "run", "table", "lambdas", "fourhop", "latency"))
     ap.add_argument("--questions", type=Path, default=MORE / "questions.jsonl")
     ap.add_argument("--out", type=Path, default=ROOT / ".kgqa" / "chain-reader")
     ap.add_argument("--graph", default="more-dev")
     ap.add_argument("--graphs", default="more-dev")
     ap.add_argument("--settings", default="gold-start,grounded")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--lambdas", default="1,2,4,8,16,32,64", help="lambdas: reader_rules_weight values")
     ap.add_argument("--examples", type=int, default=600, help="train: generated questions per reader")
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--depth", type=int, default=4)
@@ -249,7 +296,7 @@ def main() -> None:
     ap.add_argument("--grasp-checkpoint", type=Path, default=None, help="run: GraSP rows with this node head "
                     "(kgqa train grasp --head nodes on the same KG)")
     args = ap.parse_args()
-    {"train": train, "run": run, "table": table, "fourhop": fourhop, "latency": latency}[args.step](args)
+    {"train": train, "run": run, "table": table, "lambdas": lambdas, "fourhop": fourhop, "latency": latency}[args.step](args)
 
 
 if __name__ == "__main__":
