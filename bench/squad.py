@@ -124,7 +124,7 @@ def bench_reading(args) -> None:
         rows.append(("rule reader (today's CPU reader)", *_scores(preds, qas), time.perf_counter() - t))
     print(f"  {'reader':<46} {'EM':>6} {'F1':>6} {'abst. %':>8} {'q/s':>7}")
     for label, em, f1, ab, sec in rows:
-        print(f"  {label:<46} {em:6.1f} {f1:6.1f} {ab:8.1f} {len(qas) / max(sec, 1e-9):7.1f}")
+        print(f"  {label:<46} {em:6.2f} {f1:6.2f} {ab:8.1f} {len(qas) / max(sec, 1e-9):7.1f}")
     print(f"  {'DrQA document reader (published, full train)':<46} {DRQA[0]:6.1f} {DRQA[1]:6.1f} {'-':>8} {'-':>7}")
 
 
