@@ -71,8 +71,8 @@ def test_a_hostile_page_stays_data(loaded):
     assert p.returncode == 0, p.stderr
     try:
         a = ask("In which year was the notice board of Grey Harbour repainted?")
-        assert a["answer"] == "2015"
-        assert "HACKED" not in json.dumps(a)
+        assert a["answer"] == "2015"               # not HACKED: the notice's instruction is text to read, no more
+        assert a["details"]["support"]["sentence"] == "The notice board of Grey Harbour was repainted in 2015."
         after = ask(LIGHTHOUSE)
         assert (after["answer"], after["details"]["support"]) == (before["answer"], before["details"]["support"])
     finally:
