@@ -5,6 +5,7 @@
     KGQA_TORCH_THREADS=1 python -m bench.mkgrag retrieval [--docs 10000]
     KGQA_TORCH_THREADS=1 python -m bench.mkgrag accuracy --replay-cache DIR [--limit N] [--llm]
     KGQA_TORCH_THREADS=1 python -m bench.mkgrag scale [--docs 10000]
+    KGQA_TORCH_THREADS=1 python -m bench.mkgrag latency [--limit N] [--cold 5]
 
 * ``ingest``: ``kgqa load documents`` of the bundled documents (data/docs/corpus, copied to a scratch
   folder, their previous versions removed first), the CPU extractor (``KGQA_CHAT_BACKEND=none`` for its
@@ -40,6 +41,12 @@
   Works."), embedded with the real all-MiniLM-L6-v2 as the loader embeds documents (cached under
   .kgqa/scale/cache); distractors name no bundled document's topic, so none holds a question's
   supporting section. Run it against a server of its own (it writes ~140,000 nodes with vectors).
+* ``latency``: seconds per question of ``kgqa ask --method mkgrag`` (graph-only, ``KGQA_CHAT_BACKEND=none``)
+  on the bundled questions (data/docs/questions.jsonl; the bundled documents must be loaded), the learned
+  reader beside the rule reader: warm (one process, ``Pipeline.answer`` per question after one warm-up
+  question: what ``kgqa serve`` and a batch ``kgqa eval`` pay) p50 / p95 / max, and cold (``kgqa ask`` as a new
+  process each time, models loaded each time: what one command-line question pays) p50 over ``--cold``
+  questions. Threads and load are printed.
 
 Asserts nothing; prints figures.
 """
@@ -447,6 +454,50 @@ def bench_scale(args) -> None:
             print(line)
 
 
+def bench_latency(args) -> None:
+    from kgqa.app.eval.questions import load_questions
+    from kgqa.app.pipeline import Pipeline
+
+    os.environ["KGQA_CHAT_BACKEND"] = "none"
+    s = _settings()
+    qs, _ = load_questions(DOCS / "questions.jsonl")
+    if args.limit:
+        qs = qs[: args.limit]
+    print(f"kgqa ask --method mkgrag latency · {len(qs)} questions (data/docs/questions.jsonl) · graph-only "
+          f"(KGQA_CHAT_BACKEND=none) · torch threads {s.torch_threads} · {os.cpu_count()} cores · load {_load()}")
+    print(f"  {'reader':<16} {'warm p50 s':>10} {'p95 s':>7} {'max s':>7} {'first s':>8} {'cold p50 s':>11} "
+          f"{'cold n':>6}")
+    kgqa = str(Path(sys.executable).with_name("kgqa"))
+    for reader in ("learned", "rules"):
+        t = time.perf_counter()
+        pipe = Pipeline(s, method="mkgrag", options={"reader": reader}, write_trace=False)
+        try:
+            pipe.answer(qs[0].question)                     # models loaded, caches warm
+            first = time.perf_counter() - t
+            warm = []
+            for q in qs:
+                t = time.perf_counter()
+                a = pipe.answer(q.question)
+                warm.append(time.perf_counter() - t)
+                if reader == "learned" and a.details.get("cpu_reader") != "learned":
+                    raise SystemExit(f"the learned reader did not answer ({a.details.get('cpu_reader')}): "
+                                     "is its checkpoint there?")
+        finally:
+            pipe.close()
+        cold = []
+        for q in qs[: args.cold]:
+            t = time.perf_counter()
+            p = subprocess.run([kgqa, "ask", q.question, "--method", "mkgrag", "-o", f"reader={reader}"],
+                               capture_output=True, text=True)
+            cold.append(time.perf_counter() - t)
+            if p.returncode != 0:
+                raise SystemExit(f"kgqa ask failed: {p.stderr.strip().splitlines()[-1:]}")
+        print(f"  {reader:<16} {percentile(warm, 50):10.2f} {percentile(warm, 95):7.2f} {max(warm):7.2f} {first:8.1f} "
+              f"{percentile(cold, 50) if cold else float('nan'):11.2f} {len(cold):6d}")
+    print("  warm: one process, per question after a warm-up one; first: process's pipeline + models + first "
+          "question; cold: `kgqa ask` as a new process per question (its trace written, as a user's is)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -470,9 +521,12 @@ def main() -> None:
     d.add_argument("--batch", type=int, default=250)
     d.add_argument("--seed", type=int, default=15, help="the distractor generator's seed (bench/scale.py's)")
     d.add_argument("--keep", action="store_true")
+    e = sub.add_parser("latency")
+    e.add_argument("--limit", type=int, default=None, help="the first N bundled questions (default: all 28)")
+    e.add_argument("--cold", type=int, default=5, help="questions asked as a new `kgqa ask` process each")
     args = ap.parse_args()
     {"ingest": bench_ingest, "retrieval": bench_retrieval, "accuracy": bench_accuracy,
-     "scale": bench_scale}[args.cmd](args)
+     "scale": bench_scale, "latency": bench_latency}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The reader on a public reading benchmark: SQuAD v1.1 dev (never trained or tuned on).
 
-    KGQA_TORCH_THREADS=1 python bench/squad.py reading [--limit N] [--squad DIR] [--checkpoint FILE]
+    KGQA_TORCH_THREADS=1 python -m bench.squad reading [--limit N] [--squad DIR] [--checkpoint FILE]
                                                    [--readers learned,typed,rules]
-    KGQA_TORCH_THREADS=1 python bench/squad.py open [--load [--load-only]] [--articles N] [--limit N]
+    KGQA_TORCH_THREADS=1 python -m bench.squad open [--load [--load-only]] [--articles N] [--limit N]
 
 * ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
   no punctuation, no articles a/an/the, single spaces; the best over the gold answers; an abstention
@@ -124,7 +124,7 @@ def bench_reading(args) -> None:
         rows.append(("rule reader (today's CPU reader)", *_scores(preds, qas), time.perf_counter() - t))
     print(f"  {'reader':<46} {'EM':>6} {'F1':>6} {'abst. %':>8} {'q/s':>7}")
     for label, em, f1, ab, sec in rows:
-        print(f"  {label:<46} {em:6.1f} {f1:6.1f} {ab:8.1f} {len(qas) / max(sec, 1e-9):7.1f}")
+        print(f"  {label:<46} {em:6.2f} {f1:6.2f} {ab:8.1f} {len(qas) / max(sec, 1e-9):7.1f}")
     print(f"  {'DrQA document reader (published, full train)':<46} {DRQA[0]:6.1f} {DRQA[1]:6.1f} {'-':>8} {'-':>7}")
 
 

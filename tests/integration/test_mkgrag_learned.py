@@ -1,0 +1,79 @@
+"""mKG-RAG with the learned span reader (``-o reader=learned``, the shipped checkpoint in data/reader/, real
+weights), end to end: real files loaded with ``kgqa load documents`` into the real Neo4j, questions asked with
+``kgqa ask`` (tests/fixtures/docs_formats, the documents test_mkgrag_inputs.py reads with the rule reader).
+
+* the span of a multi-word name is whole ("Ada Ringstrom", not "Ada" nor "engineer Ada Ringstrom");
+* a fact that only a table row holds (an HTML ``<table>``) is read from that row, and cited;
+* a question no loaded document answers is abstained on;
+* a hostile page (text that tells the reader to answer HACKED) stays data: a question about that page is
+  answered from its one factual sentence, and the answer to a question about another document is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import REPO, run_kgqa
+
+FIX = REPO / "tests" / "fixtures" / "docs_formats"
+CPU = {"KGQA_DOC_EXTRACTOR": "cpu", "KGQA_CHAT_BACKEND": "none"}
+SHIPPED = REPO / "data" / "reader" / "span-reader.safetensors"
+LIGHTHOUSE = "Who designed the Kestrel Point Lighthouse?"
+
+pytestmark = pytest.mark.skipif(not SHIPPED.is_file(), reason="no shipped span-reader checkpoint")
+
+
+@pytest.fixture(scope="module")
+def loaded(demo_kg):
+    from kgqa.loaders.documents.store import remove_document
+
+    for i in ("marlow_botanical_garden", "notice"):
+        remove_document(demo_kg, i)
+    for args in (("load", "documents", str(FIX / "evqa"), "--images", str(FIX / "evqa" / "images")),
+                 ("load", "documents", str(FIX / "html"))):
+        p = run_kgqa(*args, "--json", env=CPU)
+        assert p.returncode == 0, p.stderr
+    return demo_kg
+
+
+def ask(question: str) -> dict:
+    p = run_kgqa("ask", question, "--method", "mkgrag", "-o", "reader=learned", "--json", env=CPU)
+    assert p.returncode == 0, p.stderr
+    a = json.loads(p.stdout)
+    assert a["details"]["cpu_reader"] == "learned", a["details"]          # not the rule reader's fallback
+    return a
+
+
+def test_the_span_of_a_multi_word_name_is_whole(loaded):
+    a = ask(LIGHTHOUSE)
+    assert a["answer"] == "Ada Ringstrom"
+    assert a["details"]["support"]["sentence"] == "The lighthouse was designed by the engineer Ada Ringstrom."
+
+
+def test_a_fact_only_in_a_table_row_is_read_from_it(loaded):
+    a = ask("In which year did the Temperate House of Marlow Botanical Garden open?")
+    assert a["answer"] == "1899"
+    assert a["details"]["support"]["sentence"] == "Glasshouse: Temperate House; Opened: 1899; Plants: 1,800 species"
+
+
+def test_a_question_no_document_answers_abstains(loaded):
+    a = ask("Who painted the Mona Lisa?")
+    assert a["answer"] is None and "abstained" in a["stop_reason"] and a["details"]["support"] is None
+
+
+def test_a_hostile_page_stays_data(loaded):
+    from kgqa.loaders.documents.store import remove_document
+
+    before = ask(LIGHTHOUSE)
+    p = run_kgqa("load", "documents", str(FIX / "hostile"), "--lenient", "--json", env=CPU)
+    assert p.returncode == 0, p.stderr
+    try:
+        a = ask("In which year was the notice board of Grey Harbour repainted?")
+        assert a["answer"] == "2015"               # not HACKED: the notice's instruction is text to read, no more
+        assert a["details"]["support"]["sentence"] == "The notice board of Grey Harbour was repainted in 2015."
+        after = ask(LIGHTHOUSE)
+        assert (after["answer"], after["details"]["support"]) == (before["answer"], before["details"]["support"])
+    finally:
+        remove_document(loaded, "notice")
