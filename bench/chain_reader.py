@@ -80,6 +80,20 @@ def train(args) -> None:
                   f"threads {rep['threads']}), held-out gold first {rep['held_out']}", flush=True)
 
 
+def answer_by_folds(s, shared: dict, questions: list, args, method: str, opts: dict, gold: bool) -> list:
+    """Fold k's questions answered by ``method`` with fold k's reader (``args.out``/fold-k-of-N), which never saw
+    them; the results of every fold in one list."""
+    from kgqa.app.eval.runner import run_questions
+    from kgqa.app.pipeline import Pipeline
+
+    res = []
+    for i, fold in enumerate(folds_by_topic(questions, args.folds, seed=0)):
+        ck = args.out / f"fold-{i}-of-{args.folds}.safetensors"
+        p = Pipeline(s, method, options={**opts, "reader_checkpoint": str(ck)}, **shared)
+        res += run_questions(fold, p, gold_start=gold)
+    return res
+
+
 def run(args) -> None:
     _env()
     from kgqa.app.eval.questions import load_questions
@@ -123,12 +137,7 @@ def run(args) -> None:
                 if not cks or done(setting, name):
                     return
                 t0 = time.perf_counter()
-                res = []
-                for i, fold in enumerate(folds_by_topic(questions, args.folds, seed=0)):
-                    ck = args.out / f"fold-{i}-of-{args.folds}.safetensors"
-                    p = Pipeline(s, method, options={**opts, "reader_checkpoint": str(ck)}, **shared)
-                    res += run_questions(fold, p, gold_start=gold)
-                save(setting, name, res)
+                save(setting, name, answer_by_folds(s, shared, questions, args, method, opts, gold))
                 print(f"  {setting} · {name}: {time.perf_counter() - t0:.0f} s", flush=True)
 
             by_folds(FOLDS, "vispath", {"path_scorer": "reader"})
@@ -243,21 +252,18 @@ def lambdas(args) -> None:
 
     s = Settings()
     questions, _ = load_questions(args.questions)
-    folds = folds_by_topic(questions, args.folds, seed=0)
-    fold_of = {q.id: i for i, f in enumerate(folds) for q in f}
+    fold_of = {q.id: i for i, f in enumerate(folds_by_topic(questions, args.folds, seed=0)) for q in f}
     ws = [float(x) for x in args.lambdas.split(",")]
     em: dict[tuple[str, float], dict[str, bool]] = {}
     with open_runtime(s) as rt:
         shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
         for w in ws:
-            for row in ("generated", "folds"):
-                jobs = ([(questions, args.out / "generated.safetensors")] if row == "generated" else
-                        [(f, args.out / f"fold-{i}-of-{args.folds}.safetensors") for i, f in enumerate(folds)])
-                res = []
-                for qs, ck in jobs:
-                    p = Pipeline(s, "vispath", options={"path_scorer": "reader", "reader_rules_weight": w,
-                                                        "reader_checkpoint": str(ck)}, **shared)
-                    res += run_questions(qs, p, gold_start=True)
+            opts = {"path_scorer": "reader", "reader_rules_weight": w}
+            gen = Pipeline(s, "vispath", options={**opts, "reader_checkpoint": str(args.out / "generated.safetensors")},
+                           **shared)
+            rows = {"generated": run_questions(questions, gen, gold_start=True),
+                    "folds": answer_by_folds(s, shared, questions, args, "vispath", opts, True)}
+            for row, res in rows.items():
                 em[row, w] = {r.id: bool(r.exact_match) for r in res}
     print(f"λ ({len(questions)} questions, gold start, graph-only, torch threads {s.torch_threads}): "
           + "  ".join(f"{w:g}" for w in ws))
