@@ -117,39 +117,37 @@ def clean(graph, server):
     _wipe(graph)
 
 
-@pytest.mark.parametrize("point", range(POINTS))
-def test_kill_neo4j_mid_bolt_load(graph, server, clean, tmp_path, point):
-    folder = _synthetic_wd5m(tmp_path)
-    cmd = [KGQA, "load", "wikidata5m", "--path", str(folder), "--batch-size", "100", "--embed-chunk", "200", "--json"]
-    p = run_kgqa(*cmd[1:])
+def _killed_mid_load_then_rerun(graph, server, cmd: list[str], started: str, state, *, seed: int,
+                                first_env: dict | None = ENV) -> tuple[dict, dict]:
+    """Load once for the expected ``state(graph)``, wipe, load again and kill Neo4j once ``started`` (a count
+    query) is > 0: the load must fail in one line; restart, load again; returns (expected, state after)."""
+    p = run_kgqa(*cmd[1:], env=first_env)
     assert p.returncode == 0, p.stderr
-    expected = _kg_state(graph)
+    expected = state(graph)
     _wipe(graph)
-    rc, err, running = _kill_neo4j_when(server, cmd, lambda: _count(graph, "MATCH (e:Entity) RETURN count(e) AS n") > 0,
-                                        seed=36 + point)
+    rc, err, running = _kill_neo4j_when(server, cmd, lambda: _count(graph, started) > 0, seed=seed)
     assert running, "the load finished before the kill"
     _one_line(rc, err)
     _restart(server)
     p = run_kgqa(*cmd[1:], env=ENV)
     assert p.returncode == 0, p.stderr
-    assert _kg_state(graph) == expected == {**expected, "duplicates": 0, "duplicate_facts": 0, "without_vector": 0}
+    return expected, state(graph)
+
+
+@pytest.mark.parametrize("point", range(POINTS))
+def test_kill_neo4j_mid_bolt_load(graph, server, clean, tmp_path, point):
+    folder = _synthetic_wd5m(tmp_path)
+    cmd = [KGQA, "load", "wikidata5m", "--path", str(folder), "--batch-size", "100", "--embed-chunk", "200", "--json"]
+    expected, state = _killed_mid_load_then_rerun(graph, server, cmd, "MATCH (e:Entity) RETURN count(e) AS n",
+                                                  _kg_state, seed=36 + point, first_env=None)
+    assert state == expected == {**expected, "duplicates": 0, "duplicate_facts": 0, "without_vector": 0}
 
 
 @pytest.mark.parametrize("point", range(POINTS))
 def test_kill_neo4j_mid_document_load(graph, server, clean, point):
     cmd = [KGQA, "load", "documents", str(DOCS), "--no-link", "--write-batch", "10", "--json"]
-    p = run_kgqa(*cmd[1:], env=ENV)
-    assert p.returncode == 0, p.stderr
-    expected = _doc_state(graph)
-    _wipe(graph)
-    rc, err, running = _kill_neo4j_when(server, cmd, lambda: _count(graph, "MATCH (c:Chunk) RETURN count(c) AS n") > 0,
-                                        seed=136 + point)
-    assert running, "the load finished before the kill"
-    _one_line(rc, err)
-    _restart(server)
-    p = run_kgqa(*cmd[1:], env=ENV)
-    assert p.returncode == 0, p.stderr
-    state = _doc_state(graph)
+    expected, state = _killed_mid_load_then_rerun(graph, server, cmd, "MATCH (c:Chunk) RETURN count(c) AS n",
+                                                  _doc_state, seed=136 + point)
     assert state == expected and state["duplicates"] == state["orphan_chunks"] == 0
     assert state["complete"] == state["documents"]
 
