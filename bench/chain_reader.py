@@ -38,6 +38,7 @@ GENERATED = "reader (generated only)"
 FOLDS = "reader (folds)"
 GRASP_HEAD = "grasp, node head"
 GRASP_FOLDS = "grasp, reader (folds)"
+GRASP_GEN = "grasp, reader (generated only)"
 FIELDS = ("exact_match", "gold_path", "start_entity", "hops", "seconds")
 
 
@@ -148,6 +149,11 @@ def run(args) -> None:
                     save(setting, GRASP_HEAD, run_questions(questions, p, gold_start=gold))
                     print(f"  {setting} · {GRASP_HEAD}: done", flush=True)
                 by_folds(GRASP_FOLDS, "grasp", {**head, "ranker": "reader"})
+                if gen.is_file() and not done(setting, GRASP_GEN):
+                    p = Pipeline(s, "grasp", options={**head, "ranker": "reader", "reader_checkpoint": str(gen)},
+                                 **shared)
+                    save(setting, GRASP_GEN, run_questions(questions, p, gold_start=gold))
+                    print(f"  {setting} · {GRASP_GEN}: done", flush=True)
 
 
 def _pct(rows, field, pred=lambda r: True):
@@ -158,9 +164,9 @@ def _pct(rows, field, pred=lambda r: True):
 def table(args) -> None:
     for setting in args.settings.split(","):
         print(f"\n== {setting} · graph-only · EM (2-hop / 3-hop) · gold path retained · start ==")
-        names = list(ROWS) + [GENERATED, FOLDS, GRASP_HEAD, GRASP_FOLDS]
+        names = list(ROWS) + [GENERATED, FOLDS, GRASP_HEAD, GRASP_FOLDS, GRASP_GEN]
         graphs = args.graphs.split(",")
-        print(f"{'row':26s}" + "".join(f"{g:>36s}" for g in graphs))
+        print(f"{'row':32s}" + "".join(f"{g:>36s}" for g in graphs))
         for name in names:
             cells = []
             for g in graphs:
@@ -172,7 +178,7 @@ def table(args) -> None:
                 cells.append(f"{_pct(rows, 'exact_match')} ({_pct(rows, 'exact_match', lambda r: r['hops'] == 2)} /"
                              f"{_pct(rows, 'exact_match', lambda r: r['hops'] == 3)}) {_pct(rows, 'gold_path')} "
                              f"{_pct(rows, 'start_entity')}".rjust(36))
-            print(f"{name:26s}" + "".join(cells))
+            print(f"{name:32s}" + "".join(cells))
 
 
 def fourhop(args) -> None:

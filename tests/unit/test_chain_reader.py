@@ -185,3 +185,9 @@ def test_grasp_ranks_nodes_by_the_best_forward_chain_reaching_them():
 
     ranked = reader_ranking(Stub(), "q", sub, [("D", 0.5), ("A", 0.3), ("C", 0.1), ("B", 0.1)])
     assert [n for n, _ in ranked] == ["B", "C", "A", "D"] and ranked[-1][1] == 0.0
+
+    # with the head weighed in (score = logit + w·ln p), a node the head finds 5× likelier overtakes a
+    # 1-logit lead of the reader at w = 1 (ln 5 ≈ 1.6), not at w = 0.25; unreached nodes stay last
+    head = [("D", 0.5), ("A", 0.5), ("C", 0.1), ("B", 0.1)]
+    assert [n for n, _ in reader_ranking(Stub(), "q", sub, head, head_weight=0.25)] == ["B", "C", "A", "D"]
+    assert [n for n, _ in reader_ranking(Stub(), "q", sub, head, head_weight=1.0)] == ["B", "A", "C", "D"]

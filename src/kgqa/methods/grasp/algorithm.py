@@ -169,7 +169,8 @@ class GraSP(BaseMethod):
                 if reader is not None:                # the chain reader ranks the nodes (ours)
                     from kgqa.methods.grasp.reader import reader_ranking
 
-                    rnd.scores, rnd.by_reader = reader_ranking(reader, question, sub, rnd.scores), True
+                    rnd.scores, rnd.by_reader = reader_ranking(reader, question, sub, rnd.scores,
+                                                                   o.reader_head_weight), True
                 typing = self.answer_typed(question, query.image is not None, rnd.scores) if o.answer_typing else None
                 if typing is not None:           # nodes typed as something else leave LLM_select's ranking
                     typed, kept = typing

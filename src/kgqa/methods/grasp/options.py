@@ -46,6 +46,9 @@ class GraSPOptions(BaseModel):
                             "its checkpoint fits the loaded KG, else head (one fallback line says why)")
     reader_checkpoint: str = Field("", description="ranker=reader: the chain reader's checkpoint; empty = <data dir>/"
                                    "models/paths/chain-reader.safetensors when it exists, else the shipped one")
+    reader_head_weight: float = Field(0.25, ge=0.0, le=100.0, description="ranker=reader: a node's score = the "
+                                      "reader's best chain logit + this × ln of the head's probability (0: the "
+                                      "head only breaks ties)")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
     text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "

@@ -44,19 +44,23 @@ def forward_chains(sub, max_len: int = MAX_LEN) -> dict[str, list[tuple[str, ...
     return found
 
 
-def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, float]]) -> list[tuple[str, float]]:
+def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, float]],
+                   head_weight: float = 0.0) -> list[tuple[str, float]]:
     """(node id, score) best first over the nodes of ``head_scores`` (the head's ranking, visited topics already
     out), by the reader's best logit over the forward chains reaching each node; the score shown is that chain's
     cosine for a bi-encoder reader (logit / scale), σ(logit) for a cross-encoder. A node no forward chain
-    reaches scores 0 and keeps the head's order after the others."""
+    reaches scores 0 and keeps the head's order after the others. ``head_weight`` w > 0 ranks a reached node by
+    its best logit + w × ln(head probability) instead (the head's view of the subgraph's topology weighed in)."""
     chains = forward_chains(sub)
     ids = [n for n, _ in head_scores]
     flat = sorted({c for n in ids for c in chains.get(n, ())})
     logit = dict(zip(flat, (float(x) for x in reader.score(question, flat)))) if flat else {}
     head = dict(head_scores)
     best = {n: max((logit[c] for c in chains.get(n, ())), default=None) for n in ids}
+    rank = {n: (v + head_weight * math.log(max(head[n], 1e-9)) if v is not None and head_weight else v)
+            for n, v in best.items()}
     pos = {n: k for k, n in enumerate(ids)}
-    order = sorted(ids, key=lambda n: (best[n] is None, -(best[n] or 0.0), -head[n], pos[n]))
+    order = sorted(ids, key=lambda n: (rank[n] is None, -(rank[n] or 0.0), -head[n], pos[n]))
     bi = getattr(reader, "arch", "cross") == "bi"
 
     def shown(v: float | None) -> float:
