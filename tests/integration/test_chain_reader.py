@@ -99,3 +99,29 @@ def test_cli_prints_what_it_trained_and_refuses_a_bad_file(reader_kg, tmp_path):
     p = run_kgqa("train", "paths", "--data", str(bad), "--examples", "0", "--checkpoint", str(tmp_path / "x.st"))
     assert p.returncode == 2 and "bad.jsonl:1" in p.stderr and "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_train_terminal_learns_weights_for_its_reader_and_ask_uses_only_those(trained, tmp_path):
+    import shutil
+
+    _, ck, _ = trained
+    mine = tmp_path / "mine.safetensors"
+    shutil.copy(ck, mine)
+    p = run_kgqa("train", "terminal", "--questions", "40", "--reader", str(mine), "--json",
+                 env={"KGQA_CHAT_BACKEND": "none"})
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(p.stdout)
+    beside = tmp_path / "mine.terminal.json"
+    assert rep["file"] == str(beside) and beside.is_file() and rep["groups"] >= 10
+    assert set(rep["weights"]) == {"reader", "rules", "typing", "depth_gap", "len1", "len2", "len3", "len4"}
+    q = ("ask", f"In which country was {PEOPLE[HELD_OUT[1]]} born?", "--entity", HELD_OUT[1], "--json")
+    a = json.loads(run_kgqa(*q, "-o", f"reader_checkpoint={mine}", env={"KGQA_CHAT_BACKEND": "none"}).stdout)
+    assert a["details"]["terminal"] == "learned" and a["answer"] == "Kaldoria"
+    assert not [f for f in a["fallbacks"] if f["code"] == "checkpoint"]
+    # weights fitted for another reader (another SHA-256): one fallback line, the fixed sum ranks
+    body = json.loads(beside.read_text())
+    beside.write_text(json.dumps({**body, "reader_sha256": "0" * 64}))
+    p = run_kgqa(*q, "-o", f"reader_checkpoint={mine}", env={"KGQA_CHAT_BACKEND": "none"})
+    a = json.loads(p.stdout)
+    fb = [f for f in a["fallbacks"] if f["code"] == "checkpoint"]
+    assert a["details"]["terminal"] == "fixed" and len(fb) == 1 and "another chain reader" in fb[0]["message"]

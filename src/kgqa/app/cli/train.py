@@ -217,6 +217,12 @@ def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoin
         rep = train_reader(ctx.graph, ctx.kg, checkpoint=ckpt, data=data, examples=examples, exclude=exclude,
                            depth=depth, epochs=epochs, lr=lr, seed=seed, threads=s.torch_threads, on_step=on_step,
                            arch=arch)
+    from kgqa.methods.vispath.terminal import terminal_path
+
+    stale = terminal_path(Path(ckpt))          # VisPath's terminal weights were fitted for the previous reader
+    if stale.is_file():
+        stale.unlink()
+        rep["terminal_weights_removed"] = str(stale)
     png = plot or Path(ckpt).with_suffix(".loss.png")
     plot_losses(rep.pop("step_losses"), rep["epoch_losses"], png, title="chain reader training loss")
     rep["plot"] = str(png)
@@ -237,6 +243,70 @@ def _train_reader(s, data, examples, exclude, depth, epochs, lr, seed, checkpoin
               f"{ho['questions']} questions ({100 * ho['rate']:.1f} %)")
     print(f"checkpoint: {rep['checkpoint']} ({rep['bytes'] / 1e6:.1f} MB)")
     print(f"loss curve: {rep['plot']}")
+    print("next: kgqa train terminal" + (f" --reader {ckpt}" if checkpoint else "")
+          + " learns VisPath's terminal selection for this reader (a few minutes on a small KG)"
+          + (f"; removed {rep['terminal_weights_removed']}, fitted for the previous reader"
+             if rep.get("terminal_weights_removed") else ""))
+
+
+@train_app.command("terminal")
+def train_terminal_cmd(
+    questions: int = typer.Option(300, "--questions", min=10, help="Questions generated from the KG's walks "
+                                  "(2–4 facts) and answered by VisPath to learn from."),
+    exclude: Optional[list[Path]] = typer.Option(None, "--exclude", help="A question file whose topic entities "
+                                                 "generated questions must not use (e.g. the eval set); repeatable."),
+    reader: Optional[Path] = typer.Option(None, "--reader", help="The chain reader's checkpoint (default: the one "
+                                          "VisPath loads); the weights are written beside it."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the generated questions and the held-out split."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+):
+    """Learn VisPath's terminal selection under the chain reader on the loaded KG: how much the reader, the rules'
+    σ, the answer type and the depth each count (kgqa.methods.vispath.terminal)."""
+    import time
+
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.errors import InvalidInput
+    from kgqa.core.qa_examples import topics_of
+    from kgqa.core.walk_questions import generate_walk_questions
+    from kgqa.methods.vispath.terminal import FEATURES, TerminalWeights, collect, fit, sha256, terminal_path
+
+    s = env_settings()
+    t0 = time.perf_counter()
+    with open_runtime(s) as rt:
+        opts = {"path_scorer": "reader", **({"reader_checkpoint": str(reader)} if reader else {})}
+        p = Pipeline(s, "vispath", options=opts, graph=rt.graph, models=rt.models, kg=rt.kg, write_trace=False)
+        slot = p.method.reader
+        if slot.get() is None:
+            raise InvalidInput(f"kgqa train terminal: {slot.error}")
+        excl: set[str] = set()
+        for f in exclude or []:
+            excl |= topics_of(f)
+        gen = generate_walk_questions(rt.graph, rt.kg, questions, seed, excl, hop_weights=(0.0, 0.4, 0.4, 0.2))
+        items = [(g.example.question, g.example.topic_id, g.example.answer_id) for g in gen]
+        if not as_json:
+            print(f"{len(items)} generated questions · VisPath with the chain reader {slot.path} · torch threads "
+                  f"{s.torch_threads}", flush=True)
+
+        def tick(k: int, n: int) -> None:
+            if not as_json and (k % 50 == 0 or k == n):
+                print(f"answered {k}/{n} · {time.perf_counter() - t0:.0f} s", flush=True)
+
+        groups = collect(p.method, items, tick)
+    w, rep = fit(groups, seed)
+    out = TerminalWeights(w, sha256(slot.path), {"questions": len(items), "seed": seed, **rep,
+                                                 "exclude": [str(f) for f in exclude or []]}
+                          ).save(terminal_path(slot.path))
+    rep = {**rep, "weights": dict(zip(FEATURES, (round(float(x), 4) for x in w))), "file": str(out),
+           "seconds": round(time.perf_counter() - t0, 1)}
+    if as_json:
+        print(json.dumps(rep, indent=2))
+        return
+    print("weights: " + ", ".join(f"{k} {v:+.3f}" for k, v in rep["weights"].items()))
+    print(f"gold answer ranked first on the {rep['groups']} questions whose answer was kept: fixed sum "
+          f"{100 * rep['fixed_top1']:.1f} %, learned {100 * rep['learned_top1']:.1f} % (L2 {rep['l2']}, chosen on a "
+          f"held-out fifth)")
+    print(f"weights: {out} · {rep['seconds']} s")
 
 
 @train_app.command("reader")

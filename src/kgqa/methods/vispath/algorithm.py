@@ -64,6 +64,7 @@ from kgqa.core.result import GROUNDING, Answer
 from kgqa.methods.vispath import prompts as P
 from kgqa.methods.vispath.abstain import measure_grounding, weak_grounding
 from kgqa.methods.vispath.learned import LearnedPaths
+from kgqa.methods.vispath.terminal import TerminalSlot
 from kgqa.models.chain_reader import ReaderSlot
 from kgqa.methods.vispath.options import VisPathOptions, parse_llm_steps, resolve_llm_steps
 from kgqa.methods.vispath.records import HopRecord, ReasoningPath, RelationSketch, VisPathRun
@@ -103,6 +104,7 @@ class VisPath(StartEntitySteps, BaseMethod):
                         if self.opt.path_scorer in ("learned", "mixed") else None)        # or mixed
         self.reader = (ReaderSlot(self.kg, self.settings, self.opt.reader_checkpoint)      # the chain reader
                        if self.opt.path_scorer in ("auto", "reader") else None)
+        self.terminal = TerminalSlot(self.reader.path, self.opt.terminal_weights) if self.reader else None
 
     # ========================================================================= the method interface
     def solve(self, query) -> Answer:
@@ -322,6 +324,7 @@ class VisPath(StartEntitySteps, BaseMethod):
         s = reader.score(question, [[e.relation_id for e in p.edges] for p in cand])
         w = o.reader_rules_weight
         for p, v in zip(cand, s):
+            p.reader_score, p.rules_sigma = float(v), p.sigma
             p.sigma = float(v) + (w * float(p.sigma) if w and p.sigma is not None else 0.0)
         by_reader = sorted(cand, key=lambda p: (-p.sigma, p.verbalize()))
         keep = {id(p): p for p in by_reader[: o.reader_beam]}
@@ -415,6 +418,8 @@ class VisPath(StartEntitySteps, BaseMethod):
 
     def terminal_selection(self, question: str, image, run: VisPathRun) -> None:
         """No answerable hop: rank visited endpoint entities, verify the top ones against the image."""
+        if run.reader and self.terminal is not None:        # the weights learned on this KG, when fitted
+            run.terminal_weights = self.terminal.get(run)
         ranked = self.scorer.rank_endpoints(question, image is not None, run)
         if not ranked:
             return

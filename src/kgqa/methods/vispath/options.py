@@ -151,6 +151,9 @@ class VisPathOptions(BaseModel):
                                       "reader's score + this × the rules' Eq. 8 σ (0: the reader alone)")
     reader_typing_weight: float = Field(1.0, ge=0.0, le=100.0, description="path_scorer=reader, answer_typing: "
                                         "terminal selection adds this × the typing score to the reader's σ")
+    terminal_weights: str = Field("", description="path_scorer=reader: terminal selection's weights (kgqa train "
+                                  "terminal); empty = <reader checkpoint>.terminal.json when fitted for that "
+                                  "reader, else the fixed sum (reader + reader_rules_weight × rules + typing)")
     reader_beam: int = Field(15, ge=0, description="path_scorer=reader: paths the reader keeps per hop (best "
                              "score), beside the M3_fallback paths the rules keep")
     learned_weight: float = Field(2.0, ge=0.0, le=10.0, description="path_scorer=mixed: the weight of the "

@@ -22,6 +22,8 @@ class ReasoningPath:
     start_name: str
     edges: tuple[Step, ...] = ()   # each: score c_r,q_i (Eq. 5), hop, note q_i
     sigma: float | None = None   # σ_p,i (Eq. 8) at the hop it was retained
+    reader_score: float | None = None   # the chain reader's logit, when it scored the path (ours)
+    rules_sigma: float | None = None    # the rules' Eq. 8 σ beside it
 
     @property
     def end_id(self) -> str:
@@ -166,6 +168,10 @@ class VisPathRun:
     learned: bool = False
     # the chain reader scored the chains (path_scorer=reader|auto, checkpoint usable, no LLM chain examination)
     reader: bool = False
+    # terminal selection under the reader: the weights learned on this KG (kgqa train terminal), else None (the
+    # fixed sum); and the candidates' features and end ids, kept for fitting those weights
+    terminal_weights: np.ndarray | None = None
+    terminal_candidates: tuple[np.ndarray, list[str]] | None = None
     dmax: int = 3                        # the search depth of this question (Dmax, or its default for the scorer)
 
     def fell_back(self, message: str, code: str = "empty") -> None:

@@ -44,6 +44,8 @@ def to_answer(run: VisPathRun, method: str) -> Answer:
             "timings": {k: round(v, 3) for k, v in run.timings.items()},
             "chain_scores": "chain reader" if run.reader else "rules" if not run.learned else "learned retriever",
             "dmax": run.dmax,
+            "terminal": (None if not run.reader or run.terminal_candidates is None else
+                         "learned" if run.terminal_weights is not None else "fixed"),
         },
     )
 
@@ -60,7 +62,9 @@ def ask_lines(answer: Answer) -> list[str]:
     lines = [f"start entity: {start}{extra}",
              f"sketch: {' → '.join(d.get('sketch', []))}  ({depth}, hops run {answer.hops})"]
     if d.get("chain_scores") == "chain reader":
-        lines.append(f"chain scores: the chain reader (σ of every kept path, depth ≤ {d.get('dmax')} included)")
+        lines.append(f"chain scores: the chain reader (σ of every kept path, depth ≤ {d.get('dmax')} included)"
+                     + {"learned": "; terminal selection: weights learned on this KG (kgqa train terminal)",
+                        "fixed": "; terminal selection: the fixed sum"}.get(d.get("terminal") or "", ""))
     steps = d.get("llm_steps")
     if steps and steps != "all":
         lines.append(f"LLM steps: {steps} (-o llm_steps; the others took their graph-only fallback)")

@@ -35,6 +35,7 @@ import numpy as np
 
 from kgqa.core.kg import KG, cos_from_neo4j
 from kgqa.core.result import Step
+from kgqa.methods.vispath.terminal import feature_rows, fixed_weights
 from kgqa.methods.vispath.options import VisPathOptions
 from kgqa.core.question import (PHRASE_STOP, answer_noun_tokens, greedy_relation_matches, mention_tokens,
                                 question_phrases, type_nouns)
@@ -292,9 +293,13 @@ class Scorer:
 
         typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
         if run.reader:         # the chain reader's σ (every length) decides, the answer's type weighed in
-            w = self.opt.reader_typing_weight
-            ranked_paths = sorted(paths, key=lambda p: (-((p.sigma if p.sigma is not None else -1.0)
-                                                          + w * typing.get(id(p), 0.0)), -typing.get(id(p), 0.0)))
+            rs = run.relation_sketch or self.relation_sketch(question, has_image)
+            X = feature_rows(paths, typing, rs.depth, self.opt.reader_rules_weight)
+            run.terminal_candidates = (X, [p.end_id for p in paths])
+            w = (run.terminal_weights if run.terminal_weights is not None
+                 else fixed_weights(self.opt.reader_typing_weight))     # learned on this KG, else the fixed sum
+            s = X @ w
+            ranked_paths = [paths[k] for k in sorted(range(len(paths)), key=lambda k: (-s[k], -X[k, 2]))]
         elif run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
             ranked_paths = sorted(paths, key=lambda p: (-(p.sigma if p.sigma is not None else -1.0),
                                                         -typing.get(id(p), 0.0)))

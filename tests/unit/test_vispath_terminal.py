@@ -1,0 +1,89 @@
+"""VisPath's terminal weights (kgqa.methods.vispath.terminal): the fit learns which feature finds the answer,
+stays at the fixed sum when the data give no reason to move, and a file is used only with its own reader."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from kgqa.core.errors import InvalidInput
+from kgqa.methods.vispath.terminal import (FEATURES, TerminalSlot, TerminalWeights, feature_rows, fit,
+                                           fixed_weights, load_weights, sha256, top1)
+
+
+def _path(n, reader, rules):
+    return SimpleNamespace(edges=[None] * n, reader_score=reader, rules_sigma=rules)
+
+
+def test_the_fixed_weights_rank_as_the_fixed_sum():
+    paths = [_path(1, 10.0, 0.5), _path(2, 4.0, 0.8), _path(3, 18.0, 0.1)]
+    typing = {id(paths[1]): 1.0}
+    X = feature_rows(paths, typing, (2, 3), 32.0)
+    fixed = [p.reader_score + 32.0 * p.rules_sigma + 1.0 * typing.get(id(p), 0.0) for p in paths]
+    assert np.allclose(X @ fixed_weights(1.0) * 20.0, fixed)
+    assert X[:, 3].tolist() == [1.0, 0.0, 0.0]               # one hop short of the sketch's range 2–3
+
+
+def _groups(rng, n, informative):
+    """n questions of 6 candidates; the gold one leads on feature ``informative`` and trails on the reader."""
+    out = []
+    for _ in range(n):
+        X = rng.normal(0, 0.3, size=(6, len(FEATURES)))
+        g = rng.integers(6)
+        X[g, informative] += 1.5
+        X[g, 0] -= 0.6
+        y = np.zeros(6)
+        y[g] = 1
+        out.append((X, y))
+    return out
+
+
+def test_fit_learns_the_feature_that_finds_the_answer_on_questions_it_did_not_see():
+    rng = np.random.default_rng(0)
+    train, test = _groups(rng, 120, FEATURES.index("depth_gap")), _groups(rng, 120, FEATURES.index("depth_gap"))
+    w, rep = fit(train)
+    assert top1(test, w) > top1(test, fixed_weights(1.0)) + 0.3
+    assert rep["learned_top1"] > rep["fixed_top1"]
+
+
+def test_fit_keeps_the_fixed_sum_when_it_already_finds_every_answer():
+    rng = np.random.default_rng(1)
+    groups = _groups(rng, 60, FEATURES.index("reader"))
+    for X, y in groups:                                            # the reader alone already decides
+        X[y == 1, 0] += 3.0
+    assert top1(groups, fixed_weights(1.0)) == 1.0
+    w, rep = fit(groups)
+    assert rep["l2"] == 1.0 and top1(groups, w) == 1.0 and np.abs(w - fixed_weights(1.0)).max() < 0.5
+
+
+def test_fit_needs_enough_questions_that_reached_their_answer():
+    with pytest.raises(InvalidInput, match="at least 10"):
+        fit([(np.zeros((3, len(FEATURES))), np.zeros(3))] * 50)
+
+
+def test_weights_are_used_only_with_the_reader_they_were_fitted_for(tmp_path):
+    reader = tmp_path / "r.safetensors"
+    reader.write_bytes(b"reader one")
+    f = TerminalWeights(np.arange(len(FEATURES), dtype=float), sha256(reader), {"questions": 3}).save(
+        tmp_path / "r.terminal.json")
+    assert load_weights(f, reader).weights.tolist() == list(range(len(FEATURES)))
+    reader.write_bytes(b"reader two")
+    with pytest.raises(InvalidInput, match="another chain reader"):
+        load_weights(f, reader)
+    body = json.loads(f.read_text())
+    body["weights"] = body["weights"][:3]
+    f.write_text(json.dumps(body))
+    with pytest.raises(InvalidInput, match="8 finite numbers"):
+        load_weights(f, None)
+
+
+def test_the_slot_is_silent_without_a_file_and_one_fallback_line_with_a_bad_one(tmp_path):
+    falls = []
+    run = SimpleNamespace(fell_back=lambda msg, code: falls.append((msg, code)))
+    assert TerminalSlot(tmp_path / "r.safetensors").get(run) is None and not falls
+    (tmp_path / "bad.json").write_text("{")
+    assert TerminalSlot(tmp_path / "r.safetensors", str(tmp_path / "bad.json")).get(run) is None
+    assert len(falls) == 1 and "unreadable terminal weights" in falls[0][0] and falls[0][1] == "checkpoint"
