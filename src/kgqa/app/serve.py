@@ -181,7 +181,8 @@ class Service:
 
         pipe = Pipeline(self.settings, req.method, graph=self.graph, models=self.models, kg=self.kg,
                         options=req.options, ablations=req.ablations)
-        ans = pipe.answer(req.question, image=image, entity_id=req.entity_id)
+        ans = pipe.answer(req.question, image=image, entity_id=req.entity_id, docs=req.docs or None,
+                          docs_glob=req.docs_glob)
         return json.loads(json.dumps(ans.as_dict(), ensure_ascii=False, default=str))
 
     def stats(self) -> dict:

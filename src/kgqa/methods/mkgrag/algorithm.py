@@ -132,6 +132,7 @@ class Retrieval:
     context_tokens: int = 0
     fallbacks: list[Fallback] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    scope: list[str] = field(default_factory=list)             # the --doc/--docs scope, when given
 
 
 class MKGRAG(BaseMethod):
@@ -144,6 +145,7 @@ class MKGRAG(BaseMethod):
     Options: ClassVar[type[BaseModel]] = MKGRAGOptions
     ablations: ClassVar[tuple[str, ...]] = ("chunks_only", "no_expansion", "no_visual_graph")
     grounds_start_entity: ClassVar[bool] = False     # retrieval starts from documents, not an entity
+    scoped_by_documents: ClassVar[bool] = True       # Query.documents restricts stage 1 (--doc, --docs)
 
     def __init__(self, ctx, options: MKGRAGOptions | None = None):
         super().__init__(ctx, options)
@@ -171,7 +173,7 @@ class MKGRAG(BaseMethod):
             return None, str(e)
 
     def solve(self, query) -> Answer:
-        r = self.retrieve(query.question, query.image)
+        r = self.retrieve(query.question, query.image, scope=query.documents)
         t = time.perf_counter()
         if self.reader == "cpu":
             reading = self.read(query.question, r)
@@ -202,7 +204,8 @@ class MKGRAG(BaseMethod):
                     doc_titles={d["id"]: d["title"] for d in r.documents},
                     min_sentence_cos=self.opt.min_sentence_cos)
 
-    def retrieve(self, question: str, image=None) -> Retrieval:
+    def retrieve(self, question: str, image=None, scope: tuple[str, ...] = ()) -> Retrieval:
+        """Stages 1 and 2 and the context; ``scope``: stage 1 ranks only these documents (exact cosine)."""
         o = self.opt
         t = time.perf_counter()
         # the multimodal query (I_q, q): the question plus what the image shows
@@ -220,7 +223,9 @@ class MKGRAG(BaseMethod):
 
         # ---- 3.2.1 stage 1 (Eq. 2): top Kd documents
         t = time.perf_counter()
-        rows = self.graph.read("mkgrag_document_search", vector=qvec, k=o.Kd, ef=max(o.ef, o.Kd))
+        rows = (self.graph.read("mkgrag_document_search_scoped", vector=qvec, k=o.Kd, doc_ids=list(scope)) if scope
+                else self.graph.read("mkgrag_document_search", vector=qvec, k=o.Kd, ef=max(o.ef, o.Kd)))
+        r.scope = list(scope)
         r.documents = [{"id": d["id"], "title": d["title"], "cos": round(cos_from_neo4j(d["score"]), 4)} for d in rows]
         doc_ids = [d["id"] for d in r.documents]
         r.timings["stage1"] = time.perf_counter() - t
@@ -466,7 +471,7 @@ class MKGRAG(BaseMethod):
                 "query": r.query_text, "image_note": r.image_note,
                 "query_encoder": "all-MiniLM-L6-v2 over question + recognised image name (text stand-in for "
                                  "the QM-Retriever)",
-                "documents": r.documents,
+                "documents": r.documents, "scope": r.scope or None,
                 DOCUMENT_IDS: [d["id"] for d in r.documents],
                 "elements": [{"kind": el.kind, "id": el.id, "doc_id": el.doc_id, "name": el.name,
                               "cos": round(el.sim, 4), "hop": el.hop, "region": bool(el.region)}
