@@ -151,7 +151,8 @@ def _caption(textpage, bounds) -> str:
     return _FIGURE_PREFIX.sub("", text).strip()
 
 
-def _figures(page, textpage, where: str, options, reject: Rejects) -> list[tuple[DocImage, float]]:
+def _figures(page, textpage, where: str, options, reject: Rejects, pdf_path: Path,
+             page_no: int) -> list[tuple[DocImage, float]]:
     """The page's figures (validated, not yet saved) with the top of each (PDF points, for its section)."""
     import pypdfium2 as pdfium
 
@@ -183,7 +184,8 @@ def _figures(page, textpage, where: str, options, reject: Rejects) -> list[tuple
             reject(where, f"figure {k} cannot be decoded ({type(e).__name__}: {e})", reason="bad figure")
             continue
         ext = ".jpg" if img.mime == "image/jpeg" else ".png"
-        path = Path(options.figures_dir) / f"{img.sha256}{ext}" if options.figures_dir else img.path
+        path = (Path(options.figures_dir) / f"{img.sha256}{ext}" if options.figures_dir
+                else pdf_path.with_name(f"{pdf_path.name}.p{page_no}-figure{k}{ext}"))   # (not saved: no folder)
         img = type(img)(path=Path(path), sha256=img.sha256, data=img.data, mime=img.mime, width=img.width,
                         height=img.height)
         try:
@@ -207,7 +209,7 @@ def _open(path: Path, options, reject: Rejects):
         return None
     max_bytes = options.pdf_max_bytes or PDF_MAX_BYTES
     if size > max_bytes:
-        reject(str(path), f"PDF is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
+        reject(str(path), f"PDF is {size / 2**20:,.2f} MB, over the {max_bytes / 2**20:,.2f} MB limit "
                "(KGQA_PDF_MAX_MB)", reason="too large")
         return None
     try:
@@ -276,7 +278,7 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
             return None
         try:
             text = _page_text(textpage)
-            figures = _figures(page, textpage, where, options, reject)
+            figures = _figures(page, textpage, where, options, reject, path, i + 1)
             if not text.strip():
                 no_text.append(i + 1)
             first_line = first_line or next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
@@ -306,8 +308,9 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
             textpage.close()
             page.close()
     title = meta_title if meta_title and meta_title.lower() not in ("untitled", "(untitled)") else ""
+    if title:
+        _drop_title_line(sections, title)      # the title printed on page 1 (a title from the text stays text)
     title = title or first_line[:200] or path.stem.replace("_", " ")
-    _drop_title_line(sections, title)
     kept = []
     for k, s in enumerate(sections):
         if s.text or s.images:
