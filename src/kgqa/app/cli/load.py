@@ -186,11 +186,13 @@ def docs_show(doc_id: str = typer.Argument(..., metavar="ID"),
         print(json.dumps(d, indent=2, ensure_ascii=False, default=str))
         return
     doc = d["document"]
-    print(f"{doc['id']}  {doc['title']!r}  {doc['format']}  {doc['status']}  hash {str(doc['content_hash'])[:12]}  "
-          f"({doc['source']})")
+    print(f"{doc['id']}  {doc['title']!r}  {doc['format']}" + (f" ({doc['pages']} pages)" if doc.get("pages") else "")
+          + f"  {doc['status']}  hash {str(doc['content_hash'])[:12]}  ({doc['source']})")
     for c in d["chunks"]:
         imgs = f"  images: {', '.join(i['alt'] or i['sha256'][:8] for i in c['images'] if i)}" if any(c["images"]) else ""
-        print(f"chunk {c['id']}  sections {c['sections']}  {c['tokens']} tokens{imgs}")
+        pages = (f"  p. {c['page_start']}" + (f"\u2013{c['page_end']}" if c.get("page_end") != c["page_start"] else "")
+                 if c.get("page_start") is not None else "")
+        print(f"chunk {c['id']}  sections {c['sections']}  {c['tokens']} tokens{pages}{imgs}")
     for e in d["entities"]:
         extra = "".join(f"  region {r['bbox']}{' (stand-in)' if r.get('stand_in') else ''}" for r in e["regions"] if r)
         extra += "".join(f"  SAME_AS {w['id']} {w['name']!r} ({w['score']:.2f})" for w in e["same_as"] if w)

@@ -148,12 +148,26 @@ def _caption(textpage, bounds) -> str:
         keep.append(ln)
     text = " ".join(" ".join(textpage.get_text_bounded(left=ln[0] - 1, bottom=ln[1], right=ln[2] + 1,
                                                        top=ln[3]).split()) for ln in keep)
-    return _FIGURE_PREFIX.sub("", text).strip()
+    return text
+
+
+def _own_paragraph(text: str, caption: str) -> str:
+    """The page's text with the caption's lines set apart as a paragraph of their own (as a Markdown image's
+    alt text is): a caption without a full stop is not read as the start of the sentence under it."""
+    words = caption.split()
+    if not words:
+        return text
+    m = re.search(r"[ \t]*" + r"\s+".join(re.escape(w) for w in words) + r"[ \t]*\n?", text)
+    if m is None:
+        return text
+    return f"{text[:m.start()].rstrip()}\n\n{m.group(0).strip()}\n\n{text[m.end():].lstrip()}".strip("\n") + \
+        ("\n" if text.endswith("\n") else "")
 
 
 def _figures(page, textpage, where: str, options, reject: Rejects, pdf_path: Path,
-             page_no: int) -> list[tuple[DocImage, float]]:
-    """The page's figures (validated, not yet saved) with the top of each (PDF points, for its section)."""
+             page_no: int) -> list[tuple[DocImage, float, str]]:
+    """The page's figures (validated, not yet saved), each with its top (PDF points, for its section) and its
+    caption's line(s) as printed."""
     import pypdfium2 as pdfium
 
     from kgqa.core.images import image_from_bytes
@@ -192,9 +206,10 @@ def _figures(page, textpage, where: str, options, reject: Rejects, pdf_path: Pat
             bounds = obj.get_bounds()
         except Exception:
             bounds = None
-        alt = _caption(textpage, bounds) if bounds else ""
-        out.append((DocImage(path=img.path, alt=alt, sha256=img.sha256, width=img.width, height=img.height,
-                             mime=img.mime, data=img, page=None), bounds[3] if bounds else float("inf")))
+        line = _caption(textpage, bounds) if bounds else ""
+        im = DocImage(path=img.path, alt=_FIGURE_PREFIX.sub("", line).strip(), sha256=img.sha256, width=img.width,
+                      height=img.height, mime=img.mime, data=img, page=None)
+        out.append((im, bounds[3] if bounds else float("inf"), line))
     return out
 
 
@@ -279,6 +294,9 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
         try:
             text = _page_text(textpage)
             figures = _figures(page, textpage, where, options, reject, path, i + 1)
+            for im, _top, line in figures:
+                text = _own_paragraph(text, line)
+                im.page = i + 1
             if not text.strip():
                 no_text.append(i + 1)
             first_line = first_line or next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
@@ -295,8 +313,6 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
             for k, (s, e, title) in enumerate(cuts):
                 y = _char_top(textpage, s) if s < len(text) else None
                 parts.append((title, False, e, cuts[k + 1][0] if k + 1 < len(cuts) else len(text), y))
-            for ims_top in figures:
-                ims_top[0].page = i + 1
             placed = _place(parts, figures)
             for (title, cont, s, e, _y), ims in zip(parts, placed):
                 body = clean_text(text[s:e])
@@ -337,7 +353,7 @@ def _char_top(textpage, index: int) -> float | None:
 def _place(parts, figures) -> list[list[DocImage]]:
     """Each figure to the part of the page whose heading is the last one printed above the figure's top."""
     placed: list[list[DocImage]] = [[] for _ in parts]
-    for im, top in figures:
+    for im, top, _line in figures:
         k = 0
         for j, part in enumerate(parts[1:], 1):
             y = part[4]

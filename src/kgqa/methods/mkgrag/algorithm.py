@@ -173,7 +173,7 @@ class MKGRAG(BaseMethod):
             return None, str(e)
 
     def solve(self, query) -> Answer:
-        r = self.retrieve(query.question, query.image, scope=query.documents)
+        r = self.retrieve(query.question, query.image, scope=getattr(query, "documents", ()))
         t = time.perf_counter()
         if self.reader == "cpu":
             reading = self.read(query.question, r)
