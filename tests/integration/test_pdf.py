@@ -5,6 +5,7 @@ refused with one line before anything is written. The PDFs are written in the te
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -15,12 +16,10 @@ from tests.pdfs import FALCON, IMAGES, make_bomb_pdf, make_pdf, make_scanned_pdf
 pytestmark = [pytest.mark.integration]
 
 PUMPS = {
-    "acme_pump": ("Acme pump manual", [("Operating limits", ["The Acme pump runs on 230 volts.",
-                                                             "The maximum operating temperature of the Acme pump "
-                                                             "is 40 degrees."], [])]),
-    "zeta_pump": ("Zeta pump manual", [("Operating limits", ["The Zeta pump runs on 110 volts.",
-                                                             "The maximum operating temperature of the pump is "
-                                                             "65 degrees."], [])]),
+    "acme_pump": ("Acme pump manual", [("Operating limits", ["The Acme pump runs on 230 volts. The maximum operating "
+                                                             "temperature of the Acme pump is 40 degrees."], [])]),
+    "zeta_pump": ("Zeta pump manual", [("Operating limits", ["The Zeta pump runs on 110 volts. The maximum operating "
+                                                             "temperature of the Zeta pump is 65 degrees."], [])]),
 }
 ENV = {"KGQA_CHAT_BACKEND": "none", "KGQA_DOC_EXTRACTOR": "cpu"}
 
@@ -58,13 +57,16 @@ def test_load_reports_pages_and_saves_the_figure_where_its_image_node_points(pdf
 
     with Graph(settings) as g, g.session() as s:
         rec = s.run("MATCH (:Chunk {doc_id: 'falcon_9'})-[h:HAS_IMAGE]->(i:Image) RETURN i.path AS path, "
-                    "h.alt AS alt, h.page AS page").single()
+                    "i.sha256 AS sha256, h.alt AS alt, h.page AS page").single()
     from pathlib import Path
 
-    assert Path(rec["path"]).is_file() and Path(rec["path"]).parent.name == "figures"
     assert (rec["alt"], rec["page"]) == ("A Falcon 9 rocket lifting off", 1)
-    # the same JPEG as the Markdown document's: one Image node for both, by sha256
-    assert Path(rec["path"]).read_bytes() == (IMAGES / "falcon9_dscovr_launch.jpg").read_bytes()
+    # the figure is the JPEG the PDF embeds, byte for byte: saved under <data dir>/figures by its sha256, and
+    # one Image node with the demo KG's picture of Falcon 9 (the node keeps the path it was first stored with)
+    jpeg = (IMAGES / "falcon9_dscovr_launch.jpg").read_bytes()
+    sha = hashlib.sha256(jpeg).hexdigest()
+    assert (settings.figures_dir / f"{sha}.jpg").read_bytes() == jpeg
+    assert rec["sha256"] == sha and Path(rec["path"]).read_bytes() == jpeg
 
 
 def test_ask_cites_the_file_and_page_in_text_json_and_trace(pdfs):
@@ -83,9 +85,17 @@ def test_ask_cites_the_file_and_page_in_text_json_and_trace(pdfs):
     assert "falcon_9.pdf p. 2 \u00b7 Notable launches \u00b7 supporting sentence" in t.stdout
 
 
+def test_an_answer_read_under_a_figure_lists_the_figure(pdfs):
+    out = ask("How many engines power the first stage of Falcon 9?")
+    assert "source: falcon_9.pdf p. 1 \u00b7 Overview" in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("figure: "))
+    assert line.startswith("figure: A Falcon 9 rocket lifting off (falcon_9.pdf p. 1): /")
+
+
 def test_doc_scope_answers_from_the_chosen_document(pdfs, settings):
-    q = "What is the maximum operating temperature of the Acme pump?"
-    assert "answer: 40 degrees" in ask(q)                       # unscoped: the Acme manual, which names it
+    q = "What is the maximum operating temperature of the pump?"
+    unscoped = ask(q)                                            # both manuals give one; unscoped, Acme's
+    assert "answer: 40 degrees" in unscoped and "source: acme_pump.pdf p. 1" in unscoped
     scoped = ask(q, "--doc", "zeta_pump")
     assert "answer: 65 degrees" in scoped and "scope: 1 documents: zeta_pump" in scoped
     assert "source: zeta_pump.pdf p. 1 \u00b7 Operating limits" in scoped
@@ -109,7 +119,7 @@ def test_serve_returns_the_page_and_honours_the_scope(pdfs, settings, tmp_path):
     from kgqa.app import serve
 
     s = settings.model_copy(update={"chat_backend": "none", "api_token": None})
-    q = "What is the maximum operating temperature of the Acme pump?"
+    q = "What is the maximum operating temperature of the pump?"
     with TestClient(serve.create_app(s)) as c:
         r = c.post("/ask", json={"question": q, "method": "mkgrag", "docs": ["zeta_pump"]})
         assert r.status_code == 200, r.text
@@ -117,6 +127,14 @@ def test_serve_returns_the_page_and_honours_the_scope(pdfs, settings, tmp_path):
         assert a["answer"] == "65 degrees" and a["details"]["support"]["citation"].startswith("zeta_pump.pdf p. 1")
         r = c.post("/ask", json={"question": q, "method": "mkgrag", "docs_glob": "nothing*"})
         assert r.status_code == 400 and "matches no loaded document" in r.text
+        # the figure of the chunk the answer is read from: a link that fetches the image
+        r = c.post("/ask", json={"question": "How many engines power the first stage of Falcon 9?",
+                                 "method": "mkgrag", "docs": ["falcon_9"]})
+        (fig,) = r.json()["details"]["figures"]
+        assert fig["page"] == 1 and fig["caption"] == "A Falcon 9 rocket lifting off"
+        img = c.get(fig["url"])
+        assert img.status_code == 200 and img.content == (IMAGES / "falcon9_dscovr_launch.jpg").read_bytes()
+        assert c.get("/images/" + "0" * 64).status_code == 404 and c.get("/images/x").status_code == 400
 
 
 @pytest.mark.parametrize("case", ["encrypted", "truncated", "bomb", "too_many_pages"])

@@ -58,7 +58,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgqa.methods.mkgrag import prompts as P
-from kgqa.methods.mkgrag.evidence import chunk_evidence, locate, render, support_of
+from kgqa.methods.mkgrag.evidence import chunk_evidence, figures_of, locate, render, support_of
 from kgqa.methods.mkgrag.learned import learned_read
 from kgqa.methods.mkgrag.reader import Reading, read
 from kgqa.core.errors import BadModelReply
@@ -418,9 +418,11 @@ class MKGRAG(BaseMethod):
         support = support_of(text, r.chunks, reading)
         cited = support["chunk_id"] if support else None
         in_context = {c["id"]: c for c in r.chunks}
+        figures = []
         if cited:
             rows = [] if cited in in_context else self.graph.read("mkgrag_chunk_pages", id=cited)
             support = locate(support, in_context.get(cited) or (rows[0] if rows else None))
+            figures = figures_of(in_context.get(cited) or (rows[0] if rows else {}))
         for rank, c in enumerate(r.chunks, 1):
             ours = c["id"] == cited
             evidence.append(chunk_evidence(c, rank, f"{c['title']} / {', '.join(c.get('sections') or [])}",
@@ -486,6 +488,7 @@ class MKGRAG(BaseMethod):
                 "cpu_reader": reading.cpu_reader if reading is not None else None,
                 "answer_type": reading.answer_type if reading is not None else None,
                 "support": support,
+                "figures": figures,
             },
         )
 

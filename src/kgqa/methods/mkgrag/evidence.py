@@ -31,6 +31,17 @@ def locate(support: dict | None, chunk: dict | None) -> dict | None:
             "citation": cite(chunk.get("source"), page, support.get("section"))}
 
 
+def figures_of(chunk: dict) -> list[dict]:
+    """The figures of the chunk the answer is read from: file path, page (PDFs), caption, where (``citation``)."""
+    out = []
+    for f in chunk.get("figures") or []:
+        if f and f.get("sha256"):
+            out.append({"sha256": f["sha256"], "path": f.get("path"), "page": f.get("page"),
+                        "caption": f.get("caption") or None,
+                        "citation": cite(chunk.get("source"), f.get("page"))})
+    return out
+
+
 def render(answer: Answer) -> list[str]:
     """The mKG-RAG lines of ``kgqa ask``: query, stage-1 documents, stage-2 elements, support, context size."""
     d = answer.details
@@ -59,6 +70,8 @@ def render(answer: Answer) -> list[str]:
             lines.append(f"source: {sup['citation']}")
     elif answer.answer is None:
         lines.append(f"no supporting sentence: {answer.stop_reason}")
+    for f in d.get("figures") or []:
+        lines.append(f"figure: {f.get('caption') or '(no caption)'} ({f.get('citation') or '-'}): {f.get('path')}")
     lines.append(f"context: {len(d.get('chunk_ids') or [])} chunks, {d.get('context_tokens')} tokens "
                  f"(budget {d.get('budget')}): " + ", ".join(d.get("chunk_ids") or []))
     return lines
