@@ -170,7 +170,7 @@ def test_image_urls_are_never_fetched(tmp_path):
 
 
 def test_empty_folder_and_missing_path(tmp_path):
-    with pytest.raises(InvalidInput, match="no .md, .html or .jsonl documents found"):
+    with pytest.raises(InvalidInput, match="no .md, .html, .pdf or .jsonl documents found"):
         discover(tmp_path, DocOptions(), rejects()[0])
     with pytest.raises(InvalidInput, match="no such file or folder"):
         discover(tmp_path / "nope", DocOptions(), rejects()[0])

@@ -108,7 +108,10 @@ class Pipeline:
         return out
 
     def answer(self, question: str, image: Path | str | None = None, entity_id: str | None = None,
-               drop_edges: float = 0.0, seed: int = 0) -> Answer:
+               drop_edges: float = 0.0, seed: int = 0, docs: list[str] | str | None = None,
+               docs_glob: list[str] | str | None = None) -> Answer:
+        """One question; ``docs`` (ids) and ``docs_glob`` (patterns over ids, paths, file names) restrict a
+        document method's retrieval to those documents (``core/scope``: an unknown one is one line, exit 2)."""
         from kgqa.core.images import load_image
         from kgqa.core.method import Query
         from kgqa.core.trace import browser_cypher, new_trace_id, write_trace
@@ -119,8 +122,16 @@ class Pipeline:
             raise InvalidInput(f"--entity {entity_id!r} is not a Wikidata entity id (Q followed by digits)")
         if not 0.0 <= float(drop_edges) < 1.0:
             raise InvalidInput(f"--drop-edges must be in [0, 1), got {drop_edges}")
+        scope = ()
+        if docs or docs_glob:
+            from kgqa.core.scope import resolve_scope
+
+            if not getattr(self.method, "scoped_by_documents", False):
+                raise InvalidInput(f"--doc/--docs restrict retrieval from loaded documents; {self.method_name} "
+                                   "does not retrieve from documents (use --method mkgrag)")
+            scope = resolve_scope(self.graph, docs, docs_glob)
         query = Query(question=question.strip(), image=img, entity_id=entity_id, drop_edges=float(drop_edges),
-                      seed=int(seed))
+                      seed=int(seed), documents=scope)
         trace_id = new_trace_id()
         meter = getattr(self.models, "meter", None)
         t0 = time.perf_counter()

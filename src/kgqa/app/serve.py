@@ -39,6 +39,7 @@ import asyncio
 import json
 import logging
 import math
+import re
 import secrets
 import threading
 import time
@@ -181,8 +182,13 @@ class Service:
 
         pipe = Pipeline(self.settings, req.method, graph=self.graph, models=self.models, kg=self.kg,
                         options=req.options, ablations=req.ablations)
-        ans = pipe.answer(req.question, image=image, entity_id=req.entity_id)
-        return json.loads(json.dumps(ans.as_dict(), ensure_ascii=False, default=str))
+        ans = pipe.answer(req.question, image=image, entity_id=req.entity_id, docs=req.docs or None,
+                          docs_glob=req.docs_glob)
+        out = json.loads(json.dumps(ans.as_dict(), ensure_ascii=False, default=str))
+        for f in (out.get("details") or {}).get("figures") or []:
+            if isinstance(f, dict) and f.get("sha256"):
+                f["url"] = f"/images/{f['sha256']}"          # GET it (behind the same token)
+        return out
 
     def stats(self) -> dict:
         with self._lock:
@@ -326,6 +332,19 @@ def create_app(settings=None) -> FastAPI:
         if tr is None:
             raise ServeError(404, "not_found", f"trace {trace_id}: no such trace")
         return json.loads(json.dumps(tr, ensure_ascii=False, default=str))
+
+    @app.get("/images/{sha256}", summary="An image the graph holds (an answer's figure), by sha256",
+             responses={400: err("not a sha256"), 404: err("no such image")})
+    async def image(sha256: str):
+        from fastapi.responses import FileResponse
+
+        if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+            raise ServeError(400, "bad_input", "image id: expected a sha256 (64 lowercase hex digits)")
+        rows = await asyncio.to_thread(service.graph.read, "image_file", sha256=sha256)
+        path = Path(rows[0]["path"]) if rows and rows[0].get("path") else None
+        if path is None or not path.is_file():
+            raise ServeError(404, "not_found", f"image {sha256}: no such image")
+        return FileResponse(path, media_type=rows[0].get("mime") or "application/octet-stream")
 
     @app.get("/health", summary="Neo4j, the model roles and the queue (503 when Neo4j does not answer)")
     async def health():

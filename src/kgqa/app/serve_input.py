@@ -36,6 +36,10 @@ class AskRequest(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="the method's options, as `-o KEY=VALUE`")
     ablations: list[str] = Field(default_factory=list, description="the method's ablations to switch on")
     entity_id: str | None = Field(None, description="start entity id (skips grounding), e.g. Q90")
+    docs: list[str] = Field(default_factory=list, description="retrieve only from these loaded documents (ids; "
+                            "mkgrag), as `kgqa ask --doc`")
+    docs_glob: str | None = Field(None, description="retrieve only from the loaded documents whose id, path or file "
+                                  "name matches this pattern (mkgrag), as `kgqa ask --docs`")
 
 
 class ServeError(Exception):
@@ -145,8 +149,8 @@ async def parse_ask(request: Request, max_upload: int) -> tuple[AskRequest, byte
                                      f"{max_upload:,}-byte limit")
             elif key == "options":
                 fields["options"] = _json_value(value, "form field options") if value.strip() else {}
-            elif key == "ablations":
-                fields["ablations"] = [a.strip() for a in value.split(",") if a.strip()]
+            elif key in ("ablations", "docs"):
+                fields[key] = [a.strip() for a in value.split(",") if a.strip()]
             else:
                 fields[key] = value
         data: Any = fields
@@ -155,7 +159,7 @@ async def parse_ask(request: Request, max_upload: int) -> tuple[AskRequest, byte
         data = _json_value(body, "request body")
         if not isinstance(data, dict):
             raise ServeError(400, "bad_input", "request body must be a JSON object {question, method?, options?, "
-                                               "ablations?, entity_id?}")
+                                               "ablations?, entity_id?, docs?, docs_glob?}")
         where = "body"
     try:
         req = AskRequest.model_validate(data)

@@ -183,6 +183,14 @@ class Settings(BaseSettings):
     grounder_min_score: float = Field(0.1, validation_alias=AliasChoices("KGQA_GROUNDER_MIN_SCORE",
                                                                           "grounder_min_score"))
 
+    # --- kgqa load documents: PDFs (kgqa.loaders.documents.pdf) -----------------
+    # A PDF over either limit is refused (--strict) or skipped (--lenient) with one line; a figure in a PDF
+    # whose declared size is over the pixel limit is refused the same way before it is decoded.
+    pdf_max_mb: float = Field(200.0, gt=0, validation_alias=AliasChoices("KGQA_PDF_MAX_MB", "pdf_max_mb"))
+    pdf_max_pages: int = Field(2000, ge=1, validation_alias=AliasChoices("KGQA_PDF_MAX_PAGES", "pdf_max_pages"))
+    pdf_max_figure_pixels: int = Field(64_000_000, ge=64, validation_alias=AliasChoices(
+        "KGQA_PDF_MAX_FIGURE_PIXELS", "pdf_max_figure_pixels"))
+
     # --- kgqa serve (kgqa.app.serve) ----------------------------------------
     # Bearer token every request must carry when set (unset: no auth; bind to loopback then).
     api_token: str | None = Field(None, validation_alias=AliasChoices("KGQA_API_TOKEN", "api_token"))
@@ -224,6 +232,11 @@ class Settings(BaseSettings):
     def models_dir(self) -> Path:
         """Converted local models and the grounder's feature cache."""
         return self.data_dir / "models"
+
+    @property
+    def figures_dir(self) -> Path:
+        """Figures taken out of loaded PDFs, one file per figure named by its sha256 (``Image.path``)."""
+        return self.data_dir / "figures"
 
     @property
     def neo4j_home(self) -> Path:

@@ -33,8 +33,6 @@ class ImageInput:
 
 def load_image(path: str | Path, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MAX_BYTES) -> ImageInput:
     """Read and validate an image file; InvalidInput with one line when it is not usable."""
-    from PIL import Image, UnidentifiedImageError
-
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -50,7 +48,15 @@ def load_image(path: str | Path, *, max_pixels: int = MAX_PIXELS, max_bytes: int
         data = p.read_bytes()
     except OSError as e:
         raise InvalidInput(f"{p}: cannot read image file ({e.strerror})") from e
+    return image_from_bytes(data, p, max_pixels=max_pixels)
+
+
+def image_from_bytes(data: bytes, p: Path, *, max_pixels: int = MAX_PIXELS) -> ImageInput:
+    """Validate image bytes (a file's, or a figure's taken out of a PDF); ``p`` names it in the one line of
+    InvalidInput and becomes ``ImageInput.path``. The pixel limit is checked from the header, before decoding."""
     import io
+
+    from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(data)) as im:
@@ -71,7 +77,7 @@ def load_image(path: str | Path, *, max_pixels: int = MAX_PIXELS, max_bytes: int
         raise InvalidInput(f"{p}: not a readable image (JPEG, PNG or WebP): {e}") from e
     if fmt not in _MIME:
         raise InvalidInput(f"{p}: image format {fmt} is not supported (JPEG, PNG or WebP)")
-    return ImageInput(path=p.resolve(), sha256=hashlib.sha256(data).hexdigest(), data=data,
+    return ImageInput(path=Path(p).resolve(), sha256=hashlib.sha256(data).hexdigest(), data=data,
                       mime=_MIME[fmt], width=width, height=height)
 
 

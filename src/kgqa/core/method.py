@@ -57,6 +57,8 @@ class Query:
     entity_id: str | None = None      # a given topic entity (skips grounding), e.g. ``--entity Q90``
     drop_edges: float = 0.0           # incomplete-KG evaluation: share of the topic entity's edges hidden
     seed: int = 0                     # … chosen deterministically with this seed
+    documents: tuple[str, ...] = ()   # a scope: retrieval only from these document ids (``--doc``, ``--docs``;
+    #                                   resolved and checked by ``core/scope``); empty: every document
 
 
 class ModelRoles(Protocol):
@@ -111,6 +113,8 @@ class BaseMethod(ABC):
     grounds_start_entity: ClassVar[bool] = True
     #: the method's own command-line flags: flag -> option name (a bool option's flag takes no value)
     cli_flags: ClassVar[dict[str, str]] = {}
+    #: whether the method retrieves from loaded documents and honours a ``Query.documents`` scope
+    scoped_by_documents: ClassVar[bool] = False
 
     def __init__(self, ctx: Context, options: BaseModel | None = None) -> None:
         self.ctx = ctx

@@ -79,13 +79,18 @@ class ChunkEvidence:
     rank: int = 0
     title: str | None = None          # the document's or section's title, for display
     sentence: str | None = None       # the sentence of this chunk the answer is read from (its citation)
+    source: str | None = None         # the document's file name (or url)
+    page: int | None = None           # PDF: the page of the supporting sentence, else the chunk's first page
+    pages: list[int] | None = None    # PDF: the chunk's page span [first, last]
+    citation: str | None = None       # "falcon_9.pdf p. 2 · History" (core/citation.cite)
     kind: Literal["chunk"] = "chunk"
 
     def one_line(self) -> str:
         head = f"{self.title}: " if self.title else ""
         t = " ".join(self.text.split())
+        where = f" ({self.citation})" if self.citation else ""
         cite = f" · supports the answer: \u201c{self.sentence}\u201d" if self.sentence else ""
-        return f"[{self.chunk_id}] {head}{t[:80]}{'…' if len(t) > 80 else ''}{cite}"
+        return f"[{self.chunk_id}]{where} {head}{t[:80]}{'…' if len(t) > 80 else ''}{cite}"
 
 
 @dataclass

@@ -7,7 +7,8 @@ linked to the graph nodes its typed evidence (``kgqa.core.result``) used::
     path evidence      -[:HAS_PATH {rank}]-> (:Path {id, rank, score, text})
                            -[:STEP {hop: 0}]-> (start node)
                            -[:STEP {hop: 1, relation_id, relation_name, score, intent}]-> (node) …
-    chunk evidence     -[:USED {rank, score, kind: 'chunk'}]-> (:Chunk)
+    chunk evidence     -[:USED {rank, score, kind: 'chunk', page, citation}]-> (:Chunk)   (page, citation: where
+                                                                            it is, "falcon_9.pdf p. 2 · History")
                        -[:USED {rank, score, kind: 'support', sentence}]-> (:Chunk)   the chunk the answer's
                                                                             sentence was read from
     subgraph evidence  -[:HAS_SUBGRAPH {rank}]-> (:Subgraph {id, rank, note, edges (json)})
@@ -99,6 +100,9 @@ def trace_rows(answer: Answer, trace_id: str, image_sha256: str | None = None) -
         "sufficient": answer.sufficient, "stop_reason": answer.stop_reason,
         "start_entity_id": answer.start_entity_id, "start_entity_name": answer.start_entity_name,
         "hops": answer.hops,
+        # where the answer's supporting sentence is ("falcon_9.pdf p. 2 · History"), shown on the node in Browser
+        "citation": next((ev.citation for ev in answer.evidence if isinstance(ev, ChunkEvidence) and ev.sentence
+                          and ev.citation), None),
     }
     refs: list[tuple[str, str]] = []
 
@@ -135,7 +139,8 @@ def trace_rows(answer: Answer, trace_id: str, image_sha256: str | None = None) -
         elif isinstance(ev, ChunkEvidence):
             ref("Chunk", ev.chunk_id, f"chunk {ev.rank}")
             uses.append({"label": "Chunk", "id": ev.chunk_id, "rank": ev.rank, "score": ev.score,
-                         "kind": "support" if ev.sentence else "chunk", "sentence": ev.sentence})
+                         "kind": "support" if ev.sentence else "chunk", "sentence": ev.sentence,
+                         "page": ev.page, "citation": ev.citation})
         elif isinstance(ev, SubgraphEvidence):
             nodes = []
             for n in ev.nodes:
@@ -214,6 +219,7 @@ def format_trace(trace: dict) -> str:
              f"question: {q.get('text')}",
              f"answer:   {q.get('answer')}" + (f" ({q['answer_id']})" if q.get("answer_id") else ""),
              f"start:    {q.get('start_entity_name')} ({q.get('start_entity_id')})",
+             *([f"cited:    {q['citation']}"] if q.get("citation") else []),
              f"evidence sufficient: {q.get('sufficient')} · {q.get('stop_reason')}"]
     for p in trace["paths"]:
         steps = sorted(p["steps"], key=lambda s: s["hop"])
@@ -226,6 +232,7 @@ def format_trace(trace: dict) -> str:
         score = f"{u['score']:.3f}" if isinstance(u.get("score"), (int, float)) else "-"
         lines.append(f"{u.get('kind') or 'used'} {u['rank']} (score {score}): {u['label']} {u['id']}"
                      + (f" {u['name']!r}" if u.get("name") else "")
+                     + (f" · {u['citation']}" if u.get("citation") else "")
                      + (f" · supporting sentence: \u201c{u['sentence']}\u201d" if u.get("sentence") else ""))
     for g in trace.get("subgraphs", []):
         edges = g.get("edges")

@@ -1,14 +1,16 @@
 // purpose: one document's KG: chunks, entities (with regions and Wikidata links) and relations (kgqa docs show)
 // params:  $id: document id
-// returns: one row: document (map), chunks, entities, relations (lists of maps); no row when absent
+// returns: one row: document (map), chunks, entities, relations (lists of maps; a PDF's chunks and figures with
+//          their pages); no row when absent
 MATCH (d:Document {id: $id})
 CALL (d) {
   OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
   OPTIONAL MATCH (c)-[h:HAS_IMAGE]->(i:Image)
-  WITH c, collect(CASE WHEN i IS NULL THEN null ELSE {sha256: i.sha256, path: i.path, alt: h.alt} END) AS imgs
+  WITH c, collect(CASE WHEN i IS NULL THEN null ELSE {sha256: i.sha256, path: i.path, alt: h.alt, page: h.page} END) AS imgs
   ORDER BY c.order
   RETURN collect(CASE WHEN c IS NULL THEN null ELSE
-         {id: c.id, order: c.order, sections: c.sections, tokens: c.tokens, text: c.text, images: imgs} END) AS chunks
+         {id: c.id, order: c.order, sections: c.sections, tokens: c.tokens, text: c.text, images: imgs,
+          page_start: c.page_start, page_end: c.page_end} END) AS chunks
 }
 CALL (d) {
   OPTIONAL MATCH (e:DocEntity {doc_id: d.id})
@@ -28,5 +30,5 @@ CALL (d) {
          region_bbox: r.region_bbox, chunk_ids: r.chunk_ids, sentence: r.sentence, context: r.context, phrase: r.phrase,
          relation_id: r.relation_id, relation_name: r.relation_name} END) AS relations
 }
-RETURN d {.id, .title, .source, .format, .status, .content_hash, .bytes, .n_chunks, .n_images, .extractor,
+RETURN d {.id, .title, .source, .format, .status, .content_hash, .bytes, .n_chunks, .n_images, .extractor, .pages,
           loaded_at: toString(d.loaded_at)} AS document, chunks, entities, relations

@@ -3,7 +3,7 @@
 // params:  $id (string, question/trace id)
 // returns: question (map), paths (list of {rank, score, text, steps: list of {hop, entity_id, entity_name,
 //          label, relation_id, relation_name, score, intent}}), uses (list of {label, id, name, rank, score,
-//          kind, sentence}), subgraphs (list of {rank, note, edges (json), nodes: int}); no row when the id is unknown
+//          kind, sentence, page, citation}), subgraphs (list of {rank, note, edges (json), nodes: int}); no row when the id is unknown
 MATCH (q:Question {id: $id})
 CALL (q) {
   OPTIONAL MATCH (q)-[:HAS_PATH]->(p:Path)
@@ -22,7 +22,7 @@ CALL (q) {
   WITH u, n ORDER BY u.rank
   RETURN collect(CASE WHEN u IS NULL THEN null ELSE
          {label: labels(n)[0], id: coalesce(n.id, n.sha256), name: coalesce(n.name, n.title), rank: u.rank,
-          score: u.score, kind: u.kind, sentence: u.sentence} END) AS uses
+          score: u.score, kind: u.kind, sentence: u.sentence, page: u.page, citation: u.citation} END) AS uses
 }
 CALL (q) {
   OPTIONAL MATCH (q)-[:HAS_SUBGRAPH]->(g:Subgraph)

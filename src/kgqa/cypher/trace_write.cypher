@@ -8,9 +8,10 @@
 //          writer runs first and which must resolve every reference). Only creates trace nodes and
 //          relationships leaving them; never touches the KG's nodes, properties or facts.
 // params:  $question (map of scalars: id, text, image_sha256, answer, answer_id, method, seconds, cost (json),
-//          fallbacks (json), sufficient, stop_reason, start_entity_id, start_entity_name, hops),
+//          fallbacks (json), sufficient, stop_reason, start_entity_id, start_entity_name, hops, citation),
 //          $paths (list of {id, rank, score, text, steps: list of {hop, label, node_id, score, relation_id,
-//          relation_name, intent}}), $uses (list of {label, id, rank, score, kind, sentence}),
+//          relation_name, intent}}), $uses (list of {label, id, rank, score, kind, sentence, page, citation}: page and citation
+//          say where a chunk is, "falcon_9.pdf p. 2 · History"),
 //          $subgraphs (list of {id, rank, note, edges (json), nodes: list of {label, id, weight}})
 // returns: id, paths (int), steps (int), uses (int), subgraph_nodes (int)
 CREATE (q:Question {id: $question.id})
@@ -51,7 +52,8 @@ CALL (q) {
     UNION
     MATCH (n:Image {sha256: u.id}) WHERE u.label = 'Image' RETURN n
   }
-  CREATE (q)-[:USED {rank: u.rank, score: u.score, kind: u.kind, sentence: u.sentence}]->(n)
+  CREATE (q)-[:USED {rank: u.rank, score: u.score, kind: u.kind, sentence: u.sentence, page: u.page,
+                    citation: u.citation}]->(n)
   RETURN count(*) AS uses
 }
 CALL (q) {

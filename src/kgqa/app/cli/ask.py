@@ -102,6 +102,11 @@ def ask(
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     no_abstain_: bool = typer.Option(False, "--no-abstain", help=NO_ABSTAIN_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON."),
+    doc: Optional[list[str]] = typer.Option(None, "--doc", metavar="ID", help="Retrieve only from this loaded "
+                                            "document (repeatable; kgqa docs list shows the ids; mkgrag)."),
+    docs: Optional[list[str]] = typer.Option(None, "--docs", metavar="GLOB", help="Retrieve only from the loaded "
+                                             "documents whose id, path or file name matches (e.g. 'manuals/*.pdf'; "
+                                             "repeatable; mkgrag)."),
 ):
     """Answer a question about an image (or a plain question) over the KG, and store its reasoning trace.
 
@@ -120,7 +125,7 @@ def ask(
     pipe = Pipeline(settings, method=method, options=opts, ablations=[a.replace("-", "_") for a in ablate or []],
                     replay_cache=replay_cache)
     try:
-        ans = pipe.answer(question, image=image, entity_id=entity)
+        ans = pipe.answer(question, image=image, entity_id=entity, docs=doc, docs_glob=docs)
     finally:
         pipe.close()
     if as_json:

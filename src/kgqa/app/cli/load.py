@@ -93,8 +93,8 @@ def load_wikidata5m_cmd(
 # --------------------------------------------------------------------------- documents (mKG-RAG section)
 @load_app.command("documents")
 def load_documents_cmd(
-    path: Path = typer.Argument(..., metavar="DIR", help="Folder (or file) of .md / .html documents or E-VQA "
-                                "knowledge-base .jsonl files."),
+    path: Path = typer.Argument(..., metavar="DIR", help="Folder (or file) of .md / .html / .pdf documents or "
+                                "E-VQA knowledge-base .jsonl files."),
     images: Optional[Path] = typer.Option(None, "--images", help="E-VQA: folder of the images named by their URL's "
                                           "file name (URLs are never fetched)."),
     strict: bool = typer.Option(True, "--strict/--lenient", help="Stop at the first bad file (strict) or skip "
@@ -103,7 +103,8 @@ def load_documents_cmd(
                                      "(LLM tokens)."),
     link: bool = typer.Option(True, "--link/--no-link", help="Link document entities to Wikidata entities (SAME_AS)."),
     link_threshold: float = typer.Option(0.8, "--link-threshold", help="Minimum SAME_AS score."),
-    max_mb: float = typer.Option(5.0, "--max-mb", help="Largest document file accepted, in MB."),
+    max_mb: float = typer.Option(5.0, "--max-mb", help="Largest Markdown/HTML file accepted, in MB (PDFs: "
+                                 "KGQA_PDF_MAX_MB and KGQA_PDF_MAX_PAGES)."),
     write_batch: int = typer.Option(500, "--write-batch", min=1, help="Rows per write transaction: a larger "
                                     "document is written in several and marked complete by the last."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
@@ -134,6 +135,11 @@ def load_documents_cmd(
               f"{d['unchanged']} unchanged · "
               f"{d['chunks']} chunks · {d['entities']} entities · {d['relations']} relations · "
               f"{d['regions']} regions · {d['same_as']} SAME_AS links", markup=False, soft_wrap=True)
+    if d["pages"]:
+        con.print(f"PDF pages: {d['pages']} · figures: {d['figures']}"
+                  + (f" · pages without text: {d['no_text_pages']}" if d["no_text_pages"] else ""), markup=False)
+    for w in d["warnings"]:
+        con.print(f"warning: {w}", markup=False, soft_wrap=True)
     if d["documents_per_min"]:
         con.print(f"speed: {d['documents_per_min']} documents/min · {d['chunks_per_min']} chunks/min", markup=False)
     con.print("stages (s): " + " · ".join(f"{k} {v}" for k, v in d["stages"].items()), markup=False, soft_wrap=True)
@@ -180,11 +186,13 @@ def docs_show(doc_id: str = typer.Argument(..., metavar="ID"),
         print(json.dumps(d, indent=2, ensure_ascii=False, default=str))
         return
     doc = d["document"]
-    print(f"{doc['id']}  {doc['title']!r}  {doc['format']}  {doc['status']}  hash {str(doc['content_hash'])[:12]}  "
-          f"({doc['source']})")
+    print(f"{doc['id']}  {doc['title']!r}  {doc['format']}" + (f" ({doc['pages']} pages)" if doc.get("pages") else "")
+          + f"  {doc['status']}  hash {str(doc['content_hash'])[:12]}  ({doc['source']})")
     for c in d["chunks"]:
         imgs = f"  images: {', '.join(i['alt'] or i['sha256'][:8] for i in c['images'] if i)}" if any(c["images"]) else ""
-        print(f"chunk {c['id']}  sections {c['sections']}  {c['tokens']} tokens{imgs}")
+        pages = (f"  p. {c['page_start']}" + (f"\u2013{c['page_end']}" if c.get("page_end") != c["page_start"] else "")
+                 if c.get("page_start") is not None else "")
+        print(f"chunk {c['id']}  sections {c['sections']}  {c['tokens']} tokens{pages}{imgs}")
     for e in d["entities"]:
         extra = "".join(f"  region {r['bbox']}{' (stand-in)' if r.get('stand_in') else ''}" for r in e["regions"] if r)
         extra += "".join(f"  SAME_AS {w['id']} {w['name']!r} ({w['score']:.2f})" for w in e["same_as"] if w)

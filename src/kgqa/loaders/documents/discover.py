@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from kgqa.core.errors import InvalidInput
-from kgqa.loaders.documents.options import DOC_SUFFIXES, EVQA_SUFFIXES, EXTRACTOR_VERSION, DocOptions
+from kgqa.loaders.documents.options import DOC_SUFFIXES, EVQA_SUFFIXES, EXTRACTOR_VERSION, PDF_SUFFIXES, DocOptions
 from kgqa.loaders.documents.parse import DocImage, ParsedDocument, Section, clean_text, parse_html, parse_markdown
 from kgqa.loaders.rejects import Rejects
 
@@ -218,6 +218,12 @@ def discover(path: Path, options: DocOptions, reject: Rejects) -> list[ParsedDoc
             d = parse_file(f, f.relative_to(base).as_posix(), options, reject, root=base)
             if d is not None:
                 docs.append(d)
+        elif suf in PDF_SUFFIXES:
+            from kgqa.loaders.documents.pdf import parse_pdf
+
+            d = parse_pdf(f, document_id(f.relative_to(base).as_posix()), options, reject)
+            if d is not None:
+                docs.append(d)
         elif suf in EVQA_SUFFIXES:
             docs.extend(parse_evqa(f, options, reject))
     seen: dict[str, str] = {}
@@ -227,6 +233,7 @@ def discover(path: Path, options: DocOptions, reject: Rejects) -> list[ParsedDoc
         seen[d.id] = d.source
     if options.only:
         docs = [d for d in docs if d.id in options.only]
-    if not docs and path.is_dir() and not any(f.suffix.lower() in DOC_SUFFIXES + EVQA_SUFFIXES for f in files):
-        raise InvalidInput(f"{path}: no .md, .html or .jsonl documents found")
+    if not docs and path.is_dir() and not any(f.suffix.lower() in DOC_SUFFIXES + PDF_SUFFIXES + EVQA_SUFFIXES
+                                              for f in files):
+        raise InvalidInput(f"{path}: no .md, .html, .pdf or .jsonl documents found")
     return docs

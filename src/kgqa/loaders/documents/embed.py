@@ -56,13 +56,18 @@ def document_rows(encoder, doc: ParsedDocument, chunks: list[Chunk], kg: Documen
         "document": {"id": doc.id, "title": doc.title, "source": doc.source, "origin": doc.origin,
                      "format": doc.format,
                      "content_hash": doc.content_hash, "bytes": len(doc.raw), "n_chunks": len(chunks),
-                     "n_images": len(doc.images), "embedding": [float(x) for x in dv],
+                     "n_images": len(doc.images), "embedding": [float(x) for x in dv], "pages": doc.pages or None,
                      "extractor": extractor},
         "chunks": [{"id": c.id, "order": c.order, "text": c.text, "sections": c.sections, "tokens": c.tokens,
-                    "has_image": bool(c.images), "embedding": [float(x) for x in v]}
+                    "has_image": bool(c.images), "embedding": [float(x) for x in v],
+                    "page_start": c.page_span[0] if c.pages else None,
+                    "page_end": c.page_span[1] if c.pages else None,
+                    "page_offsets": [off for off, _ in c.pages] or None,
+                    "page_numbers": [p for _, p in c.pages] or None}
                    for c, v in zip(chunks, cv)],
         "images": [{"chunk_id": c.id, "sha256": im.sha256, "path": str(im.path), "width": im.width,
-                    "height": im.height, "mime": im.mime, "alt": im.alt} for c in chunks for im in c.images],
+                    "height": im.height, "mime": im.mime, "alt": im.alt, "page": im.page}
+                   for c in chunks for im in c.images],
         "entities": [{"id": e.id, "name": e.name, "type": e.type, "description": e.description,
                       "chunk_ids": e.chunk_ids, "embedding": [float(x) for x in v],
                       "_name_vec": [float(x) for x in nv]} for e, v, nv in zip(ents, ev, namev)],

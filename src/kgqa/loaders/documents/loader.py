@@ -25,6 +25,7 @@ from kgqa.loaders.documents.kg import DocumentKG
 from kgqa.loaders.documents.link import link_entities
 from kgqa.loaders.documents.options import EXTRACTOR_VERSION, STAND_IN, DocOptions, DocReport, DocResult
 from kgqa.loaders.documents.parse import ParsedDocument
+from kgqa.loaders.documents.pdf import page_ranges, save_figures
 from kgqa.loaders.documents.segment import segment
 from kgqa.loaders.documents.store import write_document
 from kgqa.loaders.progress import DocumentProgress
@@ -34,9 +35,11 @@ from kgqa.models.gguf import llm_token_counter
 
 #: The modules whose code makes a document's graph, by extractor: a change to any re-extracts.
 EXTRACTOR_MODULES = {
-    "cpu": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.segment", "kgqa.loaders.documents.kg",
+    "cpu": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.pdf", "kgqa.loaders.documents.segment",
+            "kgqa.loaders.documents.kg",
             "kgqa.loaders.documents.cpu_extract", "kgqa.core.spans"),
-    "llm": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.segment", "kgqa.loaders.documents.kg",
+    "llm": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.pdf", "kgqa.loaders.documents.segment",
+            "kgqa.loaders.documents.kg",
             "kgqa.loaders.documents.extract", "kgqa.loaders.extraction_prompts"),
 }
 
@@ -62,6 +65,17 @@ def gone(origin: str) -> bool:
     return Path(origin).is_absolute() and not Path(origin).exists()
 
 
+def with_pdf_limits(options: DocOptions, settings) -> DocOptions:
+    """``options`` with the PDF limits and the figures folder it leaves unset taken from the Settings."""
+    from dataclasses import replace
+
+    return replace(options,
+                   pdf_max_bytes=options.pdf_max_bytes or int(settings.pdf_max_mb * 1024 * 1024),
+                   pdf_max_pages=options.pdf_max_pages or settings.pdf_max_pages,
+                   max_figure_pixels=options.max_figure_pixels or settings.pdf_max_figure_pixels,
+                   figures_dir=options.figures_dir or settings.figures_dir)
+
+
 class DocumentLoader:
     """Runs the pipeline of the package docstring over a folder of documents."""
 
@@ -69,7 +83,7 @@ class DocumentLoader:
         self.graph = graph
         self.models = models
         self.settings = settings
-        self.options = options or DocOptions()
+        self.options = with_pdf_limits(options or DocOptions(), settings)
         self._count_tokens: Callable[[str], int] | None = None
         self._catalogue = None
         self._link_vectors: dict = {}          # description → embedding, shared by a load's documents
@@ -116,6 +130,12 @@ class DocumentLoader:
         t = time.perf_counter()
         docs = discover(Path(path), self.options, reject)           # validate everything first
         report.stage("parse", time.perf_counter() - t)
+        for d in docs:
+            if d.no_text_pages:
+                report.no_text_pages += len(d.no_text_pages)
+                report.warnings.append(f"{d.source}: {page_ranges(d.no_text_pages)} "
+                                       f"{'have' if len(d.no_text_pages) > 1 else 'has'} no text (scanned?); "
+                                       "OCR is not included")
         self.graph.apply_schema()
         extractor = self.extractor
         content = {}
@@ -196,10 +216,13 @@ class DocumentLoader:
         t = time.perf_counter()
         counts = {"entities": len(rows["entities"]), "relations": len(rows["relations"]),
                   "regions": len(rows["regions"]) + len(rows["rel_regions"]), "same_as": len(links)}
+        if doc.format == "pdf":
+            save_figures(doc)                  # before the graph names them; content-addressed, written whole
         write_document(self.graph, doc, rows, links, counts, batch=self.options.write_batch, old=old,
                        on_batch=lambda done, total: prog.chunks("write", done, total, unit="rows"))
         report.stage("write", time.perf_counter() - t)
-        return DocResult(doc.id, doc.source, "written", chunks=len(chunks), **counts)
+        return DocResult(doc.id, doc.source, "written", chunks=len(chunks), pages=doc.pages,
+                         figures=len(doc.images), **counts)
 
     def _llm_graph(self, doc, chunks, kg, report, prog) -> None:
         """Steps 3–5 by the models (Sections 3.1.1–3.1.3)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 #: bump when segmentation, prompts or the stored shape change: every document is re-extracted
 EXTRACTOR_VERSION = "mkgrag-docs-2"
 DOC_SUFFIXES = (".md", ".markdown", ".html", ".htm")
+PDF_SUFFIXES = (".pdf",)
 EVQA_SUFFIXES = (".jsonl",)
 MAX_DOC_BYTES = 5 * 1024 * 1024      # a single document file over 5 MB is refused (or skipped)
 STAND_IN = "whole-image stand-in"
@@ -27,6 +28,11 @@ class DocOptions:
     only: tuple[str, ...] = ()         # load only these document ids (tests, benchmarks)
     write_batch: int = 500             # rows per write transaction (a larger document: several, resumable)
     force: bool = False                # re-extract every document, unchanged ones too (--force)
+    # PDFs (loaders/documents/pdf.py); the loader sets them from the Settings (KGQA_PDF_*) when left None
+    pdf_max_bytes: int | None = None
+    pdf_max_pages: int | None = None
+    max_figure_pixels: int | None = None
+    figures_dir: Path | None = None    # where figures taken out of PDFs are saved (<data dir>/figures)
 
 
 @dataclass
@@ -40,6 +46,8 @@ class DocResult:
     regions: int = 0
     same_as: int = 0
     reason: str = ""
+    pages: int = 0                     # PDF: pages read
+    figures: int = 0                   # images (a PDF's figures, a Markdown document's images)
 
 
 @dataclass
@@ -54,6 +62,8 @@ class DocReport:
     seconds: float = 0.0
     torch_threads: int | None = None
     chat: str = ""
+    warnings: list[str] = field(default_factory=list)           # one line each (a PDF's pages without text)
+    no_text_pages: int = 0
 
     def stage(self, name: str, seconds: float) -> None:
         self.stages[name] = self.stages.get(name, 0.0) + seconds
@@ -79,4 +89,6 @@ class DocReport:
             "stages": {k: round(v, 2) for k, v in self.stages.items()},
             "fallbacks": dict(self.fallbacks), "skipped": dict(self.skipped),
             "dropped_ungrounded": self.dropped_ungrounded,
+            "pages": sum(d.pages for d in done), "figures": sum(d.figures for d in done),
+            "no_text_pages": self.no_text_pages, "warnings": list(self.warnings),
         }

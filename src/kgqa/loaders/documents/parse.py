@@ -18,6 +18,7 @@ class DocImage:
     height: int
     mime: str
     data: object = None                # kgqa.models.base.ImageInput (for the VisionModel)
+    page: int | None = None            # PDF: the page the figure is on (1-based)
 
 
 @dataclass
@@ -25,6 +26,9 @@ class Section:
     heading: str
     text: str
     images: list[DocImage] = field(default_factory=list)
+    page: int | None = None            # PDF: the page this part of the section is on (1-based); a section
+    #                                    that runs over several pages is one Section per page
+    cont: bool = False                 # PDF: the section's continuation on a later page (its heading not repeated)
 
 
 @dataclass
@@ -32,11 +36,13 @@ class ParsedDocument:
     id: str
     title: str
     source: str
-    format: str                        # markdown | html | evqa
+    format: str                        # markdown | html | evqa | pdf
     sections: list[Section]
     raw: bytes
     content_hash: str = ""
     origin: str = ""                   # what the id stands for: the resolved file path, or the E-VQA url
+    pages: int = 0                     # PDF: its page count
+    no_text_pages: list[int] = field(default_factory=list)   # PDF: pages without a text layer (scanned?)
 
     @property
     def images(self) -> list[DocImage]:

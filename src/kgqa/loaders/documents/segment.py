@@ -5,7 +5,7 @@ split at sentence ends. Nothing is dropped."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from kgqa.loaders.documents.parse import DocImage, ParsedDocument
@@ -19,6 +19,12 @@ class Chunk:
     sections: list[str]
     tokens: int
     images: list[DocImage]
+    pages: list[tuple[int, int]] = field(default_factory=list)   # PDF: (offset in text, page) where each page begins
+
+    @property
+    def page_span(self) -> tuple[int, int] | None:
+        """The first and last page the chunk's text lies on (PDF), else None."""
+        return (self.pages[0][1], self.pages[-1][1]) if self.pages else None
 
 
 # --------------------------------------------------------------------------- segmentation (3.1)
@@ -32,41 +38,65 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
     The text is tokenized once: every sentence of the text-only sections in one batch (with its
     leading space: the tokenizer splits at spaces, so a piece's count is the sum of its sentences'),
     since counting the growing piece at every sentence made a 5 MB document take minutes."""
-    pieces: list[tuple[list[str], str, list[DocImage], int]] = []   # (sections, text, images, tokens)
-    blocks = [(s, (f"{s.heading}\n{s.text}" if s.heading else s.text).strip()) for s in doc.sections]
+    pieces: list[tuple[list[str], str, list[DocImage], int, list]] = []   # (sections, text, images, tokens, pages)
+    blocks = [(s, (f"{s.heading}\n{s.text}" if s.heading and not s.cont else s.text).strip()) for s in doc.sections]
     sents = {k: [x for x in _SENTENCE.split(b) if x.strip()] for k, (s, b) in enumerate(blocks) if not s.images}
     flat = [" " + x for k in sorted(sents) for x in sents[k]]
     counts_flat = iter(count_many(count_tokens, flat))
     counts = {k: [next(counts_flat) for _ in sents[k]] for k in sorted(sents)}
     buf_sections: list[str] = []
     buf_text: list[str] = []
+    buf_pages: list[tuple[int, int]] = []
     buf_tokens = 0
 
+    def page_at(s, offset: int = 0) -> list[tuple[int, int]]:
+        return [(offset, s.page)] if s.page is not None else []
+
     def flush():
-        nonlocal buf_sections, buf_text, buf_tokens
+        nonlocal buf_sections, buf_text, buf_tokens, buf_pages
         if buf_text:
-            pieces.append((buf_sections, "\n\n".join(buf_text), [], buf_tokens))
-        buf_sections, buf_text, buf_tokens = [], [], 0
+            pieces.append((list(dict.fromkeys(buf_sections)), "\n\n".join(buf_text), [], buf_tokens,
+                           _runs(buf_pages)))
+        buf_sections, buf_text, buf_tokens, buf_pages = [], [], 0, []
 
     for k, (s, block) in enumerate(blocks):
         if s.images:
             flush()
-            pieces.append(([s.heading], block, list(s.images), count_tokens(block)))
+            pieces.append(([s.heading], block, list(s.images), count_tokens(block), page_at(s)))
             continue
         n = sum(counts[k])
         if n > chunk_tokens:
             flush()
             for part, m in _split(sents[k], counts[k], count_tokens, chunk_tokens):
-                pieces.append(([s.heading], part, [], m))
+                pieces.append(([s.heading], part, [], m, page_at(s)))
             continue
         if buf_tokens + n > chunk_tokens:
             flush()
+        buf_pages += page_at(s, sum(len(t) + 2 for t in buf_text))
         buf_sections.append(s.heading)
         buf_text.append(block)
         buf_tokens += n
     flush()
-    return [Chunk(id=f"{doc.id}#c{i}", order=i, text=text, sections=secs, tokens=n, images=imgs)
-            for i, (secs, text, imgs, n) in enumerate(pieces)]
+    return [Chunk(id=f"{doc.id}#c{i}", order=i, text=text, sections=secs, tokens=n, images=imgs, pages=pages)
+            for i, (secs, text, imgs, n, pages) in enumerate(pieces)]
+
+
+def _runs(pages: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(offset, page) pairs with a page that repeats the one before it left out."""
+    out: list[tuple[int, int]] = []
+    for off, page in pages:
+        if not out or out[-1][1] != page:
+            out.append((off, page))
+    return out
+
+
+def page_of(pages: list[tuple[int, int]], offset: int) -> int | None:
+    """The page holding ``offset`` of a chunk's text, from its (offset, page) starts."""
+    hit = None
+    for off, page in pages:
+        if off <= offset:
+            hit = page
+    return hit
 
 
 def count_many(count_tokens: Callable[[str], int], texts: list[str]) -> list[int]:

@@ -58,12 +58,13 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgqa.methods.mkgrag import prompts as P
+from kgqa.methods.mkgrag.evidence import chunk_evidence, figures_of, locate, render, support_of
 from kgqa.methods.mkgrag.learned import learned_read
 from kgqa.methods.mkgrag.reader import Reading, read
 from kgqa.core.errors import BadModelReply
 from kgqa.core.kg import cos_from_neo4j
-from kgqa.core.result import (CHUNK_SECTIONS, CONTEXT_TOKENS, DOCUMENT_IDS, Answer, ChunkEvidence, EdgeRef, Fallback,
-                              NodeRef, SubgraphEvidence)
+from kgqa.core.result import (CHUNK_SECTIONS, CONTEXT_TOKENS, DOCUMENT_IDS, Answer, EdgeRef, Fallback, NodeRef,
+                              SubgraphEvidence)
 from kgqa.core.method import BaseMethod
 
 
@@ -131,6 +132,7 @@ class Retrieval:
     context_tokens: int = 0
     fallbacks: list[Fallback] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    scope: list[str] = field(default_factory=list)             # the --doc/--docs scope, when given
 
 
 class MKGRAG(BaseMethod):
@@ -143,6 +145,7 @@ class MKGRAG(BaseMethod):
     Options: ClassVar[type[BaseModel]] = MKGRAGOptions
     ablations: ClassVar[tuple[str, ...]] = ("chunks_only", "no_expansion", "no_visual_graph")
     grounds_start_entity: ClassVar[bool] = False     # retrieval starts from documents, not an entity
+    scoped_by_documents: ClassVar[bool] = True       # Query.documents restricts stage 1 (--doc, --docs)
 
     def __init__(self, ctx, options: MKGRAGOptions | None = None):
         super().__init__(ctx, options)
@@ -170,7 +173,7 @@ class MKGRAG(BaseMethod):
             return None, str(e)
 
     def solve(self, query) -> Answer:
-        r = self.retrieve(query.question, query.image)
+        r = self.retrieve(query.question, query.image, scope=getattr(query, "documents", ()))
         t = time.perf_counter()
         if self.reader == "cpu":
             reading = self.read(query.question, r)
@@ -201,7 +204,8 @@ class MKGRAG(BaseMethod):
                     doc_titles={d["id"]: d["title"] for d in r.documents},
                     min_sentence_cos=self.opt.min_sentence_cos)
 
-    def retrieve(self, question: str, image=None) -> Retrieval:
+    def retrieve(self, question: str, image=None, scope: tuple[str, ...] = ()) -> Retrieval:
+        """Stages 1 and 2 and the context; ``scope``: stage 1 ranks only these documents (exact cosine)."""
         o = self.opt
         t = time.perf_counter()
         # the multimodal query (I_q, q): the question plus what the image shows
@@ -219,7 +223,9 @@ class MKGRAG(BaseMethod):
 
         # ---- 3.2.1 stage 1 (Eq. 2): top Kd documents
         t = time.perf_counter()
-        rows = self.graph.read("mkgrag_document_search", vector=qvec, k=o.Kd, ef=max(o.ef, o.Kd))
+        rows = (self.graph.read("mkgrag_document_search_scoped", vector=qvec, k=o.Kd, doc_ids=list(scope)) if scope
+                else self.graph.read("mkgrag_document_search", vector=qvec, k=o.Kd, ef=max(o.ef, o.Kd)))
+        r.scope = list(scope)
         r.documents = [{"id": d["id"], "title": d["title"], "cos": round(cos_from_neo4j(d["score"]), 4)} for d in rows]
         doc_ids = [d["id"] for d in r.documents]
         r.timings["stage1"] = time.perf_counter() - t
@@ -409,17 +415,26 @@ class MKGRAG(BaseMethod):
                   reading: Reading | None = None) -> Answer:
         evidence: list = []
         titles = {d["id"]: d["title"] for d in r.documents}
-        support = self._support(text, r, reading)
+        support = support_of(text, r.chunks, reading)
         cited = support["chunk_id"] if support else None
+        in_context = {c["id"]: c for c in r.chunks}
+        figures = []
+        if cited:
+            rows = [] if cited in in_context else self.graph.read("mkgrag_chunk_pages", id=cited)
+            support = locate(support, in_context.get(cited) or (rows[0] if rows else None))
+            figures = figures_of(in_context.get(cited) or (rows[0] if rows else {}))
         for rank, c in enumerate(r.chunks, 1):
-            evidence.append(ChunkEvidence(chunk_id=c["id"], document_id=c["doc_id"], text=c["text"], score=c["cos"],
-                                          rank=rank, title=f"{c['title']} / {', '.join(c.get('sections') or [])}",
-                                          sentence=support["sentence"] if c["id"] == cited else None))
-        if cited and cited not in {c["id"] for c in r.chunks}:
+            ours = c["id"] == cited
+            evidence.append(chunk_evidence(c, rank, f"{c['title']} / {', '.join(c.get('sections') or [])}",
+                                           support["sentence"] if ours else None,
+                                           support.get("section") if ours else None))
+        if cited and cited not in in_context:
             # read from a node of G_r whose source chunk the budget left out of the context: cite it all the same
-            evidence.append(ChunkEvidence(chunk_id=cited, document_id=support["doc_id"], text=support["sentence"],
-                                          rank=len(r.chunks) + 1, title=titles.get(support["doc_id"]),
-                                          sentence=support["sentence"]))
+            row = {"id": cited, "doc_id": support["doc_id"], "text": support["sentence"], **(rows[0] if rows else {})}
+            ev = chunk_evidence(row, len(r.chunks) + 1, titles.get(support["doc_id"]), support["sentence"],
+                                support.get("section"))
+            ev.text, ev.score = support["sentence"], None
+            evidence.append(ev)
         if r.elements:
             nodes = [NodeRef("DocEntity", el.id, el.name, round(el.sim, 4)) for el in r.elements if el.kind == "entity"]
             named = {n.id for n in nodes}
@@ -458,7 +473,7 @@ class MKGRAG(BaseMethod):
                 "query": r.query_text, "image_note": r.image_note,
                 "query_encoder": "all-MiniLM-L6-v2 over question + recognised image name (text stand-in for "
                                  "the QM-Retriever)",
-                "documents": r.documents,
+                "documents": r.documents, "scope": r.scope or None,
                 DOCUMENT_IDS: [d["id"] for d in r.documents],
                 "elements": [{"kind": el.kind, "id": el.id, "doc_id": el.doc_id, "name": el.name,
                               "cos": round(el.sim, 4), "hop": el.hop, "region": bool(el.region)}
@@ -473,52 +488,11 @@ class MKGRAG(BaseMethod):
                 "cpu_reader": reading.cpu_reader if reading is not None else None,
                 "answer_type": reading.answer_type if reading is not None else None,
                 "support": support,
+                "figures": figures,
             },
         )
 
-    @staticmethod
-    def _support(text: str | None, r: Retrieval, reading: Reading | None) -> dict | None:
-        """The sentence the answer is read from: the reader's, or (LLM) the first context sentence holding it."""
-        if reading is not None and reading.candidate is not None and text:
-            c = reading.candidate
-            return {"sentence": c.sentence, "chunk_id": c.chunk_id, "doc_id": c.doc_id,
-                    "section": c.heading or None, "score": round(c.score, 4),
-                    "sentence_cos": round(c.sentence_cos, 4) if reading.cpu_reader == "rules" else None}
-        if not text:
-            return None
-        from kgqa.core.spans import sentences
-
-        key = text.casefold()
-        for ch in r.chunks:
-            for sent in sentences(ch["text"]):
-                if key in sent.casefold():
-                    return {"sentence": sent, "chunk_id": ch["id"], "doc_id": ch["doc_id"],
-                            "section": (ch.get("sections") or [None])[0], "score": None, "sentence_cos": None}
-        return None
-
     def render(self, answer: Answer) -> list[str]:
-        """The mKG-RAG lines of ``kgqa ask``: query, stage-1 documents, stage-2 elements, context size."""
-        d = answer.details
-        lines = [f"query: {d.get('query')!r}" + (f"  (image recognised as {d['image_note']!r})"
-                                                  if d.get("image_note") else "")]
-        docs = d.get("documents") or []
-        lines.append(f"stage 1: {len(docs)} documents: "
-                     + ", ".join(f"{x['id']} ({x['cos']:.2f})" for x in docs[:5]) + (" …" if len(docs) > 5 else ""))
-        els = d.get("elements") or []
-        if els:
-            lines.append(f"stage 2: {sum(e['kind'] == 'entity' for e in els)} entities, "
-                         f"{sum(e['kind'] == 'relation' for e in els)} relations "
-                         f"({sum(e['hop'] > 0 for e in els)} by expansion, {sum(e['region'] for e in els)} with an "
-                         f"image region)")
-            for e in els[:6]:
-                lines.append(f"  {e['kind']} {e['name']} [{e['id']}] cos {e['cos']:.2f}"
-                             + (f" (hop {e['hop']})" if e["hop"] else ""))
-        sup = d.get("support")
-        if sup:
-            lines.append(f"supporting sentence ({sup.get('chunk_id')}, {sup.get('section') or '-'}): "
-                         f"\u201c{sup['sentence']}\u201d")
-        elif answer.answer is None:
-            lines.append(f"no supporting sentence: {answer.stop_reason}")
-        lines.append(f"context: {len(d.get('chunk_ids') or [])} chunks, {d.get('context_tokens')} tokens "
-                     f"(budget {d.get('budget')}): " + ", ".join(d.get("chunk_ids") or []))
-        return lines
+        """The mKG-RAG lines of ``kgqa ask`` (evidence.render): query, stage-1 documents, stage-2 elements,
+        the supporting sentence and where it is, the context's size."""
+        return render(answer)

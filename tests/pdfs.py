@@ -1,0 +1,105 @@
+"""PDFs written for the tests: with reportlab (BSD, the dev extra) as a user's tools write them, or by hand
+where a PDF must be bad in one precise way (a figure that is a decompression bomb)."""
+
+from __future__ import annotations
+
+import html
+import zlib
+from pathlib import Path
+
+from tests.conftest import REPO
+
+IMAGES = REPO / "data" / "docs" / "corpus" / "images"
+
+
+def make_pdf(path: Path, title: str, sections: list[tuple], *, outline: bool = True, page_size=None,
+             encrypt: str | None = None, page_break_before: set[str] = frozenset()) -> Path:
+    """``sections``: (heading, [paragraph, …], [(image path, caption), …]) each; images drawn before the text,
+    the caption the line under each. ``outline``: each heading also an outline entry (bookmark);
+    ``page_break_before``: headings that start a new page."""
+    from reportlab.lib.pagesizes import A6
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Image, PageBreak, Paragraph, SimpleDocTemplate
+
+    styles = getSampleStyleSheet()
+
+    class Heading(Paragraph):
+        def __init__(self, text, key):
+            super().__init__(html.escape(text), styles["Heading2"])
+            self.key, self.label = key, text
+
+        def draw(self):
+            super().draw()
+            if outline:
+                self.canv.bookmarkPage(self.key)
+                self.canv.addOutlineEntry(self.label, self.key, 0)
+
+    doc = SimpleDocTemplate(str(path), pagesize=page_size or A6, title=title, encrypt=encrypt, invariant=1,
+                            leftMargin=20, rightMargin=20, topMargin=20, bottomMargin=20)
+    story = [Paragraph(html.escape(title), styles["Title"])]
+    for k, (heading, paras, images) in enumerate(sections):
+        if heading in page_break_before:
+            story.append(PageBreak())
+        story.append(Heading(heading, f"h{k}"))
+        for img, caption in images:
+            story.append(Image(str(img), width=doc.width * 0.8, height=doc.width * 0.5))
+            story.append(Paragraph(f"<i>{html.escape(caption)}</i>", styles["Italic"]))
+        for p in paras:
+            story.append(Paragraph(html.escape(p), styles["BodyText"]))
+    doc.build(story)
+    return path
+
+
+def make_scanned_pdf(path: Path, text_pages: int, image_pages: int, image: Path = IMAGES / "moon_surface.jpg"):
+    """``text_pages`` pages of text, then ``image_pages`` pages holding only an image (a scan: no text layer)."""
+    from reportlab.lib.pagesizes import A6
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path), pagesize=A6, invariant=1)
+    c.setTitle("Scanned report")
+    w, h = A6
+    for i in range(text_pages):
+        c.drawString(20, h - 40, f"Page {i + 1} of the report says the pump runs at 40 degrees.")
+        c.showPage()
+    for _ in range(image_pages):
+        c.drawImage(str(image), 10, 10, width=w - 20, height=h - 20)
+        c.showPage()
+    c.save()
+    return path
+
+
+def make_bomb_pdf(path: Path, width: int = 20000, height: int = 20000) -> Path:
+    """One page showing one 1-bit image declared ``width`` x ``height`` (400 megapixels by default), its data
+    all zeros and Flate-compressed to a few kilobytes: a decompression bomb."""
+    data = zlib.compress(bytes((width + 7) // 8 * height), 9)
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Resources << /XObject << /Im1 4 0 R >> "
+        b"/Font << /F1 6 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 1 "
+        b"/Filter /FlateDecode /Length %d >>\nstream\n" % (width, height, len(data)) + data + b"\nendstream",
+    ]
+    content = b"q 200 0 0 200 50 150 cm /Im1 Do Q BT /F1 12 Tf 50 100 Td (A harmless looking page) Tj ET"
+    objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+FALCON = [("Overview", ["Falcon 9 is a two-stage rocket designed and manufactured by SpaceX. Its first stage "
+                        "is powered by nine Merlin engines."], [(IMAGES / "falcon9_dscovr_launch.jpg",
+                                                                "Figure 1: A Falcon 9 rocket lifting off")]),
+          ("History", ["Falcon 9 first flew on 4 June 2010."]),
+          ("Notable launches", ["On 11 February 2015 a Falcon 9 launched the Deep Space Climate Observatory."], [])]
+FALCON = [(h, p, *(rest or [[]])) for h, p, *rest in FALCON]
