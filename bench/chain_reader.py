@@ -141,7 +141,8 @@ def run(args) -> None:
                 save(setting, name, answer_by_folds(s, shared, questions, args, method, opts, gold))
                 print(f"  {setting} · {name}: {time.perf_counter() - t0:.0f} s", flush=True)
 
-            by_folds(FOLDS, "vispath", {"path_scorer": "reader"})
+            by_folds(FOLDS, "vispath", {"path_scorer": "reader", **({"terminal_weights": str(args.terminal_weights)}
+                                                                     if args.terminal_weights else {})})
             if args.grasp_checkpoint:       # GraSP: its node head, and the fold readers ranking its subgraph's nodes
                 head = {"checkpoint": str(args.grasp_checkpoint)}
                 if not done(setting, GRASP_HEAD):
@@ -305,6 +306,8 @@ def main() -> None:
     ap.add_argument("--train-seed", type=int, default=0)
     ap.add_argument("--exclude", type=Path, default=ROOT / "data" / "demo" / "questions.jsonl")
     ap.add_argument("--checkpoint", type=Path, default=None, help="latency: the reader (default: the shipped one)")
+    ap.add_argument("--terminal-weights", type=Path, default=None, help="run: the fold rows' VisPath terminal "
+                    "weights (default: each fold reader's own <reader>.terminal.json when fitted, else the fixed sum)")
     ap.add_argument("--grasp-checkpoint", type=Path, default=None, help="run: GraSP rows with this node head "
                     "(kgqa train grasp --head nodes on the same KG)")
     args = ap.parse_args()

@@ -33,7 +33,20 @@ class _Deadline:
 
 
 class LlamaCppDecoding:
-    """The public one-call decode of both bindings (each implements ``_decode`` and ``prompt_tokens``)."""
+    """What both bindings share: whether the model is loaded in this process (each binding points
+    ``_loaded_cache`` at its own cache of loaded models) and the public one-call decode (each implements
+    ``_decode`` and ``prompt_tokens``)."""
+
+    _loaded_cache: dict = {}
+
+    @property
+    def loaded(self) -> bool:
+        from kgqa.models.gguf import locate_gguf
+
+        try:
+            return (str(locate_gguf(self.settings)), max(1, self.settings.torch_threads), N_CTX) in self._loaded_cache
+        except ModelUnavailable:
+            return False
 
     def decode(self, tokens: list[int], *, max_tokens: int, temperature: float = 0.0, seed: int = 0, grammar=None,
                rec) -> str:

@@ -121,6 +121,7 @@ class LlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     """SmolLM2-135M-Instruct (or any chat GGUF) on llama.cpp (implements ``ChatModel``)."""
 
     backend = "llamacpp"
+    _loaded_cache = _LOADED
 
     def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None,
                  role: str = "chat"):
@@ -131,13 +132,6 @@ class LlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     @property
     def runtime(self) -> _Runtime:
         return load_runtime(self.settings)
-
-    @property
-    def loaded(self) -> bool:
-        try:
-            return (str(locate_gguf(self.settings)), max(1, self.settings.torch_threads), N_CTX) in _LOADED
-        except ModelUnavailable:
-            return False
 
     def prompt_tokens(self, prompt: str, system: str | None = None) -> list[int]:
         """The chat-formatted prompt as token ids, ending with the assistant's turn header."""

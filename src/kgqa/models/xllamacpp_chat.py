@@ -136,6 +136,7 @@ class XLlamaCppChat(LlamaCppDecoding, LocalLLMChat):
 
     backend = "llamacpp"      # same engine, model and calls as LlamaCppChat: replay caches are shared
     binding = "xllamacpp"
+    _loaded_cache = _LOADED
 
     def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None,
                  role: str = "chat"):
@@ -145,13 +146,6 @@ class XLlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     @property
     def engine(self) -> _Engine:
         return load_engine(self.settings)
-
-    @property
-    def loaded(self) -> bool:
-        try:
-            return (str(locate_gguf(self.settings)), max(1, self.settings.torch_threads), N_CTX) in _LOADED
-        except ModelUnavailable:
-            return False
 
     def prompt_tokens(self, prompt: str, system: str | None = None) -> list[int]:
         """The chat-formatted prompt as token ids, ending with the assistant's turn header."""

@@ -91,15 +91,9 @@ class Validation:
 
     def _validate_catalogue(self, path: Path, rule, kind: str, seen: set[str], bars, sink=None) -> int:
         task = bars.add(f"validate {path.name.removeprefix('wikidata5m_')}", None)
-        n = 0
+        lines = _Lines(path, bars, task, self.rejects)
         dups = self.duplicate_lines.setdefault(path, set())
-        for lineno, text, why, raw in read_lines(path):
-            n += 1
-            if n % 50_000 == 0:
-                bars.advance(task, 50_000)
-            if text is None:
-                self.rejects.line(path, lineno, why, raw)
-                continue
+        for lineno, text in lines:
             row, why = parse_catalogue_line(text, rule, kind, keys=False)
             if row is None:
                 self.rejects.line(path, lineno, why, text)
@@ -114,9 +108,9 @@ class Validation:
             seen.add(row["id"])
             if sink is not None:
                 sink(row)
-        self.line_counts[path] = n
-        bars.finish(task, n)
-        return n
+        self.line_counts[path] = lines.n
+        bars.finish(task, lines.n)
+        return lines.n
 
     def _over_limit(self, path: Path, lineno: int, why: str, text: str, counted_as: str) -> None:
         """A line over a byte limit that the loader can still use once cut: ``--strict`` refuses it
@@ -172,22 +166,16 @@ class Validation:
     def _validate_text(self, bars) -> int:
         path = self.files.text
         task = bars.add("validate text.txt", None)
-        n = 0
-        for lineno, text, why, raw in read_lines(path):
-            n += 1
-            if n % 50_000 == 0:
-                bars.advance(task, 50_000)
-            if text is None:
-                self.rejects.line(path, lineno, why, raw)
-                continue
+        lines = _Lines(path, bars, task, self.rejects)
+        for lineno, text in lines:
             row, why = parse_text_line(text)
             if row is None:
                 self.rejects.line(path, lineno, why, text)
             elif why:   # loaded cut (lenient) or refused (strict)
                 self._over_limit(path, lineno, why, text, "descriptions cut to the byte limit")
-        self.line_counts[path] = n
-        bars.finish(task, n)
-        return n
+        self.line_counts[path] = lines.n
+        bars.finish(task, lines.n)
+        return lines.n
 
     def _validate_images(self, bars) -> int:
         if self.images_dir is None and self.files.images_tsv is None:
@@ -209,3 +197,21 @@ class Validation:
     def skip_line(self, path: Path, lineno: int) -> bool:
         """Whether the write pass leaves this line out: rejected, or a repeated id."""
         return self.rejects.skip(path, lineno) or lineno in self.duplicate_lines.get(path, ())
+
+
+class _Lines:
+    """(line number, text) of each line of ``path`` that decodes; a line that does not is rejected
+    (``file:line: why``); ``n`` counts every line read, the progress bar advanced every 50,000."""
+
+    def __init__(self, path: Path, bars, task, rejects):
+        self.path, self.bars, self.task, self.rejects, self.n = path, bars, task, rejects, 0
+
+    def __iter__(self):
+        for lineno, text, why, raw in read_lines(self.path):
+            self.n += 1
+            if self.n % 50_000 == 0:
+                self.bars.advance(self.task, 50_000)
+            if text is None:
+                self.rejects.line(self.path, lineno, why, raw)
+                continue
+            yield lineno, text
