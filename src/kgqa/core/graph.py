@@ -232,9 +232,11 @@ class Graph:
             return None
         u = urlparse(self.settings.neo4j_uri)
         if u.hostname in ("127.0.0.1", "localhost") and (u.port or 7687) == self.settings.neo4j_bolt_port:
-            store = self.settings.neo4j_home / "data"
+            store = probe = self.settings.neo4j_home / "data"
+            while not probe.exists() and probe != probe.parent:
+                probe = probe.parent
             try:
-                room = f"{shutil.disk_usage(store).free / 1e6:,.1f} MB free there"
+                room = f"{shutil.disk_usage(probe).free / 1e6:,.1f} MB free there"
             except OSError:
                 room = "its free space unknown"
             return NoSpace(f"Neo4j could not write its transaction log: no space left under its store {store} "
