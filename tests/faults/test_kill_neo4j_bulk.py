@@ -41,16 +41,10 @@ def _state_after_import(graph) -> dict:
     return _kg_state(graph)
 
 
-@pytest.mark.parametrize("point", range(POINTS))
-def test_kill_neo4j_mid_bulk_load(graph, server, clean, tmp_path, point):
-    folder = _synthetic_wd5m(tmp_path)
-    args = ["load", "wikidata5m", "--path", str(folder), "--bulk", "--embed-chunk", "200", "--json"]
-    expected, took = clean_load(graph, "bulk", args, _state_after_import)
-    assert expected["without_vector"] == 0 and expected["entities"] > 0
-    _wipe(graph)
-    rng = random.Random(336 + point)
-    proc = subprocess.Popen([KGQA, *args], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(rng.uniform(0.05, 0.85) * took)
+def _kill_and_rerun(server, proc, args: list[str], after_s: float) -> str:
+    """kill -9 of the Neo4j process running ``after_s`` into the load ``proc``; the load's end checked, then
+    (unless it ended well) Neo4j started and the same command run again. Returns what was killed."""
+    time.sleep(after_s)
     pid, what = None, ""
     deadline = time.monotonic() + 5            # between the server's stop and the importer's start: wait for one
     while pid is None and proc.poll() is None and time.monotonic() < deadline:
@@ -64,11 +58,31 @@ def test_kill_neo4j_mid_bulk_load(graph, server, clean, tmp_path, point):
         # the server was killed just as the load was about to stop it for the importer: the load never
         # needed it again, and started it after the import itself
         assert what == "server" and server.status().running, err[-2000:]
-    else:
-        _one_line(proc.returncode, err)
-        assert "kgqa neo4j start" in err or "rerun" in err or "run the same command" in err, err[-500:]
-        _restart(server)
-        p = subprocess.run([KGQA, *args], env=_env(), capture_output=True, text=True, timeout=900)
-        assert p.returncode == 0, p.stderr[-3000:]
+        return what
+    _one_line(proc.returncode, err)
+    assert "kgqa neo4j start" in err or "rerun" in err or "run the same command" in err, err[-500:]
+    _restart(server)
+    p = subprocess.run([KGQA, *args], env=_env(), capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return what
+
+
+@pytest.mark.parametrize("point", range(POINTS))
+def test_kill_neo4j_mid_bulk_load(graph, server, clean, tmp_path, point):
+    folder = _synthetic_wd5m(tmp_path)
+    args = ["load", "wikidata5m", "--path", str(folder), "--bulk", "--embed-chunk", "200", "--json"]
+    expected, took = clean_load(graph, "bulk", args, _state_after_import)
+    assert expected["without_vector"] == 0 and expected["entities"] > 0
+    _wipe(graph)
+    rng = random.Random(336 + point)
+    proc = subprocess.Popen([KGQA, *args], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        what = _kill_and_rerun(server, proc, args, rng.uniform(0.05, 0.85) * took)
+    finally:                                   # a failed point leaves no load running and the server up
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if not server.status().running:
+            _restart(server)
     assert _state_after_import(graph) == expected, what
     assert not any((server.home.parent / "import").glob("wikidata5m-*/*.csv"))       # no CSVs left behind

@@ -221,6 +221,7 @@ internal.dbms.tx_log.fail_on_corrupted_log_files=false
             lines = [l for l in self.console_log.read_text(errors="replace").splitlines() if l.strip()]
         except OSError:
             return "no log"
+        lines = [t for t in ("".join(c if c.isprintable() else " " for c in l).strip() for l in lines) if t]
         errors = [l for l in lines if "ERROR" in l or "Exception" in l]
         return (errors or lines or ["no log"])[-1][:300]
 

@@ -341,17 +341,22 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tup
             state.update(importer=proc.pid)
             rc = proc.wait()
         t2 = time.perf_counter()
-        started = False
+        started, why = False, ""
         try:
             server.start()
             started = True
+        except LocalServerError as e:          # e.g. Neo4j killed while it starts
+            why = str(e)
         finally:
             if rc != 0:
                 lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-                why = f"killed by signal {-rc}" if rc < 0 else (lines[-1] if lines else f"exit {rc}")
-                raise LocalServerError(f"neo4j-admin database import failed: {why}"
+                reason = f"killed by signal {-rc}" if rc < 0 else (lines[-1] if lines else f"exit {rc}")
+                raise LocalServerError(f"neo4j-admin database import failed: {reason}"
                                        f" (log: {log}; a rerun of --bulk imports over it)"
                                        + ("" if started else "; the server did not start again"))
+        if not started:
+            raise LocalServerError(f"{why}, after the import: start it (`kgqa neo4j start`) and run the same "
+                                   "command again")
         state.update(importer=None, server_stopped=False)
         return t1, t2
     except KeyboardInterrupt:
