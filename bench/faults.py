@@ -1,5 +1,5 @@
 """The fault suite (tests/faults) at N seeded random kill points per case, with a table: for each kind of
-write (Bolt load of Wikidata5M, document load, ``docs rm``) how many kill -9s of Neo4j it took, and at how
+write (Bolt load of Wikidata5M, ``--bulk`` load, document load, ``docs rm``) how many kill -9s of Neo4j it took, and at how
 many the invariants held after restart and rerun (counts of a clean run, 0 duplicates, 0 entities without a
 vector, 0 orphan chunks, every document complete). Kills and restarts the Neo4j of the environment, so run
 it as ``make test-faults`` does, on a server of its own:
@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-KINDS = {"test_kill_neo4j_mid_bolt_load": "Bolt load (Wikidata5M)", "test_kill_neo4j_mid_document_load": "document load",
-         "test_kill_neo4j_mid_docs_rm": "docs rm"}
+KINDS = {"test_kill_neo4j_mid_bolt_load": "Bolt load (Wikidata5M)", "test_kill_neo4j_mid_bulk_load": "--bulk load",
+         "test_kill_neo4j_mid_document_load": "document load", "test_kill_neo4j_mid_docs_rm": "docs rm"}
 
 
 def main() -> int:
@@ -32,7 +32,8 @@ def main() -> int:
     env = {**os.environ, "KGQA_FAULTS": "1", "KGQA_FAULT_POINTS": str(a.points)}
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
-                        "tests/faults/test_kill_neo4j.py", "-k", " or ".join(a.kinds.split(","))],
+                        "tests/faults/test_kill_neo4j.py", "tests/faults/test_kill_neo4j_bulk.py",
+                        "-k", " or ".join(a.kinds.split(","))],
                        cwd=REPO, env=env, capture_output=True, text=True)
     out = p.stdout + p.stderr
     print(f"| write | kill points | invariants held | failed |  ({time.perf_counter() - t0:,.0f} s)")
@@ -41,6 +42,10 @@ def main() -> int:
         passed = len(re.findall(rf"^PASSED \S+::{name}\[", out, re.M))
         failed = len(re.findall(rf"^(?:FAILED|ERROR) \S+::{name}\[", out, re.M))
         print(f"| {KINDS.get(name, name)} | {passed + failed} | {passed} | {failed} |")
+    targets = re.findall(r"^killed (server|neo4j-admin import) \(pid", out, re.M)      # test_kill_neo4j_bulk prints it
+    if targets:
+        print(f"--bulk: Neo4j killed as the server {targets.count('server')} times, as neo4j-admin import "
+              f"{targets.count('neo4j-admin import')} times")
     if p.returncode != 0:
         print(out[-3000:], file=sys.stderr)
     return p.returncode

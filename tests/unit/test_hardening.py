@@ -275,6 +275,29 @@ def test_an_index_refusal_from_neo4j_is_one_line_not_a_traceback():
     assert len(str(e.value)) < 500
 
 
+def test_a_transaction_log_neo4j_cannot_append_to_is_a_full_store_exit_5_naming_it(tmp_path):
+    """Neo4j's store on a full disk (tests/faults/test_disk_full_store.py runs it for real)."""
+    from neo4j.exceptions import DatabaseError
+
+    from kgqa.core.config import Settings
+    from kgqa.core.errors import NoSpace
+    from kgqa.core.graph import Graph
+
+    err = DatabaseError._hydrate_neo4j(code="Neo.DatabaseError.Transaction.TransactionCommitFailed",
+                                       message="Could not append transaction: Transaction #70 {...} to log.")
+
+    def boom():
+        raise err
+
+    local = Graph(Settings(neo4j_uri="bolt://127.0.0.1:7687", neo4j_bolt_port=7687, data_dir=tmp_path))
+    with pytest.raises(NoSpace, match=r"no space left under its store .*neo4j/data \([\d.,]+ MB free there\)") as e:
+        local._guard(boom)
+    assert e.value.exit_code == 5 and str(tmp_path) in str(e.value) and "run the same command again" in str(e.value)
+    remote = Graph(Settings(neo4j_uri="bolt://db.example:7687", neo4j_bolt_port=7687, data_dir=tmp_path))
+    with pytest.raises(NoSpace, match=r"db.example:7687 could not write its transaction log \(is the disk"):
+        remote._guard(boom)
+
+
 # ------------------------------------------------------------------ 8. paths leaving the input folder
 def test_entity_images_tsv_may_not_point_outside_its_folder(sample, tmp_path):
     outside = tmp_path / "outside.png"

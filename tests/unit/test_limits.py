@@ -220,6 +220,18 @@ def test_a_bulk_killed_before_its_import_is_forgotten(tmp_path):
     assert state.recover() == "" and not state.path.exists()
 
 
+def test_a_bulk_killed_after_its_import_is_resumed_not_refused(tmp_path):
+    """Its owner (or Neo4j) died after the import: the state says so until the Bolt phases are done, so that
+    the same --bulk loads the rest instead of refusing a database that is no longer empty."""
+    from kgqa.loaders.wikidata5m.bulk import IMPORTED, BulkState
+
+    s = _settings(tmp_path)
+    state = BulkState(s)
+    state.begin(s.data_dir / "import" / "wikidata5m-3")
+    state.update(owner=2 ** 22 + 7, imported=True, path=str(tmp_path / "wd5m"), folder=None)
+    assert state.recover() == IMPORTED and state.data_path() == str(tmp_path / "wd5m") and state.path.exists()
+
+
 def test_a_second_bulk_while_one_runs_is_refused_in_one_line(tmp_path):
     from kgqa.loaders.wikidata5m.bulk import BulkState
 

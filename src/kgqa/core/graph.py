@@ -16,7 +16,7 @@ from typing import Any
 from kgqa import cypher
 from kgqa.core.ids import PID
 from kgqa.core.config import Settings, check_neo4j_uri
-from kgqa.core.errors import GraphUnavailable, InvalidInput, cap, cap_repr
+from kgqa.core.errors import GraphUnavailable, InvalidInput, NoSpace, cap, cap_repr
 
 _RELATION_ID = PID
 
@@ -214,9 +214,36 @@ class Graph:
         except nx.Neo4jError as e:
             if e.code == "Neo.ClientError.Statement.AccessMode":
                 raise                              # a write in a read transaction: kgqa's own bug, as above
+            full = self._store_full(e)
+            if full is not None:
+                raise full from e
             raise GraphUnavailable(self._server_error_line(e)) from e
         except nx.DriverError as e:                # e.g. a pool timeout, a bad auth configuration
             raise GraphUnavailable(f"Neo4j at {uri}: {type(e).__name__}: {cap(one_line(str(e)), 300)}") from e
+
+    def _store_full(self, e) -> NoSpace | None:
+        """A NoSpace line (exit 5) when the server could not write its transaction log or store: its disk is
+        full. For the local server (``kgqa neo4j``) it names the store's folder and what is free there."""
+        import shutil
+        from urllib.parse import urlparse
+
+        text = f"{e.code or ''} {e.message or e}"
+        if "Could not append transaction" not in text and "No space left on device" not in text:
+            return None
+        u = urlparse(self.settings.neo4j_uri)
+        if u.hostname in ("127.0.0.1", "localhost") and (u.port or 7687) == self.settings.neo4j_bolt_port:
+            store = probe = self.settings.neo4j_home / "data"
+            while not probe.exists() and probe != probe.parent:
+                probe = probe.parent
+            try:
+                room = f"{shutil.disk_usage(probe).free / 1e6:,.1f} MB free there"
+            except OSError:
+                room = "its free space unknown"
+            return NoSpace(f"Neo4j could not write its transaction log: no space left under its store {store} "
+                           f"({room}); free space there, restart the server (`kgqa neo4j stop`, `kgqa neo4j "
+                           "start`) and run the same command again")
+        return NoSpace(f"Neo4j at {self.settings.neo4j_uri} could not write its transaction log (is the disk under "
+                       "its store full?): free space there, restart it and run the same command again")
 
     def _server_error_line(self, e) -> str:
         """One line for an error the server returned: what happened and what to do."""

@@ -178,6 +178,9 @@ server.memory.pagecache.size={self.s.neo4j_pagecache}
 dbms.security.auth_enabled=true
 dbms.usage_report.enabled=false
 db.tx_log.rotation.retention_policy=1 files
+# a transaction half-appended when the disk filled up (never committed) is cut off by recovery on the next
+# start, instead of the database refusing to start until someone repairs its log by hand
+internal.dbms.tx_log.fail_on_corrupted_log_files=false
 """
         (self.conf_dir / "neo4j.conf").write_text(conf)
 
@@ -218,6 +221,7 @@ db.tx_log.rotation.retention_policy=1 files
             lines = [l for l in self.console_log.read_text(errors="replace").splitlines() if l.strip()]
         except OSError:
             return "no log"
+        lines = [t for t in ("".join(c if c.isprintable() else " " for c in l).strip() for l in lines) if t]
         errors = [l for l in lines if "ERROR" in l or "Exception" in l]
         return (errors or lines or ["no log"])[-1][:300]
 

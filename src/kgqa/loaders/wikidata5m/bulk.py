@@ -17,7 +17,10 @@ server again and removes the CSVs before it exits (130). Killed outright (kill -
 state file (``<data_dir>/import/bulk-state.json``: its pid, the CSV folder, the importer's pid);
 the next ``--bulk`` finds it, stops a still-running importer (on Linux the importer dies with kgqa: a
 parent-death signal, ``spawn_child``), starts the server, removes the CSVs,
-and loads again over what the interrupted importer left (the database was empty before it).
+and loads again over what the interrupted importer left (the database was empty before it). Killed
+after the import (the state file then says so), the same command validates again and loads only the rest
+over Bolt (schema, descriptions, images, embeddings). Neo4j itself killed meanwhile is the same, once it
+is started again (``tests/faults/test_kill_neo4j_bulk.py``).
 
 Against a Neo4j that is not the local server (Docker, a remote host), steps 3–4 cannot run
 from here: the CSVs are written and the report carries the exact ``neo4j-admin`` command to
@@ -153,6 +156,8 @@ class BulkLoader(Loader):
 
 #: The state of a --bulk load in progress, under <data_dir>/import: who runs it, its CSVs, its importer.
 STATE_FILE = "bulk-state.json"
+#: ``BulkState.recover()`` after a --bulk that imported, then was cut off (its Bolt phases were not done).
+IMPORTED = "imported"
 
 
 def _pid_alive(pid, marker: bytes | None = None) -> bool:
@@ -217,6 +222,13 @@ class BulkState:
         self.data.update(kw)
         self._write()
 
+    def data_path(self) -> str | None:
+        """The input folder of the --bulk that imported (read from the file)."""
+        try:
+            return json.loads(self.path.read_text()).get("path")
+        except (OSError, ValueError):
+            return None
+
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
 
@@ -243,6 +255,8 @@ class BulkState:
         if owner != os.getpid() and _pid_alive(owner, b"kgqa"):
             raise InvalidInput(f"another --bulk load (pid {owner}) is running on {self.settings.data_dir}: "
                                "wait for it, or stop it (it cleans up after itself)")
+        if old.get("imported"):
+            return IMPORTED                # the structure is in; what came after the import was cut off
         done = []
         importer = old.get("importer")
         if _pid_alive(importer, b"AdminTool"):
@@ -327,16 +341,22 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tup
             state.update(importer=proc.pid)
             rc = proc.wait()
         t2 = time.perf_counter()
-        started = False
+        started, why = False, ""
         try:
             server.start()
             started = True
+        except LocalServerError as e:          # e.g. Neo4j killed while it starts
+            why = str(e)
         finally:
             if rc != 0:
                 lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-                raise LocalServerError(f"neo4j-admin database import failed: {lines[-1] if lines else rc}"
+                reason = f"killed by signal {-rc}" if rc < 0 else (lines[-1] if lines else f"exit {rc}")
+                raise LocalServerError(f"neo4j-admin database import failed: {reason}"
                                        f" (log: {log}; a rerun of --bulk imports over it)"
                                        + ("" if started else "; the server did not start again"))
+        if not started:
+            raise LocalServerError(f"{why}, after the import: start it (`kgqa neo4j start`) and run the same "
+                                   "command again")
         state.update(importer=None, server_stopped=False)
         return t1, t2
     except KeyboardInterrupt:
@@ -356,6 +376,30 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tup
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _after_import(graph, path, images, encoder, opts: LoadOptions, state: BulkState, t_start: float) -> LoadReport:
+    """The rerun of a --bulk cut off after its import: the structure is in the store, so the files are
+    validated again and only the Bolt phases run (schema, descriptions, images, embeddings; each resumable)."""
+    loader = BulkLoader(graph, path, images, encoder, opts)
+    loader.report.warnings.append("the interrupted --bulk of this folder had imported its structure: "
+                                  "loading the rest (descriptions, images, embeddings)")
+    state.data = {"owner": os.getpid(), "imported": True, "path": str(Path(path).resolve())}
+    state.update()
+    try:
+        with Bars(opts.progress) as bars:
+            loader.validate(bars)
+            loader.apply_schema()
+            loader.write_descriptions(bars)
+            loader.write_images(bars)
+            loader.finish(bars)
+    finally:
+        loader.rejects.close()
+    state.clear()
+    r = loader.summarize()
+    r.modes = {"structure": "neo4j-admin import (an earlier run)"}
+    r.seconds = time.perf_counter() - t_start
+    return r
 
 
 def _main_thread() -> bool:
@@ -378,6 +422,11 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
     t_start = time.perf_counter()
     state = BulkState(settings)
     interrupted = state.recover()          # before the first query: it may start the stopped server
+    if interrupted == IMPORTED:
+        if state.data_path() == str(Path(path).resolve()):
+            return _after_import(graph, path, images, encoder, opts, state, t_start), []
+        state.clear()                      # another folder: this database is not empty, as said below
+        interrupted = ""
     # after an interrupted import the database holds what that importer wrote (or does not open at
     # all): it was empty before, and is imported over again
     n = 0 if interrupted else graph.read("bulk_node_count")[0]["nodes"]
@@ -407,7 +456,13 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
                 raise
             server = LocalNeo4j(settings)
             cmd = loader.import_command(folder, settings.java, settings.neo4j_jars)
-            if not local or not server.status().running:
+            if local and not server.status().running:        # it answered before the CSVs: it died since
+                shutil.rmtree(folder, ignore_errors=True)
+                state.release()
+                raise LocalServerError(f"the local Neo4j server ({settings.neo4j_uri}) stopped while the importer's "
+                                       "CSVs were written: start it (`kgqa neo4j start`) and run the same "
+                                       "command again")
+            if not local:
                 state.release()
                 steps = [
                     "the database is not the local kgqa server: run the importer where it lives, with the "
@@ -420,7 +475,7 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             t0 = time.perf_counter()
             graph.close()
             t1, t2 = _run_importer(state, server, cmd, folder)
-            state.clear()                                  # imported: a later kill is resumed without --bulk
+            state.update(imported=True, path=str(Path(path).resolve()), folder=None)   # a rerun resumes after it
             st.seconds = time.perf_counter() - t0
             st.detail.update(server_stop_s=t1 - t0, importer_s=t2 - t1, server_start_s=st.seconds - (t2 - t0))
             st.rows = sum(counts.values())
@@ -435,6 +490,7 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             loader.finish(bars)
     finally:
         loader.rejects.close()
+    state.clear()
     r = loader.summarize()
     r.modes = {"structure": "neo4j-admin import"}
     loader.graph.close()
