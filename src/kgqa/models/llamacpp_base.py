@@ -39,6 +39,10 @@ class LlamaCppDecoding:
 
     _loaded_cache: dict = {}
 
+    def __init__(self, settings, meter=None, cache=None, role: str = "chat"):
+        super().__init__(settings, meter, cache, role)
+        self._grammars: dict = {}        # the binding's compiled grammar per reply type
+
     @property
     def loaded(self) -> bool:
         from kgqa.models.gguf import locate_gguf

@@ -123,11 +123,6 @@ class LlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     backend = "llamacpp"
     _loaded_cache = _LOADED
 
-    def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None,
-                 role: str = "chat"):
-        super().__init__(settings, meter, cache, role)
-        self._grammars: dict[type, object] = {}
-
     # -- loading --------------------------------------------------------------
     @property
     def runtime(self) -> _Runtime:

@@ -138,11 +138,6 @@ class XLlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     binding = "xllamacpp"
     _loaded_cache = _LOADED
 
-    def __init__(self, settings: Settings, meter: Meter | None = None, cache: ReplayCache | None = None,
-                 role: str = "chat"):
-        super().__init__(settings, meter, cache, role)
-        self._grammars: dict[type, str] = {}
-
     @property
     def engine(self) -> _Engine:
         return load_engine(self.settings)
