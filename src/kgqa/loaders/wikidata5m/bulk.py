@@ -389,10 +389,7 @@ def _after_import(graph, path, images, encoder, opts: LoadOptions, state: BulkSt
     try:
         with Bars(opts.progress) as bars:
             loader.validate(bars)
-            loader.apply_schema()
-            loader.write_descriptions(bars)
-            loader.write_images(bars)
-            loader.finish(bars)
+            _write_the_rest(loader, bars)
     finally:
         loader.rejects.close()
     state.clear()
@@ -484,10 +481,7 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             loader.graph = Graph(settings)
             loader.graph.verify()
             loader.created_entities = True                 # the importer created every entity
-            loader.apply_schema()
-            loader.write_descriptions(bars)
-            loader.write_images(bars)
-            loader.finish(bars)
+            _write_the_rest(loader, bars)
     finally:
         loader.rejects.close()
     state.clear()
@@ -496,3 +490,11 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
     loader.graph.close()
     r.seconds = time.perf_counter() - t_start
     return r, []
+
+
+def _write_the_rest(loader, bars) -> None:
+    """What the importer leaves to Bolt once the store holds the structure: schema, descriptions, images, finish."""
+    loader.apply_schema()
+    loader.write_descriptions(bars)
+    loader.write_images(bars)
+    loader.finish(bars)
