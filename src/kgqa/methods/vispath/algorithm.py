@@ -418,8 +418,9 @@ class VisPath(StartEntitySteps, BaseMethod):
 
     def terminal_selection(self, question: str, image, run: VisPathRun) -> None:
         """No answerable hop: rank visited endpoint entities, verify the top ones against the image."""
-        if run.reader and self.terminal is not None:        # the weights learned on this KG, when fitted
+        if run.reader:        # the weights learned on this KG (when fitted) and the depth the sketch reads
             run.terminal_weights = self.terminal.get(run)
+            self.sketch_of(question, run, image is not None)
         ranked = self.scorer.rank_endpoints(question, image is not None, run)
         if not ranked:
             return

@@ -293,8 +293,8 @@ class Scorer:
 
         typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
         if run.reader:         # the chain reader's σ (every length) decides, the answer's type weighed in
-            rs = run.relation_sketch or self.relation_sketch(question, has_image)
-            X = feature_rows(paths, typing, rs.depth, self.opt.reader_rules_weight)
+            rs = run.relation_sketch                      # computed by terminal selection (VisPath.sketch_of)
+            X = feature_rows(paths, typing, rs.depth if rs is not None else None, self.opt.reader_rules_weight)
             run.terminal_candidates = (X, [p.end_id for p in paths])
             w = (run.terminal_weights if run.terminal_weights is not None
                  else fixed_weights(self.opt.reader_typing_weight))     # learned on this KG, else the fixed sum
