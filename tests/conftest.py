@@ -7,10 +7,12 @@ Their mark and the fixture KGs: tests/integration/conftest.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,48 @@ REPO = Path(__file__).resolve().parent.parent
 KGQA = str(Path(sys.executable).with_name("kgqa"))
 #: the VisPath fixture KG (Wikidata5M format, real facts, skimage photographs)
 VISPATH_KG = REPO / "tests" / "fixtures" / "vispath_kg"
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_serve(args: list[str], env: dict[str, str], headers: dict[str, str], log: Path, seconds: float = 600):
+    """``kgqa serve --port <free port> *args`` with ``env``, its output in ``log``: yields (base URL, process) once
+    /health answers 200 with ``headers`` (fails the test, with the log's tail, if it exits or ``seconds`` pass;
+    the encoder loads at startup and 2 shared cores can be slow); terminated (killed after 30 s) at exit."""
+    import httpx
+
+    port = free_port()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([KGQA, "serve", "--port", str(port), *args], env=env, stdout=out, stderr=out)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + seconds
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"kgqa serve exited {proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{base}/health", headers=headers, timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"kgqa serve did not answer /health: {log.read_text()[-2000:]}")
+            time.sleep(1)
+        yield base, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ import time
 import httpx
 import pytest
 
-from tests.conftest import KGQA, REPO, VISPATH_KG, run_kgqa
+from tests.conftest import KGQA, REPO, VISPATH_KG, run_kgqa, running_serve
 from tests.faults.test_kill_neo4j import _count, _doc_state, _restart
 
 pytestmark = pytest.mark.faults
@@ -28,14 +28,6 @@ TOKEN = "faults-token-36"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 QUESTION = "Which company manufactures the rocket shown in the image?"
 CLIENTS = 4
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _photo():
@@ -49,31 +41,14 @@ def serve(graph, server, tmp_path_factory):
     _wipe(graph)
     p = run_kgqa("load", "wikidata5m", "--path", str(VISPATH_KG), "--json")
     assert p.returncode == 0, p.stderr
-    port, log = _free_port(), tmp_path_factory.mktemp("serve") / "serve.log"
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "KGQA_API_TOKEN": TOKEN, "KGQA_CHAT_BACKEND": "none", "KGQA_NEO4J_TIMEOUT_S": "5"}
     env.pop("KGQA_DEBUG", None)
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([KGQA, "serve", "--port", str(port), "--queue", "16", "--timeout", "300",
-                                 "--log-level", "warning"], env=env, stdout=out, stderr=out)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 600
     try:
-        while True:
-            assert proc.poll() is None, f"kgqa serve exited {proc.returncode}: {log.read_text()[-2000:]}"
-            try:
-                if httpx.get(f"{base}/health", headers=AUTH, timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, f"kgqa serve did not answer /health: {log.read_text()[-2000:]}"
-            time.sleep(1)
-        yield base, proc, log
+        with running_serve(["--queue", "16", "--timeout", "300", "--log-level", "warning"], env, AUTH, log) as (
+                base, proc):
+            yield base, proc, log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
         if server.status().running:
             _wipe(graph)
 

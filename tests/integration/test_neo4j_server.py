@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import numpy as np
 import pytest
 
-from tests.conftest import assert_one_line_error, run_kgqa
+from tests.conftest import assert_one_line_error, free_port, run_kgqa
 
 pytestmark = pytest.mark.integration
 
@@ -66,17 +65,11 @@ def test_wrong_password_is_one_line():
     assert_one_line_error(out, "refused user 'neo4j'", "wrong password", code=3)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_full_lifecycle_in_its_own_data_dir(tmp_path):
     """start → status → stop on a second server: pid file, logs, clean stop."""
-    env = {"KGQA_DATA_DIR": str(tmp_path), "KGQA_NEO4J_BOLT_PORT": str(_free_port()),
-           "KGQA_NEO4J_HTTP_PORT": str(_free_port()), "KGQA_NEO4J_HEAP": "512m", "KGQA_NEO4J_PAGECACHE": "64m"}
+    env = {"KGQA_DATA_DIR": str(tmp_path), "KGQA_NEO4J_BOLT_PORT": str(free_port()),
+           "KGQA_NEO4J_HTTP_PORT": str(free_port()), "KGQA_NEO4J_HEAP": "512m", "KGQA_NEO4J_PAGECACHE": "64m"}
     env["NEO4J_URI"] = f"bolt://127.0.0.1:{env['KGQA_NEO4J_BOLT_PORT']}"
     try:
         up = run_kgqa("neo4j", "start", env=env)

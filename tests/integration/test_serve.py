@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import KGQA, VISPATH_KG
+from tests.conftest import KGQA, VISPATH_KG, free_port, running_serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -31,43 +31,15 @@ READ_TIMEOUT_S = 3
 MAX_CONNECTIONS = 8
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(kg, tmp_path_factory):
-    port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "KGQA_API_TOKEN": TOKEN, "KGQA_CHAT_BACKEND": "none",
            "KGQA_SERVE_READ_TIMEOUT_S": str(READ_TIMEOUT_S), "KGQA_SERVE_MAX_CONNECTIONS": str(MAX_CONNECTIONS)}
     env.pop("KGQA_DEBUG", None)
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([KGQA, "serve", "--port", str(port), "--queue", "1", "--max-upload-mb", "1",
-                                 "--timeout", "300", "--log-level", "warning"], env=env, stdout=out, stderr=out)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 600  # the encoder loads at startup; 2 shared cores can be slow
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"kgqa serve exited {proc.returncode}: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{base}/health", headers=AUTH, timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"kgqa serve did not answer /health: {log.read_text()[-2000:]}")
-            time.sleep(1)
+    with running_serve(["--queue", "1", "--max-upload-mb", "1", "--timeout", "300", "--log-level", "warning"],
+                       env, AUTH, log) as (base, _):
         yield base, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _photo() -> Path:
@@ -169,7 +141,7 @@ def test_health_methods_and_openapi(server):
 
 
 def test_serve_with_neo4j_down_is_one_line_exit_3():
-    p = subprocess.run([KGQA, "serve", "--port", str(_free_port())], capture_output=True, text=True, timeout=120,
+    p = subprocess.run([KGQA, "serve", "--port", str(free_port())], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "NEO4J_URI": "bolt://127.0.0.1:9", "KGQA_NEO4J_TIMEOUT_S": "2"})
     assert p.returncode == 3 and p.stderr.strip().startswith("kgqa: error: Neo4j is not reachable")
     assert len(p.stderr.strip().splitlines()) == 1

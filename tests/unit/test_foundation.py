@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, assert_one_line_error, run_kgqa
+from tests.conftest import REPO, assert_one_line_error, free_port, run_kgqa
 
 
 def _py(code: str, cwd) -> subprocess.CompletedProcess:
@@ -89,14 +89,8 @@ def test_relation_type_rejects_anything_else(bad):
         relation_type(bad)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_neo4j_down_is_one_line(tmp_path):
-    port = _free_port()
+    port = free_port()
     out = run_kgqa("neo4j", "init", env={"NEO4J_URI": f"bolt://127.0.0.1:{port}", "KGQA_DATA_DIR": str(tmp_path)})
     assert_one_line_error(out, "not reachable", f"127.0.0.1:{port}", code=3)
 
@@ -113,7 +107,7 @@ def test_port_taken_is_one_line(tmp_path):
         s.listen()
         port = s.getsockname()[1]
         out = run_kgqa("neo4j", "start", env={"KGQA_NEO4J_BOLT_PORT": str(port), "KGQA_DATA_DIR": str(tmp_path),
-                                              "KGQA_NEO4J_HTTP_PORT": str(_free_port())})
+                                              "KGQA_NEO4J_HTTP_PORT": str(free_port())})
     assert_one_line_error(out, f"port {port}", "taken", code=5)
     assert not (tmp_path / "neo4j" / "run" / "neo4j.pid").exists()
 

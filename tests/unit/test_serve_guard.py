@@ -16,14 +16,10 @@ import time
 
 import pytest
 
+from tests.conftest import free_port
+
 DEADLINE_S = 1.0
 CAP = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def _echo(scope, receive, send):
@@ -58,7 +54,7 @@ def guarded():
 
     saved = serve_guard.limits()
     serve_guard.configure(DEADLINE_S, CAP)
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(_echo, host="127.0.0.1", port=port, log_level="error",
                             http="kgqa.app.serve_guard:GuardedH11Protocol", lifespan="on")
     server = uvicorn.Server(config)
