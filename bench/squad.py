@@ -27,11 +27,13 @@ Prints the settings (threads, checkpoint and what it was trained on) and the tab
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,6 +71,84 @@ def _chunk(q, k: int) -> dict:
             "sections": []}
 
 
+def onnx_reader(reader, cache_dir: str | Path, *, quantized: bool = True,
+                threads: int = 1):
+    """The same reader run by onnxruntime: the checkpoint exported once (``torch.onnx``) into ``cache_dir``
+    (keyed by the checkpoint's SHA-256), with ``quantized`` onnxruntime's dynamic int8 quantisation of every
+    MatMul (per channel). Same windows, same span search; only the logits come from another runtime."""
+    import numpy as np
+    import torch
+
+    src = Path(reader.path) if reader.path else None
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16] if src and src.is_file() else "memory"
+    folder = Path(cache_dir) / f"span-reader-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    fp32 = folder / "reader.onnx"
+    target = folder / ("reader_int8.onnx" if quantized else "reader.onnx")
+    tag = f".tmp-{os.getpid()}"
+    if not fp32.exists():
+        import warnings
+
+        class _Logits(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, token_type_ids, attention_mask):
+                out = self.m(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask)
+                return out.start_logits, out.end_logits
+
+        ex = reader.tok(["a question"], ["a passage of some words"], return_tensors="pt")
+        axes = {k: {0: "batch", 1: "tokens"} for k in ("input_ids", "token_type_ids", "attention_mask",
+                                                       "start_logits", "end_logits")}
+        tmp = fp32.with_name(fp32.name + tag)
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(_Logits(reader.model.float().eval()), (ex["input_ids"], ex["token_type_ids"],
+                              ex["attention_mask"]), str(tmp), input_names=["input_ids", "token_type_ids",
+                              "attention_mask"], output_names=["start_logits", "end_logits"], dynamic_axes=axes,
+                              opset_version=17, dynamo=False)
+        os.replace(tmp, fp32)
+    if quantized and not target.exists():
+        import logging
+
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        tmp = target.with_name(target.name + tag)
+        logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+        os.replace(tmp, target)
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = max(1, threads)
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    sess = ort.InferenceSession(str(target), so, providers=["CPUExecutionProvider"])
+
+    class _Session:
+        def eval(self):
+            return self
+
+        def __call__(self, input_ids, token_type_ids, attention_mask):
+            s, e = sess.run(None, {"input_ids": input_ids.numpy().astype(np.int64),
+                                   "token_type_ids": token_type_ids.numpy().astype(np.int64),
+                                   "attention_mask": attention_mask.numpy().astype(np.int64)})
+            return _Out(torch.from_numpy(s), torch.from_numpy(e))
+
+    from kgqa.models.span_reader import SpanReader
+
+    return SpanReader(_Session(), reader.tok, {**reader.meta, "runtime": "onnx-int8" if quantized else "onnx"},
+                      target)
+
+
+@dataclass
+class _Out:
+    start_logits: object
+    end_logits: object
+
+
 def bench_reading(args) -> None:
     from kgqa.methods.mkgrag.learned import learned_read
     from kgqa.models.span_reader import default_checkpoint, load_reader, load_squad
@@ -78,7 +158,7 @@ def bench_reading(args) -> None:
     qas = _spread(load_squad(Path(args.squad) / "dev-v1.1.json.gz"), args.limit)
     ckpt = Path(args.checkpoint) if args.checkpoint else default_checkpoint(Settings())
     which = set(args.readers.split(","))
-    reader = load_reader(ckpt) if which & {"learned", "typed"} else None
+    reader = load_reader(ckpt) if which & {"learned", "learned-fp32", "typed", "onnx", "onnx-int8"} else None
     m = reader.meta if reader else {}
     print(f"SQuAD v1.1 dev, reading setting · {len(qas)} questions · torch threads {threads} · load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -90,12 +170,32 @@ def bench_reading(args) -> None:
               f"{m.get('threshold')} (held-out training articles)")
     print(f"seconds per row include tokenising; q/s = questions per second on {threads} thread(s)")
     rows = []
+    base_preds = None
     if "learned" in which:
         t = time.perf_counter()
         best = reader.read_many([q.question for q in qas], [q.context for q in qas], top=1)
         dt = time.perf_counter() - t
+        base_preds = [g[0].text if g else None for g in best]
+        rows.append(("learned span reader (best span)", *_scores(base_preds, qas), dt))
+    if "learned-fp32" in which:
+        t = time.perf_counter()
+        best = reader.read_many([q.question for q in qas], [q.context for q in qas], top=1, bf16=False)
         preds = [g[0].text if g else None for g in best]
-        rows.append(("learned span reader (best span)", *_scores(preds, qas), dt))
+        rows.append(("learned span reader, torch fp32 (best span)", *_scores(preds, qas), time.perf_counter() - t))
+    for rt in ("onnx", "onnx-int8"):
+        if rt not in which:
+            continue
+        t = time.perf_counter()
+        other = onnx_reader(reader, REPO / ".kgqa" / "onnx", quantized=rt == "onnx-int8", threads=threads)
+        t_export = time.perf_counter() - t
+        t = time.perf_counter()
+        best = other.read_many([q.question for q in qas], [q.context for q in qas], top=1)
+        dt = time.perf_counter() - t
+        preds = [g[0].text if g else None for g in best]
+        same = (f", same answer as the torch row on {100 * sum(a == b for a, b in zip(preds, base_preds)) / len(qas):.1f} %"
+                if base_preds else "")
+        print(f"{rt}: {other.path.name} ({other.path.stat().st_size / 1e6:.1f} MB), export+load {t_export:.1f} s{same}")
+        rows.append((f"learned span reader, {rt} (best span)", *_scores(preds, qas), dt))
     chunks = {}
     for q in qas:
         chunks.setdefault(q.context, _chunk(q, len(chunks)))
@@ -208,8 +308,9 @@ def main() -> None:
     a.add_argument("--limit", type=int, default=None, help="N questions spread evenly over dev (default: all)")
     a.add_argument("--squad", default=str(SQUAD), help="the folder of dev-v1.1.json.gz")
     a.add_argument("--checkpoint", default=None, help="the span reader (default: what mkgrag loads)")
-    a.add_argument("--readers", default="learned,typed,rules", help="rows to compute: learned (best span), "
-                   "typed (as mKG-RAG reads), rules (the rule reader, the slowest)")
+    a.add_argument("--readers", default="learned,typed,rules", help="rows to compute: learned (best span; torch, "
+                   "bf16 autocast where the CPU has it), learned-fp32 (torch without autocast: a CPU without native bf16), onnx / onnx-int8 (the same checkpoint through onnxruntime, "
+                   "fp32 or dynamic int8), typed (as mKG-RAG reads), rules (the rule reader, the slowest)")
     b = sub.add_parser("open")
     b.add_argument("--load", action="store_true", help="write and load the 48 articles first")
     b.add_argument("--load-only", action="store_true", help="with --load: stop after loading")
