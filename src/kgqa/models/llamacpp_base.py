@@ -5,8 +5,14 @@ grammar converter enforces."""
 from __future__ import annotations
 
 import time
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from kgqa.core.errors import ModelUnavailable
+from kgqa.models.structured import schema_json, with_retries
+
+T = TypeVar("T", bound=BaseModel)
 
 #: context window of the llama.cpp context (tokens); VisPath's longest prompts are ~1.5k
 N_CTX = 4096
@@ -38,6 +44,8 @@ class LlamaCppDecoding:
     ``_decode`` and ``prompt_tokens``)."""
 
     _loaded_cache: dict = {}
+    #: how the binding names itself in a failed JSON reply's line
+    BINDING = "llama.cpp"
 
     def __init__(self, settings, meter=None, cache=None, role: str = "chat"):
         super().__init__(settings, meter, cache, role)
@@ -51,6 +59,20 @@ class LlamaCppDecoding:
             return (str(locate_gguf(self.settings)), max(1, self.settings.torch_threads), N_CTX) in self._loaded_cache
         except ModelUnavailable:
             return False
+
+    def generate_json(self, prompt: str, schema: type[T], *, system: str | None = None,
+                      max_tokens: int = 256) -> T:
+        """A reply decoded under ``schema``'s grammar: greedy first, then sampled retries (seeded), each
+        attempt through the replay cache; the last failure is one ``BadModelReply`` line."""
+        def attempt(i: int) -> str:
+            params = {"max_tokens": max_tokens, "schema": schema_json(schema), "attempt": i}
+            return self._cached("json", prompt, system, params,
+                                lambda rec: self._decode(self.prompt_tokens(prompt, system), max_tokens=max_tokens,
+                                                         temperature=0.7 if i else 0.0, seed=i,
+                                                         grammar=self.grammar(schema), rec=rec))
+
+        return with_retries(attempt, schema, retries=self.settings.json_retries,
+                            who=f"local LLM {self.name} ({self.BINDING})")
 
     def decode(self, tokens: list[int], *, max_tokens: int, temperature: float = 0.0, seed: int = 0, grammar=None,
                rec) -> str:

@@ -41,20 +41,17 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Sequence, TypeVar
+from typing import Sequence
 
 from pydantic import BaseModel
 
 from kgqa.core.config import Settings
 from kgqa.core.errors import ModelUnavailable
-from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.gguf import locate_gguf
 from kgqa.models.llamacpp_base import N_BATCH, N_CTX, LlamaCppDecoding, _Deadline, gbnf_compatible
 from kgqa.models.local_llm import LocalLLMChat
 from kgqa.models.structured import decoding_schema
-from kgqa.models.structured import schema_json, with_retries
 
-T = TypeVar("T", bound=BaseModel)
 
 _LOCK = threading.Lock()
 _LOADED: dict[tuple, "_Runtime"] = {}
@@ -186,18 +183,6 @@ class LlamaCppChat(LlamaCppDecoding, LocalLLMChat):
             js = gbnf_compatible(decoding_schema(schema.model_json_schema()))
             self._grammars[schema] = LlamaGrammar.from_json_schema(json.dumps(js), verbose=False)
         return self._grammars[schema]
-
-    def generate_json(self, prompt: str, schema: type[T], *, system: str | None = None,
-                      max_tokens: int = 256) -> T:
-        def attempt(i: int) -> str:
-            params = {"max_tokens": max_tokens, "schema": schema_json(schema), "attempt": i}
-            return self._cached("json", prompt, system, params,
-                                lambda rec: self._decode(self.prompt_tokens(prompt, system), max_tokens=max_tokens,
-                                                         temperature=0.7 if i else 0.0, seed=i,
-                                                         grammar=self.grammar(schema), rec=rec))
-
-        return with_retries(attempt, schema, retries=self.settings.json_retries,
-                            who=f"local LLM {self.name} (llama.cpp)")
 
     def choose(self, prompt: str, options: Sequence[str], *, system: str | None = None,
                per_token: bool = False) -> list[float]:

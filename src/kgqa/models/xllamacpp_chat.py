@@ -34,19 +34,17 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Sequence, TypeVar
+from typing import Sequence
 
 from pydantic import BaseModel
 
 from kgqa.core.config import Settings
 from kgqa.core.errors import BadModelReply, ModelUnavailable
-from kgqa.models.accounting import Meter, ReplayCache
 from kgqa.models.gguf import locate_gguf
 from kgqa.models.llamacpp_base import N_BATCH, N_CTX, LlamaCppDecoding, _Deadline, gbnf_compatible
 from kgqa.models.local_llm import LocalLLMChat
-from kgqa.models.structured import decoding_schema, schema_json, with_retries
+from kgqa.models.structured import decoding_schema
 
-T = TypeVar("T", bound=BaseModel)
 
 #: the logit bias that makes the engine emit the option token being scored
 FORCE = 100.0
@@ -137,6 +135,7 @@ class XLlamaCppChat(LlamaCppDecoding, LocalLLMChat):
     backend = "llamacpp"      # same engine, model and calls as LlamaCppChat: replay caches are shared
     binding = "xllamacpp"
     _loaded_cache = _LOADED
+    BINDING = "llama.cpp, xllamacpp"
 
     @property
     def engine(self) -> _Engine:
@@ -186,18 +185,6 @@ class XLlamaCppChat(LlamaCppDecoding, LocalLLMChat):
             self._grammars[schema] = xlc.json_schema_to_grammar(
                 json.dumps(closed_objects(gbnf_compatible(decoding_schema(schema.model_json_schema())))))
         return self._grammars[schema]
-
-    def generate_json(self, prompt: str, schema: type[T], *, system: str | None = None,
-                      max_tokens: int = 256) -> T:
-        def attempt(i: int) -> str:
-            params = {"max_tokens": max_tokens, "schema": schema_json(schema), "attempt": i}
-            return self._cached("json", prompt, system, params,
-                                lambda rec: self._decode(self.prompt_tokens(prompt, system), max_tokens=max_tokens,
-                                                         temperature=0.7 if i else 0.0, seed=i,
-                                                         grammar=self.grammar(schema), rec=rec))
-
-        return with_retries(attempt, schema, retries=self.settings.json_retries,
-                            who=f"local LLM {self.name} (llama.cpp, xllamacpp)")
 
     def choose(self, prompt: str, options: Sequence[str], *, system: str | None = None,
                per_token: bool = False) -> list[float]:
