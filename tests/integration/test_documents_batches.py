@@ -124,3 +124,32 @@ def test_a_large_document_killed_mid_write_is_replaced_exactly_by_the_rerun(grap
     assert got["nodes"]["DocEntity"][0] == got["nodes"]["DocEntity"][1]        # no duplicates
     assert remove_document(graph, DOC_ID) > rows // 2
     assert _counts(graph)["documents"] == 0
+
+
+def test_removal_deletes_a_documents_relationships_in_bounded_transactions(graph, loader, tmp_path):
+    """A large document's relationships outnumber its nodes (a 500-page PDF: ~72,000 of them; deleting them
+    with 500 nodes at once ran Neo4j's 1 GB heap out): each removal transaction deletes at most the batch."""
+    from kgqa.loaders.documents.store import remove_document
+
+    remove_document(graph, DOC_ID)
+    rep = loader().load(_document(tmp_path / "atlas", sections=12))
+    assert rep.documents[0].status == "written"
+    total = sum(_counts(graph)["rels"].values())
+    assert total > 100
+    calls = []
+    write = graph.write
+
+    def spy(name, **params):
+        rows = write(name, **params)
+        calls.append((name, params.get("limit"), int(rows[0].get("removed", 0)) if rows else 0))
+        return rows
+
+    graph.write = spy
+    try:
+        assert remove_document(graph, DOC_ID, batch=BATCH, relation_batch=25) > 0
+    finally:
+        graph.write = write
+    rel_calls = [c for c in calls if c[0] == "docs_delete_document_relations_batch"]
+    assert all(n <= 25 for _, _, n in rel_calls) and sum(n for _, _, n in rel_calls) >= total
+    assert len(rel_calls) >= total // 25
+    assert _counts(graph)["documents"] == 0 and not _counts(graph)["nodes"]

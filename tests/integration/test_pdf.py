@@ -167,3 +167,35 @@ def test_scanned_pages_are_a_warning_and_the_figures_still_load(demo_kg, tmp_pat
     assert "scan.pdf: pages 3\u20137 have no text (scanned?); OCR is not included" in p.stdout
     (row,) = demo_kg.read("docs_show", id="scan")
     assert row["document"]["n_images"] == 5
+
+
+def test_docs_rm_removes_a_figure_file_only_with_its_last_image_node(demo_kg, settings, tmp_path):
+    """A PDF's own figure goes with the document; a figure the demo KG also shows (its Image node stays,
+    depicting an entity) keeps its file."""
+    from PIL import Image
+
+    own = tmp_path / "own.png"
+    Image.new("RGB", (120, 80), (201, 17, 93)).save(own)
+    d = tmp_path / "docs"
+    d.mkdir()
+    make_pdf(d / "red_panel.pdf", "Red panel", [("Panel", ["The red panel was painted in 1931."],
+                                                  [(own, "The red panel")])])
+    make_pdf(d / "launch_note.pdf", "Launch note", [("Launch", ["Falcon 9 flew again in 2016."],
+                                                     [(IMAGES / "falcon9_dscovr_launch.jpg", "A launch")])])
+    p = run_kgqa("load", "documents", str(d), env=ENV)
+    assert p.returncode == 0, p.stderr
+    shas = {}
+    for doc in ("red_panel", "launch_note"):
+        rows = demo_kg.read("docs_show", id=doc)
+        assert rows
+        with demo_kg.session() as s:
+            shas[doc] = s.run("MATCH (:Chunk {doc_id: $d})-[:HAS_IMAGE]->(i:Image) RETURN i.sha256 AS sha",
+                              {"d": doc}).single()["sha"]
+    own_file = next(settings.figures_dir.glob(f"{shas['red_panel']}.*"))
+    shared_file = next(settings.figures_dir.glob(f"{shas['launch_note']}.*"))
+    r = run_kgqa("docs", "rm", "red_panel", env=ENV)
+    assert r.returncode == 0, r.stderr
+    assert "1 figure file" in r.stdout and not own_file.exists()
+    r = run_kgqa("docs", "rm", "launch_note", env=ENV)
+    assert r.returncode == 0, r.stderr
+    assert "figure file" not in r.stdout and shared_file.exists()        # the demo KG's Image node still uses it

@@ -203,14 +203,17 @@ def docs_show(doc_id: str = typer.Argument(..., metavar="ID"),
 
 @docs_app.command("rm")
 def docs_rm(doc_id: str = typer.Argument(..., metavar="ID")):
-    """Remove exactly one document's KG (its images stay when anything else uses them)."""
+    """Remove exactly one document's KG (its images stay when anything else uses them; a PDF figure's file
+    under <data dir>/figures goes with its last Image node)."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
-    from kgqa.loaders.documents.store import remove_document
+    from kgqa.loaders.documents.store import remove_document, sweep_figures
 
     s = env_settings()
     with writer_lock(s), Graph(s) as g:
         n = remove_document(g, doc_id)
+        files = sweep_figures(g, s.figures_dir) if n else 0
     if n == 0:
         raise InvalidInput(f"document {doc_id!r}: no such document (see kgqa docs list)")
-    console().print(f"removed document {doc_id} ({n} nodes)", markup=False)
+    extra = f", {files} figure file{'s' if files != 1 else ''}" if files else ""
+    console().print(f"removed document {doc_id} ({n} nodes{extra})", markup=False)

@@ -18,6 +18,8 @@ from kgqa.loaders.documents.parse import ParsedDocument
 
 #: rows per write transaction (chunks, entities, relations, ... each count one)
 WRITE_BATCH = 500
+#: relationships removed per transaction by ``remove_document`` (a 500-page PDF has ~72,000)
+RELATION_BATCH = 10_000
 
 
 def _steps(doc_id: str, rows: dict, links: list[dict]) -> list[tuple[str, str, list, dict]]:
@@ -100,11 +102,17 @@ def show_document(graph, doc_id: str) -> dict | None:
             "entities": [e for e in r["entities"] if e], "relations": [x for x in r["relations"] if x]}
 
 
-def remove_document(graph, doc_id: str, batch: int = WRITE_BATCH) -> int:
-    """Remove a document: marked 'writing' (no longer complete), its inner nodes removed ``batch`` at a
-    time, then the ``Document`` node. Returns the nodes removed (0 when it is not there)."""
+def remove_document(graph, doc_id: str, batch: int = WRITE_BATCH, relation_batch: int = RELATION_BATCH) -> int:
+    """Remove a document: marked 'writing' (no longer complete), the relationships of its entities and
+    regions removed ``relation_batch`` at a time, its inner nodes ``batch`` at a time, then the ``Document``
+    node: every transaction bounded, so a large document goes within Neo4j's default heap. Returns the
+    nodes removed (0 when it is not there)."""
     if not graph.write("docs_mark_writing", id=doc_id):
         return 0
+    while True:
+        rows = graph.write("docs_delete_document_relations_batch", id=doc_id, limit=max(1, int(relation_batch)))
+        if not rows or int(rows[0]["removed"]) == 0:
+            break
     removed = 0
     while True:
         rows = graph.write("docs_delete_document_batch", id=doc_id, limit=max(1, int(batch)))
@@ -114,3 +122,31 @@ def remove_document(graph, doc_id: str, batch: int = WRITE_BATCH) -> int:
             break
     rows = graph.write("docs_delete_document", id=doc_id)
     return removed + (int(rows[0]["removed"]) if rows else 0)
+
+
+def sweep_figures(graph, figures_dir) -> int:
+    """Remove the figure files under ``figures_dir`` (``<sha256>.<ext>``, saved from PDFs) whose ``Image``
+    node the graph no longer holds; returns how many. Call it under the writer lock: a load running beside
+    it saves its figures before it writes their nodes."""
+    import re
+    from pathlib import Path
+
+    folder = Path(figures_dir)
+    if not folder.is_dir():
+        return 0
+    files = {}
+    for f in folder.iterdir():
+        if f.is_file() and re.fullmatch(r"[0-9a-f]{64}", f.stem):
+            files.setdefault(f.stem, []).append(f)
+    if not files:
+        return 0
+    present = {r["sha256"] for r in graph.read("docs_images_present", sha256s=sorted(files))}
+    gone = 0
+    for sha, paths in files.items():
+        if sha in present:
+            continue
+        for f in paths:
+            f.unlink(missing_ok=True)
+            gone += 1
+    return gone
+
