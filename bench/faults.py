@@ -47,6 +47,11 @@ def main() -> int:
         print(f"--bulk: Neo4j killed as the server {targets.count('server')} times, as neo4j-admin import "
               f"{targets.count('neo4j-admin import')} times")
     if p.returncode != 0:
+        log = REPO / ".kgqa" / f"faults-{time.strftime('%Y%m%dT%H%M%S')}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(out, encoding="utf-8")                 # whole: a failed point's cause is in its own output
+        fails = re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.M)
+        print(f"failed: {', '.join(fails)}; pytest's whole output: {log}", file=sys.stderr)
         print(out[-3000:], file=sys.stderr)
     return p.returncode
 
