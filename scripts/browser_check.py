@@ -105,7 +105,7 @@ def check(url: str, out: Path, *, password: str, chromium: str, timeout_s: float
     return {"connect_form": form, "query": " ".join((ran or "").split()) or None, "labels": labels,
             "nodes_on_canvas": nodes, "relationships_on_canvas": rels, "captions": captions,
             "relationship_captions": rel_captions, "errors": errors, "screenshot": str(out),
-            "relations": relation_rows(table)}
+            "relations": relation_rows(table), "table": table}
 
 
 def relation_rows(table: str) -> list[list[str]]:

@@ -66,3 +66,27 @@ def test_the_ask_link_opens_neo4j_browser_on_the_trace_with_its_relations_named(
     assert named.get("P176") == "manufacturer" and fact_types <= set(named), res["relations"]
     assert res["labels"]["Relation"] == len(named)
     assert out.stat().st_size > 10_000 and Path(out).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_pdf_answers_trace_shows_its_page_and_its_figure_in_browser(demo_kg, settings, chromium, tmp_path):
+    """mKG-RAG over a PDF: the trace Browser draws the chunk the answer was read from with its figure (the
+    Image node, linked by HAS_IMAGE), and the Question carries the page citation."""
+    from tests.pdfs import FALCON, make_pdf
+
+    env = {"KGQA_CHAT_BACKEND": "none", "KGQA_DOC_EXTRACTOR": "cpu"}
+    d = tmp_path / "pdfs"
+    d.mkdir()
+    make_pdf(d / "falcon_9.pdf", "Falcon 9", FALCON, page_break_before={"Notable launches"})
+    p = run_kgqa("load", "documents", str(d), env=env)
+    assert p.returncode == 0, p.stderr
+    p = run_kgqa("ask", "How many engines power the first stage of Falcon 9?", "--method", "mkgrag", env=env)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert any(ln.startswith("figure: ") for ln in lines), p.stdout
+    url = lines[-1].removeprefix("browser: ")
+    res = browser_check.check(url, tmp_path / "pdf-trace.png", password=settings.neo4j_password,
+                              chromium=chromium, timeout_s=180)
+    assert res["errors"] == []
+    assert {"Question", "Chunk", "Image"} <= set(res["labels"]), res["labels"]
+    assert "HAS_IMAGE" in res["relationship_captions"] and "USED" in res["relationship_captions"]
+    assert "falcon_9.pdf p. 1" in res["table"]              # the cited page, on the Question and its USED link
