@@ -26,14 +26,12 @@ class TrainingExample:
     aliases: tuple[str, ...] = ()     # other names of the answer (the file's ``aliases``)
 
 
-def read_examples(path: Path) -> list[TrainingExample]:
-    """Question/answer pairs from a JSONL file in the ``kgqa eval`` format (``question``, ``answer``,
-    ``topic.id`` or ``entity_id``, optional ``answer_id``, else the last entity of ``path``); a bad line
-    stops with ``file:line: why``."""
+def json_rows(path: Path, what: str = "file"):
+    """(line number, object) of each non-blank line of a JSON-lines file; a missing file or a bad line
+    stops with one ``InvalidInput`` line (``file:line: why``)."""
     path = Path(path)
     if not path.is_file():
-        raise InvalidInput(f"{path}: no such training file")
-    out: list[TrainingExample] = []
+        raise InvalidInput(f"{path}: no such {what}")
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -43,6 +41,16 @@ def read_examples(path: Path) -> list[TrainingExample]:
             raise InvalidInput(f"{path}:{n}: not JSON ({e.msg})") from None
         if not isinstance(row, dict):
             raise InvalidInput(f"{path}:{n}: expected a JSON object")
+        yield n, row
+
+
+def read_examples(path: Path) -> list[TrainingExample]:
+    """Question/answer pairs from a JSONL file in the ``kgqa eval`` format (``question``, ``answer``,
+    ``topic.id`` or ``entity_id``, optional ``answer_id``, else the last entity of ``path``); a bad line
+    stops with ``file:line: why``."""
+    path = Path(path)
+    out: list[TrainingExample] = []
+    for n, row in json_rows(path, "training file"):
         topic = row.get("entity_id") or (row.get("topic") or {}).get("id")
         q, a = row.get("question"), row.get("answer")
         for field_name, v in (("question", q), ("answer", a), ("topic.id", topic)):

@@ -15,13 +15,12 @@ question; an object named twice is read at its first mention. These are training
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgqa.core.errors import InvalidInput
+from kgqa.core.qa_examples import json_rows
 from kgqa.core.walk_questions import Phraser, type_names
 
 
@@ -50,17 +49,8 @@ def documents_of(path: Path) -> set[str]:
     """The supporting document ids of a question file (``support.document``): their chunks stay out of the
     generated questions, as the file's topics do."""
     out: set[str] = set()
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidInput(f"{p}: no such question file")
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InvalidInput(f"{p}:{n}: not JSON ({e.msg})") from None
-        doc = (row.get("support") or {}).get("document") if isinstance(row, dict) else None
+    for _, row in json_rows(Path(path), "question file"):
+        doc = (row.get("support") or {}).get("document")
         if isinstance(doc, str) and doc:
             out.add(doc)
     return out
