@@ -2,7 +2,7 @@
 
     python scripts/browser_check.py --trace 0123456789abcdef --out trace.png
     python scripts/browser_check.py --url "http://127.0.0.1:7474/browser/?dbms=…&cmd=edit&arg=…" --out trace.png
-    python scripts/browser_check.py --ask "Who manufactures the Falcon 9 rocket?" --entity Q741925 --out trace.png
+    python scripts/browser_check.py --ask "Who manufactures the Falcon 9 rocket?" --entity Q219913 --out trace.png
 
 With ``--ask`` it first runs ``kgqa ask`` and takes the link it printed (its ``browser:`` line); with
 ``--trace`` the link ``kgqa trace open ID`` prints. It opens that link, checks that Browser's connect

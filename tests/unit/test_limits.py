@@ -187,8 +187,15 @@ def _settings(tmp_path):
 
 
 def _fake(marker: str) -> subprocess.Popen:
-    """A process whose command line holds ``marker`` (an importer's 'AdminTool', a kgqa's 'kgqa')."""
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", marker], start_new_session=True)
+    """A process whose command line holds ``marker`` (an importer's 'AdminTool', a kgqa's 'kgqa'), returned once
+    /proc shows it: right after the fork its cmdline can still be empty (seen on a loaded machine)."""
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", marker], start_new_session=True)
+    cmdline = Path(f"/proc/{p.pid}/cmdline")
+    for _ in range(500):
+        if marker.encode() in cmdline.read_bytes():
+            break
+        time.sleep(0.01)
+    return p
 
 
 def test_the_rerun_stops_a_killed_runs_importer_and_removes_its_csvs(tmp_path):

@@ -152,3 +152,14 @@ def test_a_hostile_document_stays_data(reader):
     r = learned_read(reader, "Which architecture firm designed the building?", [hostile, TOWER], [],
                      titles={"tower": "Harbour Tower"})
     assert r.answer == "Skidmore, Owings and Merrill" and r.candidate.chunk_id == "tower#c0"
+
+
+def test_building_the_reader_draws_no_progress_bar(capfd):
+    """kgqa ask -o reader=learned and kgqa train reader print their own lines: transformers' "Loading weights"
+    bar must not be drawn between them (README's ask lines)."""
+    import transformers
+
+    transformers.logging.enable_progress_bar()          # as a fresh process has it
+    S._build(S.base_model_path())
+    out, err = capfd.readouterr()
+    assert "Loading weights" not in out + err

@@ -133,6 +133,7 @@ def _build(base: str, attention_dropout: float | None = None, hidden_dropout: fl
 
     level = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()          # "qa_outputs newly initialised" is expected
+    transformers.logging.disable_progress_bar()         # a "Loading weights" bar would garble kgqa ask's lines
     try:
         model = BertForQuestionAnswering.from_pretrained(base)
     finally:

@@ -20,7 +20,8 @@ load_app = typer.Typer(help="Load knowledge graphs into Neo4j.", no_args_is_help
 trace_app = typer.Typer(help="Show, open in Neo4j Browser and remove stored reasoning traces.", no_args_is_help=True)
 docs_app = typer.Typer(help="List, show and remove loaded documents (mKG-RAG's per-document KGs).",
                        no_args_is_help=True)
-train_app = typer.Typer(help="Train a method's learned parts (GraSP's soft-prompt encoder).", no_args_is_help=True)
+train_app = typer.Typer(help="Train the learned parts: GraSP's encoder, the chain reader, VisPath's terminal selection, "
+                             "mKG-RAG's span reader.", no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(load_app, name="load")
 app.add_typer(trace_app, name="trace")
@@ -30,6 +31,11 @@ app.add_typer(train_app, name="train")
 #: ``kgqa ask`` and ``kgqa eval``: the flags Typer does not know reach the command's arguments, which pass them
 #: to the method that declares them (``BaseMethod.cli_flags``, ``kgqa.core.method.split_method_flags``)
 METHOD_FLAGS = {"ignore_unknown_options": True, "allow_extra_args": True}
+
+
+def per_second(rate: float) -> str:
+    """A rate as the CLI prints it: whole numbers from 10 up, two significant digits below (0.2, never 0)."""
+    return f"{rate:,.0f}" if rate >= 10 else f"{rate:.2g}"
 
 
 def env_settings(**overrides):

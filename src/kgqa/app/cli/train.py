@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from kgqa.app.cli.common import console, env_settings, train_app
+from kgqa.app.cli.common import console, env_settings, per_second, train_app
 
 
 @train_app.command("grasp")
@@ -101,7 +101,7 @@ def train_grasp_cmd(
           f"dropped (answer not in the extracted subgraph)")
     sec = rep["seconds"]
     print(f"time: generate {sec['generate']:.1f} s, subgraphs {sec['prepare']:.1f} s, train {sec['train']:.1f} s "
-          f"({rep['used'] * epochs / max(sec['train'], 1e-9):.0f} examples/s over {epochs} epochs); "
+          f"({per_second(rep['used'] * epochs / max(sec['train'], 1e-9))} examples/s over {epochs} epochs); "
           f"KG fingerprint {rep['kg_fingerprint']}")
     print(f"encoder: {rep['variant']}, {rep['parameters']:,} parameters · {rep['steps']} steps in all · "
           f"torch threads {s.torch_threads}")
@@ -115,8 +115,8 @@ def train_paths_cmd(
     data: Optional[Path] = typer.Option(None, "--data", help="Question/answer pairs (JSON lines, the kgqa eval "
                                         "format: question, answer, aliases, topic.id); only the answer is used, the "
                                         "relation chains to it are searched in the graph."),
-    kind: str = typer.Option("reader", "--kind", help="reader (the chain reader: a cross-encoder over (question, "
-                             "relation chain), VisPath's and GraSP's default when it exists) or retriever (the "
+    kind: str = typer.Option("reader", "--kind", help="reader (the chain reader: all-MiniLM-L6-v2 fine-tuned to score "
+                             "(question, relation chain), see --arch; VisPath's and GraSP's default when it exists) or retriever (the "
                              "older bi-encoder head, VisPath's -o path_scorer=learned|mixed)."),
     arch: str = typer.Option("bi", "--arch", help="reader: bi (question and chain encoded apart, compared by "
                              "cosine; chains cached across questions) or cross (one pass over the pair)."),

@@ -138,8 +138,8 @@ class VisPathOptions(BaseModel):
     # mixed: the rules stay as they are and the retriever's chain score is added to theirs, weighed by
     # learned_weight (Eq. 5 relation scores, Eq. 8 σ and so terminal selection's order by σ).
     path_scorer: Literal["auto", "reader", "rules", "learned", "mixed"] = Field(
-        "auto", description="when no LLM examines the chains: reader (the chain reader of `kgqa train paths`, a "
-                            "cross-encoder over (question, relation chain): Eq. 8's σ, the paths kept per hop beside "
+        "auto", description="when no LLM examines the chains: reader (the chain reader of `kgqa train paths`, "
+                            "which scores (question, relation chain): Eq. 8's σ, the paths kept per hop beside "
                             "the rules' and terminal selection, depth included), rules (the non-LLM sketch and its "
                             "scores), learned or mixed (the older bi-encoder retriever: in place of or added to the "
                             "rules' scores); auto = reader when its checkpoint fits the loaded KG, else rules (one "
