@@ -3,6 +3,7 @@
     KGQA_TORCH_THREADS=1 python -m bench.squad reading [--limit N] [--squad DIR] [--checkpoint FILE]
                                                    [--readers learned,typed,rules]
     KGQA_TORCH_THREADS=1 python -m bench.squad open [--load [--load-only]] [--articles N] [--limit N]
+                                                [--ask FROM:TO] [-o KEY=VALUE] [--dump FILE] [--verbose]
 
 * ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
   no punctuation, no articles a/an/the, single spaces; the best over the gold answers; an abstention
@@ -20,6 +21,10 @@
   ``KGQA_CHAT_BACKEND=none``); then every question (or ``--limit N`` of them, spread evenly) asked without its
   paragraph through mKG-RAG and its chunks-only ablation, both with the learned reader: EM, F1, document
   recall@Kd (the question's article among the recalled documents), abstentions.
+  Per question also chunk recall (the sentence holding the gold answer inside a chunk that reaches the
+  reader), and a per-stage table (document recall → chunk recall → EM given the chunk) for both systems;
+  ``--ask FROM:TO`` asks only the questions of those loaded articles (choose on 0:4, report on 4:8),
+  ``-o KEY=VALUE`` passes an mkgrag option to both, ``--dump FILE`` writes one JSON line per question.
 
 Prints the settings (threads, checkpoint and what it was trained on) and the tables; asserts nothing.
 """
