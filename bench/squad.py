@@ -3,6 +3,7 @@
     KGQA_TORCH_THREADS=1 python -m bench.squad reading [--limit N] [--squad DIR] [--checkpoint FILE]
                                                    [--readers learned,typed,rules]
     KGQA_TORCH_THREADS=1 python -m bench.squad open [--load [--load-only]] [--articles N] [--limit N]
+                                                [--ask FROM:TO] [-o KEY=VALUE] [--dump FILE] [--verbose]
 
 * ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
   no punctuation, no articles a/an/the, single spaces; the best over the gold answers; an abstention
@@ -20,6 +21,10 @@
   ``KGQA_CHAT_BACKEND=none``); then every question (or ``--limit N`` of them, spread evenly) asked without its
   paragraph through mKG-RAG and its chunks-only ablation, both with the learned reader: EM, F1, document
   recall@Kd (the question's article among the recalled documents), abstentions.
+  Per question also chunk recall (the sentence holding the gold answer inside a chunk that reaches the
+  reader), and a per-stage table (document recall → chunk recall → EM given the chunk) for both systems;
+  ``--ask FROM:TO`` asks only the questions of those loaded articles (choose on 0:4, report on 4:8),
+  ``-o KEY=VALUE`` passes an mkgrag option to both, ``--dump FILE`` writes one JSON line per question.
 
 Prints the settings (threads, checkpoint and what it was trained on) and the tables; asserts nothing.
 """
@@ -256,17 +261,73 @@ def rt_docs(s) -> list:
         return g.read("docs_list")
 
 
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def answer_sentence(q) -> str:
+    """The sentence of the question's paragraph that holds its (first) gold answer, whitespace-normalised: a
+    chunk holding it holds the answer's evidence, whether the paragraph is a chunk of its own, one of several
+    in a chunk, or split over chunks."""
+    text, start = q.context, q.answers[0][1]
+    lo = max((text.rfind(x, 0, start) for x in (". ", "? ", "! ")), default=-1)
+    lo = 0 if lo < 0 else lo + 2
+    ends = [k for k in (text.find(x, start + len(q.answers[0][0])) for x in (". ", "? ", "! ")) if k >= 0]
+    hi = min(ends) + 1 if ends else len(text)
+    return _norm(text[lo:hi])
+
+
+def chunk_recalled(q, chunk_texts: list[str]) -> bool:
+    """Is the question's evidence among the chunks that reach the reader: its answer's sentence (see
+    ``answer_sentence``) inside one of them."""
+    sent = answer_sentence(q)
+    return any(sent in _norm(t) for t in chunk_texts)
+
+
+def stage_table(rows: list[dict]) -> list[tuple[str, str]]:
+    """Where answers are lost, stage by stage: (label, value) rows over per-question records with ``doc``,
+    ``chunk``, ``em``, ``f1``, ``abstained``."""
+    n = max(len(rows), 1)
+    doc = [r for r in rows if r["doc"]]
+    ch = [r for r in rows if r["chunk"]]
+    miss = [r for r in rows if not r["chunk"]]
+
+    def pct(k: int, d: int) -> str:
+        return f"{100 * k / d:5.1f} ({k:g}/{d})" if d else "    - (0/0)"
+
+    return [("document recall@Kd", pct(len(doc), n)),
+            ("chunk recall (answer's sentence read)", pct(len(ch), n)),
+            ("chunk recall | document recalled", pct(sum(r["chunk"] for r in doc), len(doc))),
+            ("EM | chunk recalled", pct(sum(r["em"] for r in ch), len(ch))),
+            ("abstained | chunk recalled", pct(sum(r["abstained"] for r in ch), len(ch))),
+            ("EM | chunk not recalled", pct(sum(r["em"] for r in miss), len(miss))),
+            ("EM (all)", pct(sum(r["em"] for r in rows), n))]
+
+
+def _options(pairs: list[str]) -> dict:
+    out = {}
+    for p in pairs:
+        k, sep, v = p.partition("=")
+        if not sep or not k:
+            raise SystemExit(f"-o {p!r}: expected KEY=VALUE")
+        out[k] = v
+    return out
+
+
 def bench_open(args) -> None:
+    import json
+
     from kgqa.app.pipeline import Pipeline
     from kgqa.core.config import Settings
-    from kgqa.models.span_reader import load_squad
+    from kgqa.models.span_reader import exact_match, f1_score, load_squad
 
     os.environ["KGQA_CHAT_BACKEND"] = "none"
     threads = _threads()
     all_qas = load_squad(Path(args.squad) / "dev-v1.1.json.gz")
+    articles = list(dict.fromkeys(q.article for q in all_qas))
     if args.articles:                      # the first N articles of the file only (a quicker, smaller corpus)
-        keep = list(dict.fromkeys(q.article for q in all_qas))[:args.articles]
-        all_qas = [q for q in all_qas if q.article in keep]
+        articles = articles[:args.articles]
+        all_qas = [q for q in all_qas if q.article in set(articles)]
     folder = REPO / ".kgqa" / "squad" / (f"articles-{args.articles}" if args.articles else "articles")
     stems = write_articles(all_qas, folder)
     if args.load:
@@ -275,30 +336,72 @@ def bench_open(args) -> None:
         print(f"loaded {len(stems)} articles in {time.perf_counter() - t:.0f} s")
         if args.load_only:
             return
-    qas = _spread(all_qas, args.limit)
+    asked = all_qas
+    if args.ask:                           # questions of a slice of the loaded articles only ("0:4", "4:8")
+        lo, sep, hi = args.ask.partition(":")
+        if not sep:
+            raise SystemExit(f"--ask {args.ask!r}: expected FROM:TO (article positions, e.g. 4:8)")
+        part = set(articles[int(lo or 0):int(hi) if hi else None])
+        asked = [q for q in all_qas if q.article in part]
+    qas = _spread(asked, args.limit)
+    extra = _options(args.option or [])
     s = Settings()
     docs = len(rt_docs(s))
-    print(f"SQuAD v1.1 dev, open setting · {len(stems)} articles loaded as documents ({docs} documents in the graph) · {len(qas)} questions asked "
-          f"without their paragraph · learned reader · torch threads {threads}")
-    print(f"  {'system':<30} {'EM':>6} {'F1':>6} {'doc R':>6} {'abst. %':>8} {'s/q p50':>8}")
-    for label, opts in (("mkgrag + learned reader", {"reader": "learned"}),
-                        ("chunks-only + learned reader", {"reader": "learned", "chunks_only": True})):
-        pipe = Pipeline(s, method="mkgrag", options=opts, write_trace=False)
-        preds, recall, secs = [], 0, []
-        try:
-            for q in qas:
-                t = time.perf_counter()
-                a = pipe.answer(q.question)
-                secs.append(time.perf_counter() - t)
-                preds.append(a.answer)
-                docs = a.details.get("document_ids") or []
-                recall += any(d == stems[q.article] or d.endswith(stems[q.article]) for d in docs)
-        finally:
-            pipe.close()
+    print(f"SQuAD v1.1 dev, open setting · {len(stems)} articles loaded as documents ({docs} documents in the "
+          f"graph) · {len(qas)} questions of {len({q.article for q in qas})} articles asked without their "
+          f"paragraph · learned reader · torch threads {threads} · load "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}" + (f" · options {extra}" if extra else ""))
+    systems = (("mkgrag + learned reader", {"reader": "learned", **extra}),
+               ("chunks-only + learned reader", {"reader": "learned", **extra, "chunks_only": True}))
+    results = []
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None
+    try:
+        for label, opts in systems:
+            pipe = Pipeline(s, method="mkgrag", options=opts, write_trace=False)
+            rows, secs, preds = [], [], []
+            try:
+                for q in qas:
+                    t = time.perf_counter()
+                    a = pipe.answer(q.question)
+                    secs.append(time.perf_counter() - t)
+                    golds = [x for x, _ in q.answers]
+                    ids = set(a.details.get("chunk_ids") or [])
+                    texts = [e.text for e in a.evidence if getattr(e, "kind", "") == "chunk" and e.chunk_id in ids]
+                    docs_r = a.details.get("document_ids") or []
+                    row = {"system": label, "qid": q.qid, "article": q.article, "question": q.question,
+                           "gold": golds, "answer": a.answer,
+                           "doc": any(d == stems[q.article] or d.endswith(stems[q.article]) for d in docs_r),
+                           "chunk": chunk_recalled(q, texts), "chunks": len(texts),
+                           "em": exact_match(a.answer, golds), "f1": f1_score(a.answer, golds),
+                           "abstained": a.answer is None, "why": a.stop_reason,
+                           "context_tokens": a.details.get("context_tokens")}
+                    rows.append(row)
+                    preds.append(a.answer)
+                    if dump:
+                        dump.write(json.dumps(row) + "\n")
+                    if args.verbose:
+                        print(f"  [{'D' if row['doc'] else '-'}{'C' if row['chunk'] else '-'}"
+                              f"{'=' if row['em'] else ' '}] {q.question[:60]!r} -> {a.answer!r} (gold {golds[0]!r})")
+            finally:
+                pipe.close()
+            secs.sort()
+            results.append((label, rows, preds, secs))
+    finally:
+        if dump:
+            dump.close()
+    print(f"  {'system':<30} {'EM':>6} {'F1':>6} {'doc R':>6} {'chunk R':>8} {'abst. %':>8} {'chunks':>7} "
+          f"{'s/q p50':>8}")
+    for label, rows, preds, secs in results:
         em, f1, ab = _scores(preds, qas)
-        secs.sort()
-        print(f"  {label:<30} {em:6.1f} {f1:6.1f} {100 * recall / max(len(qas), 1):6.1f} {ab:8.1f} "
+        n = max(len(rows), 1)
+        print(f"  {label:<30} {em:6.1f} {f1:6.1f} {100 * sum(r['doc'] for r in rows) / n:6.1f} "
+              f"{100 * sum(r['chunk'] for r in rows) / n:8.1f} {ab:8.1f} {sum(r['chunks'] for r in rows) / n:7.1f} "
               f"{secs[len(secs) // 2]:8.2f}")
+    print("  where answers are lost (per stage):")
+    tables = [dict(stage_table(rows)) for _, rows, _, _ in results]
+    print(f"  {'stage':<40} " + " ".join(f"{label.split(' +')[0]:>16}" for label, *_ in results))
+    for k in tables[0]:
+        print(f"  {k:<40} " + " ".join(f"{t[k]:>16}" for t in tables))
 
 
 def main() -> None:
@@ -317,6 +420,11 @@ def main() -> None:
     b.add_argument("--limit", type=int, default=None, help="N questions spread evenly over dev (default: all)")
     b.add_argument("--squad", default=str(SQUAD))
     b.add_argument("--articles", type=int, default=None, help="only the first N dev articles (loaded and asked)")
+    b.add_argument("--ask", default=None, help="FROM:TO: ask only the questions of these loaded articles (by "
+                   "position, e.g. 0:4 to choose settings on, 4:8 to report on)")
+    b.add_argument("-o", "--option", action="append", help="KEY=VALUE: an mkgrag option for both systems")
+    b.add_argument("--dump", default=None, help="write one JSON line per question and system here")
+    b.add_argument("--verbose", action="store_true", help="print each question's outcome")
     args = ap.parse_args()
     {"reading": bench_reading, "open": bench_open}[args.cmd](args)
 
