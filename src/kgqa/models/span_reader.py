@@ -417,6 +417,16 @@ class TrainReport:
     meta: dict = field(default_factory=dict)
 
 
+def best_span_scores(reader: SpanReader, qas: list[QA], bf16: bool | None = None) -> tuple[float, float]:
+    """EM and F1 (in %) of ``reader``'s best span, each question read on its own passage."""
+    got = reader.read_many([q.question for q in qas], [q.context for q in qas], top=1, bf16=bf16)
+    golds = [[a for a, _ in q.answers] for q in qas]
+    preds = [g[0].text if g else "" for g in got]
+    n = max(1, len(qas))
+    return (100 * sum(exact_match(p, g) for p, g in zip(preds, golds)) / n,
+            100 * sum(f1_score(p, g) for p, g in zip(preds, golds)) / n)
+
+
 def _with_negatives(qas: list[QA], share: float, rng: random.Random) -> list[tuple[QA, str | None]]:
     """(question, passage override): every question on its own passage, and ``share`` of them again on
     another passage of the same article that does not contain any of its answers (a no-answer pair)."""
@@ -504,13 +514,10 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
             return
         t = time.perf_counter()
         model.eval()
-        got = SpanReader(model, tok, {"max_length": max_length, "doc_stride": doc_stride,
-                                      "max_answer_tokens": max_answer_tokens}).read_many(
-            [q.question for q in probe], [q.context for q in probe], top=1, bf16=use_bf16)
+        em, f1 = best_span_scores(SpanReader(model, tok, {"max_length": max_length, "doc_stride": doc_stride,
+                                                          "max_answer_tokens": max_answer_tokens}),
+                                  probe, bf16=use_bf16)
         model.train()
-        golds = [[a for a, _ in q.answers] for q in probe]
-        em = 100 * sum(exact_match(g[0].text if g else "", a) for g, a in zip(got, golds)) / len(probe)
-        f1 = 100 * sum(f1_score(g[0].text if g else "", a) for g, a in zip(got, golds)) / len(probe)
         curve.append({"step": step, "epochs": round(step / max(1, per_epoch), 2), "em": round(em, 2),
                       "f1": round(f1, 2), "questions": len(probe)})
         say(f"held out after step {step} ({curve[-1]['epochs']} epochs): EM {em:.1f} F1 {f1:.1f} on "
@@ -602,14 +609,8 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
                  "answer-or-abstain over each question on its own paragraph (answer, exact match) and on a "
                  "paragraph of another held-out article (abstain)", "holdout": hold})
     if holdout_generated:
-        got = reader.read_many([q.question for q in holdout_generated], [q.context for q in holdout_generated],
-                               top=1)
-        preds = [g[0].text if g else "" for g in got]
-        golds = [[a for a, _ in q.answers] for q in holdout_generated]
-        meta["holdout_generated"] = {
-            "questions": len(holdout_generated),
-            "em": round(100 * sum(exact_match(p, g) for p, g in zip(preds, golds)) / len(golds), 2),
-            "f1": round(100 * sum(f1_score(p, g) for p, g in zip(preds, golds)) / len(golds), 2)}
+        em, f1 = best_span_scores(reader, holdout_generated)
+        meta["holdout_generated"] = {"questions": len(holdout_generated), "em": round(em, 2), "f1": round(f1, 2)}
     nbytes = save_checkpoint(model, meta, checkpoint)
     png = None
     try:

@@ -334,10 +334,10 @@ def _reading_questions(s, n: int, exclude: list[Path], seed: int, say):
     subjects = sorted({g.subject_id for g in got})
     _random.Random(seed + 31).shuffle(subjects)
     held_s = set(subjects[: max(1, len(subjects) // 10)])
-    qa = [QA(f"gen-{k}", g.question, g.context, [(g.answer, g.start)], f"kg:{g.subject_id}")
-          for k, g in enumerate(got)]
-    train = [q for q in qa if q.article[3:] not in held_s]
-    held = [q for q in qa if q.article[3:] in held_s]
+    train, held = [], []
+    for k, g in enumerate(got):
+        (held if g.subject_id in held_s else train).append(
+            QA(f"gen-{k}", g.question, g.context, [(g.answer, g.start)], f"kg:{g.subject_id}"))
     info = {"questions": len(train), "subjects": len(subjects) - len(held_s), "held_out_questions": len(held),
             "held_out_subjects": len(held_s), "excluded_topics": len(topics), "excluded_documents": sorted(docs),
             "examples": [{"question": q.question, "answer": q.answers[0][0]} for q in train[:5]]}

@@ -392,11 +392,7 @@ def _after_import(graph, path, images, encoder, opts: LoadOptions, state: BulkSt
             _write_the_rest(loader, bars)
     finally:
         loader.rejects.close()
-    state.clear()
-    r = loader.summarize()
-    r.modes = {"structure": "neo4j-admin import (an earlier run)"}
-    r.seconds = time.perf_counter() - t_start
-    return r
+    return _done(loader, state, "neo4j-admin import (an earlier run)", t_start)
 
 
 def _main_thread() -> bool:
@@ -484,12 +480,7 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             _write_the_rest(loader, bars)
     finally:
         loader.rejects.close()
-    state.clear()
-    r = loader.summarize()
-    r.modes = {"structure": "neo4j-admin import"}
-    loader.graph.close()
-    r.seconds = time.perf_counter() - t_start
-    return r, []
+    return _done(loader, state, "neo4j-admin import", t_start, close=True), []
 
 
 def _write_the_rest(loader, bars) -> None:
@@ -498,3 +489,15 @@ def _write_the_rest(loader, bars) -> None:
     loader.write_descriptions(bars)
     loader.write_images(bars)
     loader.finish(bars)
+
+
+def _done(loader, state: BulkState, structure: str, t_start: float, close: bool = False) -> LoadReport:
+    """A finished --bulk: its state file gone (nothing to resume), the report with how the structure came in;
+    ``close``: the loader's own connection (opened after the import) closed once the counts are read."""
+    state.clear()
+    r = loader.summarize()
+    r.modes = {"structure": structure}
+    if close:
+        loader.graph.close()
+    r.seconds = time.perf_counter() - t_start
+    return r
