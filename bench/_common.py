@@ -35,6 +35,17 @@ def table(title: str, header: list[str], rows: list[list]) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
 
 
+def method_options(pairs: list[str]) -> dict:
+    """``-o KEY=VALUE`` pairs as a method's options (values as given; the method's model converts them)."""
+    out = {}
+    for p in pairs:
+        k, sep, v = p.partition("=")
+        if not sep or not k:
+            raise SystemExit(f"-o {p!r}: expected KEY=VALUE")
+        out[k] = v
+    return out
+
+
 def question_rows(path: Path) -> list[dict]:
     """A question file's lines as dicts, each with an image's absolute ``image_path`` when it has one."""
     out = []

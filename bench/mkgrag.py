@@ -62,7 +62,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from bench._common import percentile, read, write
+from bench._common import method_options, percentile, read, write
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "data" / "docs"
@@ -336,17 +336,19 @@ def bench_accuracy(args) -> None:
     if args.limit:
         qs = qs[: args.limit]
     enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
-    systems = [("mkgrag + learned reader", "mkgrag", {"reader": "learned"}),
-               ("chunks-only + learned reader (naive RAG)", "mkgrag", {"reader": "learned", "chunks_only": True}),
-               ("mkgrag + rule reader", "mkgrag", {"reader": "rules"}),
-               ("chunks-only + rule reader (naive RAG)", "mkgrag", {"reader": "rules", "chunks_only": True})]
+    extra = method_options(args.option or [])
+    systems = [("mkgrag + learned reader", "mkgrag", {"reader": "learned", **extra}),
+               ("chunks-only + learned reader (naive RAG)", "mkgrag", {"reader": "learned", "chunks_only": True, **extra}),
+               ("mkgrag + rule reader", "mkgrag", {"reader": "rules", **extra}),
+               ("chunks-only + rule reader (naive RAG)", "mkgrag", {"reader": "rules", "chunks_only": True, **extra})]
     if args.llm:
-        systems.append((f"mkgrag + LLM reader ({s.chat_backend})", "mkgrag", {"reader": "llm"}))
+        systems.append((f"mkgrag + LLM reader ({s.chat_backend})", "mkgrag", {"reader": "llm", **extra}))
     if not args.no_vispath:
         systems.append(("VisPath (demo KG)", "vispath", {}))
     runs = [(label, *_evaluate(s, enc, qs, method, opts, args.replay_cache)[:2]) for label, method, opts in systems]
     print(f"accuracy · {len(qs)} questions (data/docs/questions.jsonl) · torch threads {s.torch_threads} · "
-          f"load {_load()} · replay cache {args.replay_cache or 'none (live)'} · chat {s.chat_backend}")
+          f"load {_load()} · replay cache {args.replay_cache or 'none (live)'} · chat {s.chat_backend}"
+          + (f" · mkgrag options {extra}" if extra else ""))
     print("  EM = exact match (aliases), SBERT@0.3, doc R = document recall@Kd, evid. R = a chunk of the "
           "supporting section in context, sent. R = the cited sentence is in the supporting section and holds the "
           "answer; dev = d01–d14 (the CPU reader's rules were developed on these), held-out = d15–d28")
@@ -516,6 +518,7 @@ def main() -> None:
     c.add_argument("--limit", type=int, default=None)
     c.add_argument("--llm", action="store_true", help="also mkgrag with the LLM reader (the paper's generation)")
     c.add_argument("--no-vispath", action="store_true", help="leave out VisPath's row (the demo KG)")
+    c.add_argument("-o", "--option", action="append", help="KEY=VALUE: an mkgrag option for every mkgrag row")
     d = sub.add_parser("scale")
     d.add_argument("--docs", type=int, default=10_000)
     d.add_argument("--batch", type=int, default=250)

@@ -41,6 +41,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench._common import method_options
+
 REPO = Path(__file__).resolve().parent.parent
 SQUAD = REPO.parent / "shared" / "datasets" / "squad"
 DRQA = (69.5, 78.8)
@@ -304,16 +306,6 @@ def stage_table(rows: list[dict]) -> list[tuple[str, str]]:
             ("EM (all)", pct(sum(r["em"] for r in rows), n))]
 
 
-def _options(pairs: list[str]) -> dict:
-    out = {}
-    for p in pairs:
-        k, sep, v = p.partition("=")
-        if not sep or not k:
-            raise SystemExit(f"-o {p!r}: expected KEY=VALUE")
-        out[k] = v
-    return out
-
-
 def bench_open(args) -> None:
     import json
 
@@ -344,7 +336,7 @@ def bench_open(args) -> None:
         part = set(articles[int(lo or 0):int(hi) if hi else None])
         asked = [q for q in all_qas if q.article in part]
     qas = _spread(asked, args.limit)
-    extra = _options(args.option or [])
+    extra = method_options(args.option or [])
     s = Settings()
     docs = len(rt_docs(s))
     print(f"SQuAD v1.1 dev, open setting · {len(stems)} articles loaded as documents ({docs} documents in the "

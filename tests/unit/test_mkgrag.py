@@ -118,6 +118,20 @@ def test_context_holds_graph_lines_then_chunks_within_the_budget():
     assert "entity: E1 (thing): desc 1" in r.context
 
 
+def test_chunk_share_keeps_the_source_chunk_when_graph_lines_fill_the_budget():
+    ents = [ent(i, 0.9 - i / 100, name=f"E{i} " + "long " * 20, chunks=("d1#c0",)) for i in range(6)]
+    rows = {**BASE, "mkgrag_graph_entities": ents, "mkgrag_graph_relations": [],
+            "mkgrag_chunks": [chunk("d1#c0", 40, 0.5)]}
+    starved = method(rows, budget=120, Kg=6, no_expansion=True, chunk_share=0).retrieve("q")
+    assert starved.chunks == []                                     # lines first: they take the whole budget
+    r = method(rows, budget=120, Kg=6, no_expansion=True).retrieve("q")     # the default share, 0.5
+    assert [c["id"] for c in r.chunks] == ["d1#c0"]                 # the chunk the best element cites is read
+    assert r.context_tokens <= 120
+    assert 0 < len(r.elements) < 6                                  # the lines were cut to the rest …
+    assert all(el.name in r.context for el in r.elements)          # … and their evidence with them
+    assert [el.id for el in r.elements] == [e["id"] for e in ents[: len(r.elements)]]
+
+
 def test_graph_lines_cut_by_the_budget_leave_the_evidence_too():
     ents = [ent(i, 0.9 - i / 100, name=f"E{i} " + "long " * 20) for i in range(6)]     # ~27 tokens a line
     rows = {**BASE, "mkgrag_graph_entities": ents, "mkgrag_graph_relations": [], "mkgrag_chunks": []}

@@ -19,7 +19,8 @@ Read top to bottom, ``answer`` is Section 3.2:
     Eq. 3      G_r^l = breadth-first expansion of G_r^0 for l hops inside G_m, keeping only the
                neighbours whose cosine to the query exceeds ``threshold``
     context    the graph elements of G_r^l (entities, relations, regions) then their source chunks,
-               best first, within ``budget`` tokens, in a delimited data block
+               best first, within ``budget`` tokens (``chunk_share`` of it kept for the chunks), in a
+               delimited data block
     answer     VisionModel(image, question, context), or the ChatModel without an image (``reader=llm``,
                the default when a chat server is configured); without one, the CPU reader (reader.py):
                a typed span of the context or a node of G_r, with its supporting sentence, or abstention
@@ -83,13 +84,16 @@ class MKGRAGOptions(BaseModel):
                                                                "query exceeds this")
     budget: int = Field(800, ge=50, le=100_000, description="context tokens (LLM tokenizer): graph elements, "
                                                             "then source chunks")
+    chunk_share: float = Field(0.5, ge=0.0, le=1.0, description="share of the budget kept for G_r's source "
+                               "chunks (the paper's 'associated textual chunks'); the graph lines get the rest, and "
+                               "the chunks take what the lines leave (0: lines first, as before 2026-12-05)")
     naive_k: int = Field(5, ge=1, le=100, description="chunks retrieved by the chunks-only baseline")
     max_tokens: int = Field(48, ge=4, le=512, description="answer tokens")
     reader: Literal["auto", "cpu", "learned", "rules", "llm"] = Field(
         "auto", description="who answers from the context: llm (the paper's generation); learned (the span "
         "reader, learned.py: all-MiniLM-L6-v2 fine-tuned on SQuAD, its checkpoint from reader_checkpoint, else "
         "<data dir>/models/reader/, else the shipped data/reader/; opt-in: on the bundled documents it "
-        "answers 75 % to the rule reader's 86 %; a checkpoint that cannot load falls back to rules in one line); rules or cpu (the rule "
+        "answers 79 % to the rule reader's 86 %; a checkpoint that cannot load falls back to rules in one line); rules or cpu (the rule "
         "reader, reader.py); auto: llm when a chat server is configured (openai | vllm), else cpu")
     reader_checkpoint: str = Field("", description="learned reader: its checkpoint file (empty: the default)")
     reader_threshold: float | None = Field(None, ge=-100.0, le=100.0, description="learned reader: abstain when "
@@ -257,6 +261,16 @@ class MKGRAG(BaseMethod):
             chunks = self.graph.read("mkgrag_chunks", ids=list(chunk_rank), vector=qvec) if chunk_rank else []
             chunks.sort(key=lambda c: (chunk_rank[c["id"]], -c["sim"]))
             graph_lines = self._lines(elements)
+            if o.chunk_share > 0:
+                # the best source chunks keep their share of the budget: the graph lines, which restate them,
+                # are cut to the rest (line k is element k: the evidence is what the context holds)
+                kept = self._fit_chunks(chunks, budget=int(o.budget * o.chunk_share))
+                room = o.budget - sum(self._chunk_tokens(c) for c in kept) - 4       # 4: the two headers
+                lines_tokens = [self.count_tokens(f"- {line}") + 1 for line in graph_lines]
+                while graph_lines and 3 + sum(lines_tokens) > room:
+                    graph_lines.pop()
+                    lines_tokens.pop()
+                    elements.pop()
             used = self.count_tokens(self._context(graph_lines, [])) if graph_lines else 0
             r.chunks = self._fit_chunks(chunks, budget=o.budget - used - 2)   # 2: the "Sources:" header
             r.context = self._context(graph_lines, r.chunks)
@@ -372,10 +386,13 @@ class MKGRAG(BaseMethod):
         """Another token counter for the budget (benchmarks that do not time the LLM's tokenizer)."""
         self._count_tokens = counter
 
+    def _chunk_tokens(self, c: dict) -> int:
+        return self.count_tokens(f"[{c['title']}] {c['text']}") + 1      # as the chunk appears in the context
+
     def _fit_chunks(self, chunks: list[dict], budget: int) -> list[dict]:
         out, used = [], 0
         for c in chunks:
-            n = self.count_tokens(f"[{c['title']}] {c['text']}") + 1      # as the chunk appears in the context
+            n = self._chunk_tokens(c)
             if used + n > budget:
                 continue                       # a later, shorter chunk may still fit
             out.append({**c, "cos": round(cos_from_neo4j(c["sim"]), 4)})
