@@ -261,16 +261,17 @@ class MKGRAG(BaseMethod):
             chunks = self.graph.read("mkgrag_chunks", ids=list(chunk_rank), vector=qvec) if chunk_rank else []
             chunks.sort(key=lambda c: (chunk_rank[c["id"]], -c["sim"]))
             graph_lines = self._lines(elements)
-            if o.chunk_share > 0:
-                # the best source chunks keep their share of the budget: the graph lines, which restate them,
-                # are cut to the rest (line k is element k: the evidence is what the context holds)
-                kept = self._fit_chunks(chunks, budget=int(o.budget * o.chunk_share))
-                room = o.budget - sum(self._chunk_tokens(c) for c in kept) - 4       # 4: the two headers
-                lines_tokens = [self.count_tokens(f"- {line}") + 1 for line in graph_lines]
-                while graph_lines and 3 + sum(lines_tokens) > room:
-                    graph_lines.pop()
-                    lines_tokens.pop()
-                    elements.pop()
+            # the best source chunks keep their share of the budget: the graph lines, which restate them, are
+            # cut to the rest (line k is element k: the evidence is what the context holds). Counted line by
+            # line: an expansion in a large document can bring thousands of lines.
+            kept = self._fit_chunks(chunks, budget=int(o.budget * o.chunk_share)) if o.chunk_share > 0 else []
+            room = o.budget - sum(self._chunk_tokens(c) for c in kept) - 4           # 4: the two headers
+            lines_tokens = [self.count_tokens(f"- {line}") + 1 for line in graph_lines]
+            total = 3 + sum(lines_tokens)
+            while graph_lines and total > room:
+                total -= lines_tokens.pop()
+                graph_lines.pop()
+                elements.pop()
             used = self.count_tokens(self._context(graph_lines, [])) if graph_lines else 0
             r.chunks = self._fit_chunks(chunks, budget=o.budget - used - 2)   # 2: the "Sources:" header
             r.context = self._context(graph_lines, r.chunks)
