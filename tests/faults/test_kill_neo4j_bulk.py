@@ -106,6 +106,7 @@ def clean_bulk_load(graph, server, args: list[str], runs: int = 2) -> tuple[dict
         for _ in range(runs):
             graph.close()
             _wipe(graph)
+            assert not _state_file(server).exists(), "a --bulk state file left by an earlier point"
             t0 = time.monotonic()
             proc = subprocess.Popen([KGQA, *args], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True)
@@ -114,8 +115,13 @@ def clean_bulk_load(graph, server, args: list[str], runs: int = 2) -> tuple[dict
             _, err = proc.communicate()
             end = time.monotonic() - t0
             assert proc.returncode == 0, err[-3000:]
-            assert list(seen)[:len(PHASES)] == list(PHASES), f"phases seen: {seen}"
-            bounds = [*(seen[p] for p in PHASES), seen.get("done", end)]
+            # a phase shorter than the 20 ms poll (the CSVs of this small input) is not seen: it began where the
+            # next one seen did, and lasted 0 s
+            assert {"start-up", "neo4j-admin import", "Bolt"} <= set(seen), f"phases seen: {seen}"
+            bounds = [seen.get("done", end)]
+            for ph in reversed(PHASES):
+                bounds.insert(0, seen.get(ph, bounds[0]))
+            assert bounds == sorted(bounds), f"phases seen: {seen}"
             for i, ph in enumerate(PHASES):
                 lengths[ph] = min(lengths.get(ph, float("inf")), bounds[i + 1] - bounds[i])
             print(f"clean --bulk load: {end:.1f} s; phases began at (done: its state file removed) "
@@ -160,6 +166,7 @@ def test_kill_neo4j_mid_bulk_load(graph, server, clean, tmp_path, point):
     for attempt in range(REDRAWS + 1):
         graph.close()
         _wipe(graph)
+        assert not _state_file(server).exists(), "a --bulk state file left by an earlier point"
         delay = fraction * 0.5 ** attempt * lengths[phase]
         proc = subprocess.Popen([KGQA, *args], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
