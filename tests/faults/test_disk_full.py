@@ -76,12 +76,14 @@ def test_rejects_file_on_a_full_disk_then_a_rerun_with_space(graph, server, tmp_
     _one_line_no_space(p, small_disk)
     assert "(the rejects file)" in p.stderr and "at that rate over the rest of the input" in p.stderr, p.stderr
     needed = _needed_mb(p.stderr)
+    print(p.stderr.strip())
     assert _count(graph, "MATCH (e:Entity) RETURN count(e) AS n") == 0          # validated first: nothing written
     _umount(small_disk)
     _mount(small_disk, "16m")                                                    # space freed
     p = run_kgqa("load", "wikidata5m", "--path", str(folder), "--lenient", "--no-embeddings", "--json", env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     rejects = max((small_disk / "rejects").glob("*.tsv"), key=lambda f: f.stat().st_mtime)
+    print(f"the rejects file took {rejects.stat().st_size / 1e6:.2f} MB; the line said about {needed:.2f} MB")
     assert 0.7 < needed * 1e6 / rejects.stat().st_size < 1.5, (needed, rejects.stat().st_size)   # "about": it was
     assert _count(graph, "MATCH (e:Entity) RETURN count(e) AS n") == N
     assert _count(graph, "MATCH (:Entity)-[r:P1]->(:Entity) RETURN count(r) AS n") == N
@@ -98,6 +100,7 @@ def test_bulk_csvs_on_a_full_disk_leave_nothing_behind(graph, server, tmp_path, 
     p = run_kgqa("load", "wikidata5m", "--path", str(big), "--bulk", "--no-embeddings", "--json", env=env)
     _one_line_no_space(p, small_disk)
     assert "MB needed" in p.stderr and "CSVs" in p.stderr, p.stderr
+    print(p.stderr.strip())
     assert not any((small_disk / "import").glob("wikidata5m-*")), list((small_disk / "import").iterdir())
     assert _count(graph, "MATCH (n) RETURN count(n) AS n") == 0
     assert os.listdir(small_disk)    # the state file's folder is there; no CSV is

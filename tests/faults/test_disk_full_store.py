@@ -80,12 +80,14 @@ def test_a_full_store_stops_the_load_in_one_line_and_a_rerun_after_freeing_space
     assert str(store) in err[-1] and "MB free there" in err[-1] and "no space left" in err[-1], err[-1]
     assert "MB needed" in err[-1] and "3,003 vectors" in err[-1], err[-1]      # the load's estimate of its store
     needed = _needed_mb(err[-1])
+    print(err[-1])
     subprocess.run(["mount", "-o", "remount,size=256m", str(store)], check=True)      # space freed
     server.stop()
     server.start(wait_s=300)
     p = run_kgqa(*cmd, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     grown = (_used(store) - used) / 1e6
+    print(f"the load took {grown:.1f} MB in the store; the line said about {needed:.1f} MB")
     assert 0.4 < needed / grown < 2.5, (needed, grown)          # "about": what the whole load took in the store
     g = _graph(env)
     try:

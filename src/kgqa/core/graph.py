@@ -116,8 +116,14 @@ class Graph:
         return self._run(query, params or {}, write=write)
 
     def apply_schema(self) -> int:
-        """Apply ``cypher/schema.cypher`` (idempotent); returns statements run."""
+        """Apply ``cypher/schema.cypher`` (idempotent, also after Neo4j was killed while it ran: a constraint's
+        index left without its constraint is dropped first, and created again with it); returns statements run."""
+        import re
+
         stmts = cypher.statements("schema")
+        names = [m.group(1) for m in (re.match(r"\s*CREATE CONSTRAINT (\w+)", s) for s in stmts) if m]
+        for row in self.read("schema_orphan_indexes", names=names):
+            self.write("schema_drop_index", {"name": row["name"]})
         for stmt in stmts:
             self._run(stmt, {}, write=True)
         return len(stmts)
