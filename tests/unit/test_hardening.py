@@ -399,3 +399,21 @@ def test_ctrl_c_prints_interrupted_and_exits_130(tmp_path):
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and err.strip().splitlines()[-1] == "kgqa: interrupted", (p.returncode, err)
+
+
+def test_apply_schema_drops_a_constraints_index_left_without_its_constraint_first(tmp_path):
+    """Neo4j killed between a uniqueness constraint's index and the constraint leaves the index alone; CREATE
+    CONSTRAINT … IF NOT EXISTS then fails ("There already exists an index called 'entity_id'"), found by a
+    --bulk kill point (tests/faults/test_kill_neo4j_bulk.py): apply_schema drops such an orphan first."""
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
+
+    g = Graph(Settings(data_dir=tmp_path))
+    calls = []
+    g.read = lambda name, **p: calls.append(("read", name, p)) or [{"name": "entity_id"}]
+    g.write = lambda name, params=None, **p: calls.append(("write", name, params or p))
+    g._run = lambda q, p, write: calls.append(("run", q.split(" IF ")[0], None))
+    g.apply_schema()
+    assert calls[0][:2] == ("read", "schema_orphan_indexes") and "entity_id" in calls[0][2]["names"]
+    assert calls[1] == ("write", "schema_drop_index", {"name": "entity_id"})
+    assert calls[2] == ("run", "CREATE CONSTRAINT entity_id", None)       # then the schema, constraint first
