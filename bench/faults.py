@@ -36,20 +36,32 @@ def main() -> int:
                         "-k", " or ".join(a.kinds.split(","))],
                        cwd=REPO, env=env, capture_output=True, text=True)
     out = p.stdout + p.stderr
-    print(f"| write | kill points | invariants held | failed |  ({time.perf_counter() - t0:,.0f} s)")
-    print("|---|---:|---:|---:|")
+    print(f"| write | kill points | invariants held | failed | missed (load ended before its kill) |"
+          f"  ({time.perf_counter() - t0:,.0f} s)")
+    print("|---|---:|---:|---:|---:|")
     for name in a.kinds.split(","):
         passed = len(re.findall(rf"^PASSED \S+::{name}\[", out, re.M))
         failed = len(re.findall(rf"^(?:FAILED|ERROR) \S+::{name}\[", out, re.M))
-        print(f"| {KINDS.get(name, name)} | {passed + failed} | {passed} | {failed} |")
-    targets = re.findall(r"^killed (server|neo4j-admin import) \(pid", out, re.M)      # test_kill_neo4j_bulk prints it
-    if targets:
+        missed = len(re.findall(rf"^SKIPPED \[\d+\] \S+: {name}\[\d+\]: missed", out, re.M))
+        print(f"| {KINDS.get(name, name)} | {passed + failed} | {passed} | {failed} | {missed} |")
+    # test_kill_neo4j_bulk prints what it killed, in which phase, and each redrawn miss
+    kills = re.findall(r"^killed (server|neo4j-admin import) \(pid \d+\) in phase ([^(]+?) \(drawn: ([^,]+),", out, re.M)
+    if kills:
+        targets = [k[0] for k in kills]
         print(f"--bulk: Neo4j killed as the server {targets.count('server')} times, as neo4j-admin import "
               f"{targets.count('neo4j-admin import')} times")
+        phases: dict[str, list[int]] = {}
+        for _, ran, drawn in kills:
+            phases.setdefault(drawn, [0, 0])[0] += 1
+            phases.setdefault(ran, [0, 0])[1] += 1
+        print("--bulk phases, drawn / killed in: " + ", ".join(f"{k} {v[0]} / {v[1]}" for k, v in phases.items()))
+        redrawn = len(re.findall(r"^missed: the load ended before the kill", out, re.M))
+        print(f"--bulk: {redrawn} draw(s) missed (the load ended first) and were drawn again, earlier")
+    log = REPO / ".kgqa" / f"faults-{time.strftime('%Y%m%dT%H%M%S')}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(out, encoding="utf-8")                     # whole: each point's output, a failed one's cause
+    print(f"pytest's whole output: {log}")
     if p.returncode != 0:
-        log = REPO / ".kgqa" / f"faults-{time.strftime('%Y%m%dT%H%M%S')}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(out, encoding="utf-8")                 # whole: a failed point's cause is in its own output
         fails = re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.M)
         print(f"failed: {', '.join(fails)}; pytest's whole output: {log}", file=sys.stderr)
         print(out[-3000:], file=sys.stderr)

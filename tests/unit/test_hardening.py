@@ -290,12 +290,57 @@ def test_a_transaction_log_neo4j_cannot_append_to_is_a_full_store_exit_5_naming_
         raise err
 
     local = Graph(Settings(neo4j_uri="bolt://127.0.0.1:7687", neo4j_bolt_port=7687, data_dir=tmp_path))
-    with pytest.raises(NoSpace, match=r"no space left under its store .*neo4j/data \([\d.,]+ MB free there\)") as e:
+    with pytest.raises(NoSpace, match=r"no space left under its store .*neo4j/data \([\d.,]+ MB free there, "
+                                      r"the space needed unknown\)") as e:
         local._guard(boom)
     assert e.value.exit_code == 5 and str(tmp_path) in str(e.value) and "run the same command again" in str(e.value)
+    local.store_need = (12_345_678, "1.0 MB of input at what a measured load took")     # a loader's estimate
+    with pytest.raises(NoSpace, match=r"MB free there, about 12.3 MB needed \(1.0 MB of input at what a measured"):
+        local._guard(boom)
     remote = Graph(Settings(neo4j_uri="bolt://db.example:7687", neo4j_bolt_port=7687, data_dir=tmp_path))
-    with pytest.raises(NoSpace, match=r"db.example:7687 could not write its transaction log \(is the disk"):
+    with pytest.raises(NoSpace, match=r"db.example:7687 could not write its transaction log \(is the disk under its "
+                                      r"store full\? the space needed unknown\)"):
         remote._guard(boom)
+
+
+def test_a_full_disk_under_the_rejects_file_says_about_how_much_it_needs(tmp_path, monkeypatch):
+    """The rejects file's line: its bytes so far, at that rate over the rest of the input; unknown without it."""
+    import errno
+
+    from kgqa.core.errors import NoSpace
+    from kgqa.loaders.rejects import Rejects
+
+    good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
+    good.write_text("".join(f"Q{i}\tok\n" for i in range(1000)))
+    bad.write_text("".join(f"Q{i}\tbad line {i}\n" for i in range(1000)))
+
+    class Disk:                         # a file that takes ``room`` bytes, then ENOSPC
+        def __init__(self, room):
+            self.room = room
+
+        def write(self, text):
+            self.room -= len(text)
+            if self.room < 0:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return len(text)
+
+        def close(self):
+            pass
+
+    def fill(inputs, room):
+        r = Rejects(False, tmp_path / "rejects.tsv", inputs=inputs)
+        r._fh = Disk(room)              # opened: the header is not counted here
+        with pytest.raises(NoSpace) as e:
+            for n in range(1, 1001):
+                r.line(bad, n, "id: not a Q-id", f"Q{n - 1}\tbad line {n - 1}")
+        return str(e.value)
+
+    whole = len("".join(f"{bad}:{n}\tid: not a Q-id\tQ{n - 1}\\tbad line {n - 1}\n" for n in range(1, 1001)))
+    line = fill([good, bad], whole // 4)          # a quarter of the rejects fit
+    need = float(line.split("about ", 1)[1].split(" MB needed", 1)[0])
+    assert abs(need * 1e6 - whole) < 0.1 * whole, (need, whole, line)
+    assert "no space left writing" in line and "(the rejects file)" in line and "at that rate over the rest" in line
+    assert "the space needed unknown" in fill([], whole // 4)            # no input list: no estimate
 
 
 # ------------------------------------------------------------------ 8. paths leaving the input folder
@@ -354,3 +399,21 @@ def test_ctrl_c_prints_interrupted_and_exits_130(tmp_path):
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and err.strip().splitlines()[-1] == "kgqa: interrupted", (p.returncode, err)
+
+
+def test_apply_schema_drops_a_constraints_index_left_without_its_constraint_first(tmp_path):
+    """Neo4j killed between a uniqueness constraint's index and the constraint leaves the index alone; CREATE
+    CONSTRAINT … IF NOT EXISTS then fails ("There already exists an index called 'entity_id'"), found by a
+    --bulk kill point (tests/faults/test_kill_neo4j_bulk.py): apply_schema drops such an orphan first."""
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
+
+    g = Graph(Settings(data_dir=tmp_path))
+    calls = []
+    g.read = lambda name, **p: calls.append(("read", name, p)) or [{"name": "entity_id"}]
+    g.write = lambda name, params=None, **p: calls.append(("write", name, params or p))
+    g._run = lambda q, p, write: calls.append(("run", q.split(" IF ")[0], None))
+    g.apply_schema()
+    assert calls[0][:2] == ("read", "schema_orphan_indexes") and "entity_id" in calls[0][2]["names"]
+    assert calls[1] == ("write", "schema_drop_index", {"name": "entity_id"})
+    assert calls[2] == ("run", "CREATE CONSTRAINT entity_id", None)       # then the schema, constraint first

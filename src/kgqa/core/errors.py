@@ -90,9 +90,10 @@ class NoSpace(KgqaError):
     exit_code = 5
 
 
-def no_space(e: BaseException, path, need_bytes: int | None = None, what: str = "") -> NoSpace | None:
+def no_space(e: BaseException, path, need_bytes: int | None = None, what: str = "", basis: str = "") -> NoSpace | None:
     """``e`` as a ``NoSpace`` line when it is a full disk or quota (ENOSPC, EDQUOT), else None: the path being
-    written, what is free on its device and, when known, about how much more the work needs."""
+    written, what is free on its device and about how much the work needs (``basis``: how that was estimated),
+    or that this is unknown."""
     import errno
     import os
     import shutil
@@ -109,10 +110,16 @@ def no_space(e: BaseException, path, need_bytes: int | None = None, what: str = 
         room = f"{free / 1e6:,.1f} MB free there"
     except OSError:
         room = "its free space unknown"
-    need = f", about {need_bytes / 1e6:,.1f} MB needed" if need_bytes else ""
     label = f" ({what})" if what else ""
-    return NoSpace(f"no space left writing {os.fspath(target)}{label}: {room}{need}; free space (or point "
-                   "KGQA_DATA_DIR elsewhere) and run the same command again")
+    return NoSpace(f"no space left writing {os.fspath(target)}{label}: {room}, {space_needed(need_bytes, basis)}; "
+                   "free space (or point KGQA_DATA_DIR elsewhere) and run the same command again")
+
+
+def space_needed(need_bytes: int | None, basis: str = "") -> str:
+    """"about N MB needed[ (basis)]", or plainly that the space needed is unknown (every full-disk line says one)."""
+    if not need_bytes:
+        return "the space needed unknown"
+    return f"about {need_bytes / 1e6:,.1f} MB needed" + (f" ({basis})" if basis else "")
 
 
 def first_error(e, default_loc: str = "") -> tuple[str, str]:

@@ -16,7 +16,7 @@ from typing import Any
 from kgqa import cypher
 from kgqa.core.ids import PID
 from kgqa.core.config import Settings, check_neo4j_uri
-from kgqa.core.errors import GraphUnavailable, InvalidInput, NoSpace, cap, cap_repr
+from kgqa.core.errors import GraphUnavailable, InvalidInput, NoSpace, cap, cap_repr, space_needed
 
 _RELATION_ID = PID
 
@@ -37,6 +37,9 @@ class Graph:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._driver = None
+        #: (bytes, how estimated) that the write under way adds to the server's store, set by a loader that
+        #: can estimate it: the "about N MB needed" of a full store's line (else it says the need is unknown)
+        self.store_need: tuple[int, str] | None = None
 
     # -- connection ---------------------------------------------------------
     @property
@@ -113,8 +116,14 @@ class Graph:
         return self._run(query, params or {}, write=write)
 
     def apply_schema(self) -> int:
-        """Apply ``cypher/schema.cypher`` (idempotent); returns statements run."""
+        """Apply ``cypher/schema.cypher`` (idempotent, also after Neo4j was killed while it ran: a constraint's
+        index left without its constraint is dropped first, and created again with it); returns statements run."""
+        import re
+
         stmts = cypher.statements("schema")
+        names = [m.group(1) for m in (re.match(r"\s*CREATE CONSTRAINT (\w+)", s) for s in stmts) if m]
+        for row in self.read("schema_orphan_indexes", names=names):
+            self.write("schema_drop_index", {"name": row["name"]})
         for stmt in stmts:
             self._run(stmt, {}, write=True)
         return len(stmts)
@@ -230,6 +239,7 @@ class Graph:
         text = f"{e.code or ''} {e.message or e}"
         if "Could not append transaction" not in text and "No space left on device" not in text:
             return None
+        need = space_needed(*(self.store_need or (None, "")))
         u = urlparse(self.settings.neo4j_uri)
         if u.hostname in ("127.0.0.1", "localhost") and (u.port or 7687) == self.settings.neo4j_bolt_port:
             store = probe = self.settings.neo4j_home / "data"
@@ -240,10 +250,10 @@ class Graph:
             except OSError:
                 room = "its free space unknown"
             return NoSpace(f"Neo4j could not write its transaction log: no space left under its store {store} "
-                           f"({room}); free space there, restart the server (`kgqa neo4j stop`, `kgqa neo4j "
-                           "start`) and run the same command again")
+                           f"({room}, {need}); free space there, restart the server (`kgqa neo4j stop`, "
+                           "`kgqa neo4j start`) and run the same command again")
         return NoSpace(f"Neo4j at {self.settings.neo4j_uri} could not write its transaction log (is the disk under "
-                       "its store full?): free space there, restart it and run the same command again")
+                       f"its store full? {need}): free space there, restart it and run the same command again")
 
     def _server_error_line(self, e) -> str:
         """One line for an error the server returned: what happened and what to do."""

@@ -22,16 +22,22 @@ class Rejects:
     ``by_reason`` counts lenient rejects by ``reason`` (by default the part of ``why`` before its
     first colon; a caller may pass its report's dict). ``why_limit`` caps the ``why`` echoed
     (a 10 MB id is not a 10 MB message); ``path`` is the rejects file, opened at the first reject.
+    ``inputs``: the input files in the order they are validated, for the space a full disk's line says the
+    rejects file needs (its bytes so far, extrapolated over the rest of the input).
     """
 
     def __init__(self, strict: bool, path: Path | None = None, *, by_reason: dict[str, int] | None = None,
-                 why_limit: int | None = None):
+                 why_limit: int | None = None, inputs: list[Path] | None = None):
         self.strict = strict
         self.path = path
         self.why_limit = why_limit
         self.count = 0
         self.by_reason: dict[str, int] = by_reason if by_reason is not None else {}
         self.lines: dict[Path, set[int]] = {}  # bad line numbers per file, skipped by the write pass
+        self.inputs = [Path(p) for p in inputs or () if p is not None]
+        self.written = 0                       # bytes written to the rejects file
+        self._first: tuple[Path, int] | None = None   # the input line of the first reject, and of the last
+        self._last: tuple[Path, int] | None = None
         self._fh = None
 
     def __call__(self, where: str, why: str, raw: str | bytes = "", reason: str | None = None) -> None:
@@ -47,8 +53,10 @@ class Rejects:
                 if self._fh is None:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                     self._fh = open(self.path, "w", encoding="utf-8")
-                    self._fh.write("where\twhy\tline\n")
-                self._fh.write(f"{where}\t{why}\t{raw}\n")
+                    self.written += self._fh.write("where\twhy\tline\n")
+                record = f"{where}\t{why}\t{raw}\n"
+                self._fh.write(record)
+                self.written += len(record.encode("utf-8", "replace"))
             except OSError as e:
                 self._full(e)
         self.count += 1
@@ -57,6 +65,8 @@ class Rejects:
 
     def line(self, path: Path, lineno: int, why: str, raw) -> None:
         """A bad line of an input file: rejected, and remembered for ``skip``."""
+        self._last = (Path(path), lineno)
+        self._first = self._first or self._last
         self(f"{path}:{lineno}", why, raw)
         self.lines.setdefault(path, set()).add(lineno)
 
@@ -67,7 +77,9 @@ class Rejects:
     def _full(self, e: OSError):
         """A full disk while writing the rejects file: one line naming it (validation writes nothing to the
         graph before it ends, so the graph is untouched); any other OSError goes on as it is."""
-        err = no_space(e, self.path, what="the rejects file")
+        need = self._need()
+        err = no_space(e, self.path, need_bytes=need[0] if need else None, what="the rejects file",
+                       basis=need[1] if need else "")
         if err is None:
             raise e
         fh, self._fh = self._fh, None
@@ -78,6 +90,25 @@ class Rejects:
                 pass
         raise err from None
 
+    def _need(self) -> tuple[int, str] | None:
+        """(bytes, how estimated) the whole rejects file needs: what it took from the first reject to the line
+        being rejected, at that rate over the rest of the input; None when that cannot be had (no input list,
+        a reject outside it, nothing written yet)."""
+        if not (self.inputs and self._first and self._last and self.written):
+            return None
+        try:
+            sizes = [p.stat().st_size for p in self.inputs]
+            (p0, n0), (p1, n1) = self._first, self._last
+            first = sum(sizes[:self.inputs.index(p0)]) + _offset(p0, n0 - 1)      # where the first reject begins
+            last = sum(sizes[:self.inputs.index(p1)]) + _offset(p1, n1)           # where this one ends
+        except (ValueError, OSError):
+            return None
+        total = sum(sizes)
+        if last <= first or total <= first:
+            return None
+        return (int(self.written * (total - first) / (last - first)),
+                f"its {self.written / 1e6:,.1f} MB so far, at that rate over the rest of the input")
+
     def close(self) -> None:
         if self._fh is not None:
             fh, self._fh = self._fh, None
@@ -85,3 +116,16 @@ class Rejects:
                 fh.close()
             except OSError as e:
                 self._full(e)
+
+
+def _offset(path: Path, lineno: int) -> int:
+    """The byte offset in ``path`` just after its line ``lineno`` (1-based; 0 for 0; its size past its end)."""
+    pos = 0
+    if lineno <= 0:
+        return 0
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh, 1):
+            pos += len(line)
+            if n >= lineno:
+                break
+    return pos

@@ -485,6 +485,7 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
 
 def _write_the_rest(loader, bars) -> None:
     """What the importer leaves to Bolt once the store holds the structure: schema, descriptions, images, finish."""
+    loader.graph.store_need = loader.store_need(structure=False)     # the structure is in the store already
     loader.apply_schema()
     loader.write_descriptions(bars)
     loader.write_images(bars)

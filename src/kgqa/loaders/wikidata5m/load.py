@@ -18,6 +18,15 @@ from kgqa.loaders.wikidata5m.validate import Validation
 from kgqa.loaders.wikidata5m.write import Writer
 
 
+#: What a Wikidata5M load over Bolt adds to Neo4j's store (stores, indexes, transaction logs) per byte of
+#: input, and per float of an entity's vector: bench/store_growth.py, 3,000 synthetic entities and 6,000 facts
+#: (2026-12-05: 3.3 MB for 190 KB of input without embeddings, 5.3 KB more per 384-float vector).
+STORE_BYTES_PER_INPUT_BYTE = 17.3
+STORE_BYTES_PER_VECTOR_FLOAT = 13.9
+#: the shipped encoder's vector (all-MiniLM-L6-v2), when the encoder is not loaded yet
+DEFAULT_VECTOR_FLOATS = 384
+
+
 class Loader(Validation, Writer, Embedding):
     """One load: its inputs, options, rejects and report, and the phases of the three steps."""
 
@@ -30,7 +39,9 @@ class Loader(Validation, Writer, Embedding):
         settings = graph.settings
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         rejects_path = options.rejects_path or Path(settings.data_dir) / "rejects" / f"wikidata5m-{stamp}.tsv"
-        self.rejects = Rejects(options.strict, Path(rejects_path), why_limit=500)
+        f = self.files                           # in the order they are validated (kgqa.loaders.wikidata5m.validate)
+        self.rejects = Rejects(options.strict, Path(rejects_path), why_limit=500,
+                               inputs=[f.relation, f.entity, *f.triples, f.text])
         self.report = LoadReport(path=str(Path(path).resolve()), embeddings=options.embeddings,
                                  device=options.device, torch_threads=settings.torch_threads)
         if options.batch_size < 1:
@@ -41,6 +52,24 @@ class Loader(Validation, Writer, Embedding):
             raise InvalidInput(f"--limit {options.limit}: must be 0 or more")
         self.init_validation()
         self.init_writer()
+
+    def store_need(self, structure: bool = True) -> tuple[int, str] | None:
+        """(bytes, how estimated) this load adds to Neo4j's store, once validated: its input files times
+        ``STORE_BYTES_PER_INPUT_BYTE`` (``structure``: with the relation, entity and triple files; the
+        descriptions always) and, with embeddings, a vector per entity and relation times
+        ``STORE_BYTES_PER_VECTOR_FLOAT`` per float. Both measured by bench/store_growth.py."""
+        f = self.files
+        try:
+            size = sum(p.stat().st_size for p in ([f.relation, f.entity, *f.triples] if structure else []) + [f.text]
+                       if p is not None)
+        except OSError:
+            return None
+        vectors = (len(self.entity_ids) + len(self.relations)) if self.opt.embeddings else 0
+        dim = getattr(self.encoder, "dim", None) or DEFAULT_VECTOR_FLOATS
+        need = int(size * STORE_BYTES_PER_INPUT_BYTE + vectors * dim * STORE_BYTES_PER_VECTOR_FLOAT)
+        how = (f"{size / 1e6:,.1f} MB of input" + (f" and {vectors:,} vectors" if vectors else "")
+               + " at what a measured load took in the store; what is in stays")
+        return need, how
 
     def apply_schema(self) -> None:
         """The schema (constraints, indexes), timed as the phase 'schema'."""
@@ -71,6 +100,7 @@ class Loader(Validation, Writer, Embedding):
         try:
             with Bars(self.opt.progress) as bars:
                 self.validate(bars)  # nothing is written before every file has been checked
+                self.graph.store_need = self.store_need()
                 self.apply_schema()
                 self.write_relations(bars)
                 self.write_entities(bars)
