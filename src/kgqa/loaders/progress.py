@@ -149,6 +149,13 @@ class DocumentProgress:
         if self.p:
             self.p.update(self.task, description=f"{self.name}: {name}")
 
+    def say(self, text: str) -> None:
+        """A line about the load, whatever the document's size: above the bar on a terminal, in the log."""
+        if self.p:
+            self.p.console.print(text, markup=False, highlight=False)
+        elif self.log:
+            self._say(text)
+
     def note(self, text: str, size: int) -> None:
         """A log line about the current document when it is a big one (``size`` ≥ ``big``), e.g. its chunks."""
         if self.log and size >= self.big:

@@ -321,6 +321,16 @@ class SentenceEncoder:
         return self._torch
 
     @property
+    def identity(self) -> str:
+        """What makes this encoder's vectors what they are: the model and its weights (the folder's files),
+        the backend, the device and the passages' precision; saved vectors of another identity are not reused
+        (``loaders/documents/embed_cache``)."""
+        path = Path(self.model_path)
+        weights = _fingerprint(path) if path.is_dir() else str(path)
+        return (f"{self.name}:{weights} · {self.backend} · {self.device} · "
+                f"passages {'bf16' if self.passages_bf16 else 'fp32'}")
+
+    @property
     def passages_bf16(self) -> bool:
         """Whether ``encode_passages`` runs in bf16 (see the module doc)."""
         return self.passages == "auto" and self.device == "cpu" and native_bf16()

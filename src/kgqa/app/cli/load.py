@@ -140,6 +140,8 @@ def load_documents_cmd(
                   + (f" · pages without text: {d['no_text_pages']}" if d["no_text_pages"] else ""), markup=False)
     for w in d["warnings"]:
         con.print(f"warning: {w}", markup=False, soft_wrap=True)
+    for line in d["resumed"]:
+        con.print(line, markup=False, soft_wrap=True)
     if d["documents_per_min"]:
         con.print(f"speed: {d['documents_per_min']} documents/min · {d['chunks_per_min']} chunks/min", markup=False)
     con.print("stages (s): " + " · ".join(f"{k} {v}" for k, v in d["stages"].items()), markup=False, soft_wrap=True)
@@ -207,13 +209,20 @@ def docs_rm(doc_id: str = typer.Argument(..., metavar="ID")):
     under <data dir>/figures goes with its last Image node)."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
+    from kgqa.loaders.documents import embed_cache
     from kgqa.loaders.documents.store import remove_document, sweep_figures
 
     s = env_settings()
     with writer_lock(s), Graph(s) as g:
         n = remove_document(g, doc_id)
         files = sweep_figures(g, s.figures_dir) if n else 0
-    if n == 0:
+        saved = embed_cache.remove(embed_cache.cache_root(s.data_dir), doc_id)   # an interrupted load's vectors
+    if n == 0 and not saved:
         raise InvalidInput(f"document {doc_id!r}: no such document (see kgqa docs list)")
+    if n == 0:
+        console().print(f"document {doc_id} is not in the graph; removed the vectors an interrupted load had "
+                        f"saved ({saved} file{'s' if saved != 1 else ''})", markup=False, soft_wrap=True)
+        return
     extra = f", {files} figure file{'s' if files != 1 else ''}" if files else ""
-    console().print(f"removed document {doc_id} ({n} nodes{extra})", markup=False)
+    extra += f", {saved} file{'s' if saved != 1 else ''} of saved vectors" if saved else ""
+    console().print(f"removed document {doc_id} ({n} nodes{extra})", markup=False, soft_wrap=True)

@@ -19,7 +19,9 @@ from typing import Callable
 from kgqa.loaders.documents.cpu_extract import (CPU_EXTRACTOR, LITERAL_TYPES, RelationCatalogue, cpu_text_graph,
                                                 link_subject, match_stand_in_regions)
 from kgqa.loaders.documents.discover import content_hash, discover
-from kgqa.loaders.documents.embed import document_rows
+from kgqa.loaders.documents.embed import Resumed, document_rows
+from kgqa.loaders.documents.embed_cache import EmbeddingCache, cache_root
+from kgqa.loaders.documents.embed_cache import remove as remove_saved_vectors
 from kgqa.loaders.documents.extract import match, text_graph, visual_graph
 from kgqa.loaders.documents.kg import DocumentKG
 from kgqa.loaders.documents.link import link_entities
@@ -73,7 +75,16 @@ def with_pdf_limits(options: DocOptions, settings) -> DocOptions:
                    pdf_max_bytes=options.pdf_max_bytes or int(settings.pdf_max_mb * 1024 * 1024),
                    pdf_max_pages=options.pdf_max_pages or settings.pdf_max_pages,
                    max_figure_pixels=options.max_figure_pixels or settings.pdf_max_figure_pixels,
-                   figures_dir=options.figures_dir or settings.figures_dir)
+                   figures_dir=options.figures_dir or settings.figures_dir,
+                   embed_cache_dir=options.embed_cache_dir or cache_root(settings.data_dir))
+
+
+def resume_line(r: Resumed, chunks: int, pages: int | None) -> str:
+    """What a rerun took from the killed load's saved vectors, in one line."""
+    where = (f"after page {r.page} of {pages}" if r.page and pages else
+             f"after chunk {r.chunks} of {chunks}" if r.chunks else "")
+    return (f"resumed {where + ': ' if where else ''}{r.vectors:,} of {r.texts:,} vectors saved by an "
+            f"interrupted load reused ({r.chunks:,} of {chunks:,} chunks whole)")
 
 
 class DocumentLoader:
@@ -161,6 +172,8 @@ class DocumentLoader:
                 if old.get("origin") != d.origin:   # the same content from a moved or copied file: it is this one now
                     self.graph.write("docs_move_origin", id=d.id, origin=d.origin, source=d.source)
                 report.documents.append(DocResult(d.id, d.source, "unchanged"))
+                if self.options.embed_cache_dir:       # vectors an interrupted load of another version left
+                    remove_saved_vectors(self.options.embed_cache_dir, d.id)
             else:
                 todo.append((d, old))
         if progress is None:
@@ -200,9 +213,21 @@ class DocumentLoader:
             self._llm_graph(doc, chunks, kg, report, prog)
         prog.stage("embeddings")
         t = time.perf_counter()
+        # the vectors are saved as they are computed (most of a large document's time): a rerun after a
+        # kill computes only the rest; the folder goes once the document is written complete
+        identity = getattr(self.models.encoder, "identity", None)
+        cache = (EmbeddingCache(self.options.embed_cache_dir, doc.id, identity)
+                 if identity and self.options.embed_cache_dir else None)
+        resumed = Resumed()
+
+        def on_resume(r: Resumed) -> None:
+            nonlocal resumed
+            resumed = r
+            prog.say(f"{doc.id}: {resume_line(r, len(chunks), doc.pages)}")
+
         rows = document_rows(self.models.encoder, doc, chunks, kg, self.extractor,
-                             on_chunks=lambda done, total: prog.chunks("embeddings", done, total),
-                             threads=self.settings.embed_threads)
+                             on_progress=lambda done, total: prog.chunks("embeddings", done, total, unit="texts"),
+                             threads=self.settings.embed_threads, cache=cache, on_resume=on_resume)
         report.stage("embed", time.perf_counter() - t)
         if self.options.link and rows["entities"]:
             prog.stage("linking")
@@ -221,8 +246,11 @@ class DocumentLoader:
         write_document(self.graph, doc, rows, links, counts, batch=self.options.write_batch, old=old,
                        on_batch=lambda done, total: prog.chunks("write", done, total, unit="rows"))
         report.stage("write", time.perf_counter() - t)
+        if cache is not None:
+            cache.drop()
         return DocResult(doc.id, doc.source, "written", chunks=len(chunks), pages=doc.pages,
-                         figures=len(doc.images), **counts)
+                         figures=len(doc.images), resumed_vectors=resumed.vectors,
+                         resumed=resume_line(resumed, len(chunks), doc.pages) if resumed.vectors else "", **counts)
 
     def _llm_graph(self, doc, chunks, kg, report, prog) -> None:
         """Steps 3–5 by the models (Sections 3.1.1–3.1.3)."""

@@ -33,6 +33,9 @@ class DocOptions:
     pdf_max_pages: int | None = None
     max_figure_pixels: int | None = None
     figures_dir: Path | None = None    # where figures taken out of PDFs are saved (<data dir>/figures)
+    # a document's vectors saved as they are computed, so a killed load resumes (embed_cache.py); the loader
+    # sets it to <data dir>/doc-embeddings when left None
+    embed_cache_dir: Path | None = None
 
 
 @dataclass
@@ -48,6 +51,8 @@ class DocResult:
     reason: str = ""
     pages: int = 0                     # PDF: pages read
     figures: int = 0                   # images (a PDF's figures, a Markdown document's images)
+    resumed_vectors: int = 0           # vectors a killed load had saved, reused instead of computed again
+    resumed: str = ""                  # the line that says so ("resumed after page 247 of 500: …")
 
 
 @dataclass
@@ -90,5 +95,7 @@ class DocReport:
             "fallbacks": dict(self.fallbacks), "skipped": dict(self.skipped),
             "dropped_ungrounded": self.dropped_ungrounded,
             "pages": sum(d.pages for d in done), "figures": sum(d.figures for d in done),
+            "resumed_vectors": sum(d.resumed_vectors for d in self.documents),
+            "resumed": [f"{d.id}: {d.resumed}" for d in self.documents if d.resumed],
             "no_text_pages": self.no_text_pages, "warnings": list(self.warnings),
         }
