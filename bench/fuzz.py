@@ -1,5 +1,5 @@
 """Longer fuzz runs of the parsers (tests/fuzz/parsers.py: the Wikidata5M line parsers, the image checks,
-the Markdown and the HTML parsers) and of both loaders' input folders (tests/fuzz/loaders.py), one after
+the Markdown, HTML and PDF parsers) and of both loaders' input folders (tests/fuzz/loaders.py), one after
 another, each for ``--seconds``; prints a table of executions, coverage and crashes per target.
 
     .venv/bin/python -m bench.fuzz                       # 600 s per target (the issue's 10-minute run)
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PARSERS = ("wd5m-line", "image", "markdown", "html")
+PARSERS = ("wd5m-line", "image", "markdown", "html", "pdf")
 
 
 def run(target: str, seconds: int, seed: int, out: Path) -> dict:

@@ -10,7 +10,10 @@ Targets (``--target NAME``):
 * ``image``      the image checks: ``kgqa.core.images.load_image`` (format, size, pixel limits, verify) and
   then ``kgqa serve``'s full decode of an upload, on mutated real PNG / JPEG / WebP / GIF files and on raw bytes;
 * ``markdown``   ``parse_markdown`` and ``clean_text`` on text built from Markdown's own tokens and raw text;
-* ``html``       ``parse_html`` on text built from HTML's tokens (tables, images, scripts, entities) and raw text.
+* ``html``       ``parse_html`` on text built from HTML's tokens (tables, images, scripts, entities) and raw text;
+* ``pdf``        ``parse_pdf`` (PDFium through pypdfium2: pages, outline, font headings, figures and captions) on
+  mutated real PDFs written by reportlab (two pages, an outline, a figure with its caption; one without an
+  outline), bytes overwritten, cut or spliced, and on raw bytes behind a ``%PDF-`` header.
 
 Run: ``python -m tests.fuzz.parsers --target image -runs=2000 -seed=36`` (libFuzzer's options follow;
 exit 0 when no input crashed). ``tests/unit/test_fuzz_parsers.py`` runs each on a fixed seed and budget
@@ -34,11 +37,14 @@ with atheris.instrument_imports(include=["kgqa", "PIL", "html", "_markupbase"]):
     from kgqa.core.errors import KgqaError
     from kgqa.core.ids import PID, QID
     from kgqa.core.images import load_image
+    from kgqa.loaders.documents.options import DocOptions
     from kgqa.loaders.documents.parse import clean_text, parse_html, parse_markdown
+    from kgqa.loaders.documents.pdf import parse_pdf
+    from kgqa.loaders.rejects import Rejects
     from kgqa.loaders.wikidata5m.files import (parse_catalogue_line, parse_text_line, parse_triple_line,
                                                read_lines)
 
-TARGETS = ("wd5m-line", "image", "markdown", "html")
+TARGETS = ("wd5m-line", "image", "markdown", "html", "pdf")
 ROOT = work_dir()
 FILE = ROOT / "input"
 
@@ -146,7 +152,46 @@ def html(data: bytes) -> None:
         _one_line(e)
 
 
-FUZZERS = {"wd5m-line": wd5m_line, "image": image, "markdown": markdown, "html": html}
+# --------------------------------------------------------------------------- PDFs
+def _pdf_templates() -> list[bytes]:
+    from tests.pdfs import FALCON, make_pdf
+
+    d = ROOT / "pdf-templates"
+    d.mkdir(exist_ok=True)
+    return [make_pdf(d / "a.pdf", "Falcon 9", FALCON, page_break_before={"Notable launches"}).read_bytes(),
+            make_pdf(d / "b.pdf", "Falcon 9", FALCON[:2], outline=False).read_bytes()]
+
+
+PDF_TEMPLATES: list[bytes] = []
+PDF_FILE = ROOT / "input.pdf"
+PDF_OPTIONS = DocOptions(figures_dir=ROOT / "figures")
+
+
+def pdf(data: bytes) -> None:
+    if not PDF_TEMPLATES:
+        PDF_TEMPLATES.extend(_pdf_templates())
+    fdp = atheris.FuzzedDataProvider(data)
+    how = fdp.ConsumeIntInRange(0, 3)
+    if how == 0:                                  # raw bytes behind a header (past the loader's first check)
+        blob = b"%PDF-1.4\n" + fdp.ConsumeBytes(fdp.remaining_bytes()) + b"\n%%EOF\n"
+    else:                                         # a real PDF, mutated: bytes overwritten, cut, spliced
+        blob = bytearray(PDF_TEMPLATES[fdp.ConsumeIntInRange(0, len(PDF_TEMPLATES) - 1)])
+        for _ in range(fdp.ConsumeIntInRange(0, 16)):
+            blob[fdp.ConsumeIntInRange(0, len(blob) - 1)] = fdp.ConsumeInt(1) & 0xFF
+        if how == 2:
+            blob = blob[:fdp.ConsumeIntInRange(0, len(blob))] + b"\n%%EOF\n"
+        if how == 3:
+            at = fdp.ConsumeIntInRange(0, len(blob))
+            blob[at:at] = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 256))
+        blob = bytes(blob)
+    PDF_FILE.write_bytes(blob)
+    try:
+        parse_pdf(PDF_FILE, "fuzzed", PDF_OPTIONS, Rejects(True))
+    except KgqaError as e:
+        _one_line(e)
+
+
+FUZZERS = {"wd5m-line": wd5m_line, "image": image, "markdown": markdown, "html": html, "pdf": pdf}
 
 
 def main() -> None:

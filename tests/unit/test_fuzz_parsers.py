@@ -1,5 +1,5 @@
 """The parsers' fuzz targets (tests/fuzz/parsers.py, atheris) on a fixed seed and budget, inside
-``make test``: the Wikidata5M line parsers, the image checks, the Markdown and the HTML parsers; no input may
+``make test``: the Wikidata5M line parsers, the image checks, the Markdown, HTML and PDF parsers; no input may
 end in anything but a result or one ``KgqaError`` line. (Longer runs: bench/fuzz.py.) Plus what fuzzing
 found, as plain regression tests."""
 
@@ -14,7 +14,7 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-RUNS = {"wd5m-line": 4000, "image": 4000, "markdown": 4000, "html": 3000}
+RUNS = {"wd5m-line": 4000, "image": 4000, "markdown": 4000, "html": 3000, "pdf": 2000}
 
 
 @pytest.mark.parametrize("target", sorted(RUNS))
