@@ -87,23 +87,30 @@ def _templates() -> list[bytes]:
 TEMPLATES = _templates()
 
 
+def _mutated(fdp: atheris.FuzzedDataProvider, template: bytes, how: int, *, edits: int, splice: int,
+             tail: bytes = b"") -> bytes:
+    """A real file, mutated: up to ``edits`` bytes overwritten; then (how 2) cut, ``tail`` appended, or
+    (how 3) up to ``splice`` fuzzed bytes spliced in."""
+    blob = bytearray(template)
+    for _ in range(fdp.ConsumeIntInRange(0, edits)):
+        if not blob:
+            break
+        blob[fdp.ConsumeIntInRange(0, len(blob) - 1)] = fdp.ConsumeInt(1) & 0xFF
+    if how == 2 and blob:
+        blob = blob[:fdp.ConsumeIntInRange(0, len(blob))] + tail
+    if how == 3:
+        at = fdp.ConsumeIntInRange(0, len(blob))
+        blob[at:at] = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, splice))
+    return bytes(blob)
+
+
 def image(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
     how = fdp.ConsumeIntInRange(0, 3)
     if how == 0:                                  # raw bytes
         blob = fdp.ConsumeBytes(fdp.remaining_bytes())
     else:                                         # a real file, mutated: bytes overwritten, cut, spliced
-        blob = bytearray(TEMPLATES[fdp.ConsumeIntInRange(0, len(TEMPLATES) - 1)])
-        for _ in range(fdp.ConsumeIntInRange(0, 8)):
-            if not blob:
-                break
-            blob[fdp.ConsumeIntInRange(0, len(blob) - 1)] = fdp.ConsumeInt(1) & 0xFF
-        if how == 2 and blob:
-            blob = blob[:fdp.ConsumeIntInRange(0, len(blob))]
-        if how == 3:
-            at = fdp.ConsumeIntInRange(0, len(blob))
-            blob[at:at] = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64))
-        blob = bytes(blob)
+        blob = _mutated(fdp, TEMPLATES[fdp.ConsumeIntInRange(0, len(TEMPLATES) - 1)], how, edits=8, splice=64)
     FILE.write_bytes(blob)
     try:
         img = load_image(FILE, max_pixels=1_000_000)
@@ -175,15 +182,8 @@ def pdf(data: bytes) -> None:
     if how == 0:                                  # raw bytes behind a header (past the loader's first check)
         blob = b"%PDF-1.4\n" + fdp.ConsumeBytes(fdp.remaining_bytes()) + b"\n%%EOF\n"
     else:                                         # a real PDF, mutated: bytes overwritten, cut, spliced
-        blob = bytearray(PDF_TEMPLATES[fdp.ConsumeIntInRange(0, len(PDF_TEMPLATES) - 1)])
-        for _ in range(fdp.ConsumeIntInRange(0, 16)):
-            blob[fdp.ConsumeIntInRange(0, len(blob) - 1)] = fdp.ConsumeInt(1) & 0xFF
-        if how == 2:
-            blob = blob[:fdp.ConsumeIntInRange(0, len(blob))] + b"\n%%EOF\n"
-        if how == 3:
-            at = fdp.ConsumeIntInRange(0, len(blob))
-            blob[at:at] = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 256))
-        blob = bytes(blob)
+        blob = _mutated(fdp, PDF_TEMPLATES[fdp.ConsumeIntInRange(0, len(PDF_TEMPLATES) - 1)], how, edits=16,
+                        splice=256, tail=b"\n%%EOF\n")          # a cut PDF keeps an end, past the first check
     PDF_FILE.write_bytes(blob)
     try:
         parse_pdf(PDF_FILE, "fuzzed", PDF_OPTIONS, Rejects(True))
