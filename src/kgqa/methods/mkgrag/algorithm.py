@@ -264,8 +264,9 @@ class MKGRAG(BaseMethod):
             # the best source chunks keep their share of the budget: the graph lines, which restate them, are
             # cut to the rest (line k is element k: the evidence is what the context holds). Counted line by
             # line: an expansion in a large document can bring thousands of lines.
-            kept = self._fit_chunks(chunks, budget=int(o.budget * o.chunk_share)) if o.chunk_share > 0 else []
-            room = o.budget - sum(self._chunk_tokens(c) for c in kept) - 4           # 4: the two headers
+            sizes = {c["id"]: self._chunk_tokens(c) for c in chunks}              # counted once, fitted twice
+            kept = self._fit_chunks(chunks, int(o.budget * o.chunk_share), sizes) if o.chunk_share > 0 else []
+            room = o.budget - sum(sizes[c["id"]] for c in kept) - 4                  # 4: the two headers
             lines_tokens = [self.count_tokens(f"- {line}") + 1 for line in graph_lines]
             total = 3 + sum(lines_tokens)
             while graph_lines and total > room:
@@ -273,7 +274,7 @@ class MKGRAG(BaseMethod):
                 graph_lines.pop()
                 elements.pop()
             used = self.count_tokens(self._context(graph_lines, [])) if graph_lines else 0
-            r.chunks = self._fit_chunks(chunks, budget=o.budget - used - 2)   # 2: the "Sources:" header
+            r.chunks = self._fit_chunks(chunks, o.budget - used - 2, sizes)   # 2: the "Sources:" header
             r.context = self._context(graph_lines, r.chunks)
         # Token counts of the parts do not add up exactly to the joined text's (tokens merge at the
         # joins): measure the context itself and drop the last chunk, then the last graph line,
@@ -390,10 +391,11 @@ class MKGRAG(BaseMethod):
     def _chunk_tokens(self, c: dict) -> int:
         return self.count_tokens(f"[{c['title']}] {c['text']}") + 1      # as the chunk appears in the context
 
-    def _fit_chunks(self, chunks: list[dict], budget: int) -> list[dict]:
+    def _fit_chunks(self, chunks: list[dict], budget: int, sizes: dict[str, int] | None = None) -> list[dict]:
+        """The chunks, best first, that fit ``budget`` tokens (``sizes``: their counts by id, when known)."""
         out, used = [], 0
         for c in chunks:
-            n = self._chunk_tokens(c)
+            n = sizes[c["id"]] if sizes is not None else self._chunk_tokens(c)
             if used + n > budget:
                 continue                       # a later, shorter chunk may still fit
             out.append({**c, "cos": round(cos_from_neo4j(c["sim"]), 4)})
