@@ -40,8 +40,8 @@ class _Deadline:
 
 class LlamaCppDecoding:
     """What both bindings share: whether the model is loaded in this process (each binding points
-    ``_loaded_cache`` at its own cache of loaded models) and the public one-call decode (each implements
-    ``_decode`` and ``prompt_tokens``)."""
+    ``_loaded_cache`` at its own cache of loaded models), ``generate``, ``generate_json`` and the public one-call
+    decode (each binding implements ``_decode`` and ``prompt_tokens``)."""
 
     _loaded_cache: dict = {}
     #: how the binding names itself in a failed JSON reply's line
@@ -59,6 +59,14 @@ class LlamaCppDecoding:
             return (str(locate_gguf(self.settings)), max(1, self.settings.torch_threads), N_CTX) in self._loaded_cache
         except ModelUnavailable:
             return False
+
+    def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,
+                 temperature: float = 0.0) -> str:
+        """A free-text reply, greedy at temperature 0, through the replay cache."""
+        params = {"max_tokens": max_tokens, "temperature": temperature}
+        return self._cached("generate", prompt, system, params,
+                            lambda rec: self._decode(self.prompt_tokens(prompt, system), max_tokens=max_tokens,
+                                                     temperature=temperature, seed=0, grammar=None, rec=rec))
 
     def generate_json(self, prompt: str, schema: type[T], *, system: str | None = None,
                       max_tokens: int = 256) -> T:

@@ -167,14 +167,6 @@ class LlamaCppChat(LlamaCppDecoding, LocalLLMChat):
         deadline.check()
         return llm.detokenize(out).decode("utf-8", errors="replace")
 
-    # -- ChatModel ------------------------------------------------------------
-    def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,
-                 temperature: float = 0.0) -> str:
-        params = {"max_tokens": max_tokens, "temperature": temperature}
-        return self._cached("generate", prompt, system, params,
-                            lambda rec: self._decode(self.prompt_tokens(prompt, system), max_tokens=max_tokens,
-                                                     temperature=temperature, seed=0, grammar=None, rec=rec))
-
     def grammar(self, schema: type[BaseModel]):
         """The llama.cpp grammar of ``decoding_schema(schema)``, built once per schema."""
         if schema not in self._grammars:

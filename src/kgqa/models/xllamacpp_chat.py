@@ -169,14 +169,6 @@ class XLlamaCppChat(LlamaCppDecoding, LocalLLMChat):
         deadline.check()
         return out["choices"][0]["text"]
 
-    # -- ChatModel ------------------------------------------------------------
-    def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256,
-                 temperature: float = 0.0) -> str:
-        params = {"max_tokens": max_tokens, "temperature": temperature}
-        return self._cached("generate", prompt, system, params,
-                            lambda rec: self._decode(self.prompt_tokens(prompt, system), max_tokens=max_tokens,
-                                                     temperature=temperature, seed=0, grammar=None, rec=rec))
-
     def grammar(self, schema: type[BaseModel]) -> str:
         """llama.cpp's grammar of ``decoding_schema(schema)``, built once per schema."""
         if schema not in self._grammars:
