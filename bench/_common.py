@@ -81,3 +81,20 @@ def write_typed(graph, name: str, rel_type: str, params: dict) -> list[dict]:
     from kgqa.core.graph import relation_type
 
     return graph.run_text(query(name).replace("$$TYPE$$", relation_type(rel_type)), params, write=True)
+
+
+def ensure_built(s, key, build, what: str, rebuild: bool = False) -> dict | None:
+    """Build a benchmark graph into ``s.data_dir`` unless its ``manifest.json`` already records ``key`` (or
+    ``rebuild``); ``build()`` returns what the manifest keeps, returned too; the graph's server is stopped."""
+    import time
+
+    from kgqa.core.neo4j_local import LocalNeo4j
+
+    man = s.data_dir / "manifest.json"
+    if man.exists() and json.loads(man.read_text()).get("key") == key and not rebuild:
+        return None
+    print(f"building {what} in {s.data_dir} (Bolt {s.neo4j_bolt_port}) …", flush=True)
+    info = build()
+    LocalNeo4j(s).stop()
+    man.write_text(json.dumps({"key": key, "built": info, "at": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=2))
+    return info

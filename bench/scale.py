@@ -43,7 +43,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from bench._common import rate
+from bench._common import ensure_built, rate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -283,18 +283,11 @@ def write_buried(g: dict, s, args, env: dict, load_argv: list[str]) -> dict:
 
 
 def ensure(kg: str, args) -> None:
-    from kgqa.core.neo4j_local import LocalNeo4j
-
-    s = settings_for(kg, args)
-    man = s.data_dir / "manifest.json"
-    key = manifest_key(kg, args)
-    if man.exists() and json.loads(man.read_text()).get("key") == key and not args.rebuild:
-        return
-    print(f"building the {kg} KG in {s.data_dir} (Bolt {args.bolt}) …", flush=True)
-    info = build_demo(args) if kg == "demo" else build_buried(args)
-    LocalNeo4j(s).stop()
-    man.write_text(json.dumps({"key": key, "built": info, "at": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=2))
-    print(f"built {kg}: {info}", flush=True)
+    info = ensure_built(settings_for(kg, args), manifest_key(kg, args),
+                        lambda: build_demo(args) if kg == "demo" else build_buried(args), f"the {kg} KG",
+                        rebuild=args.rebuild)
+    if info is not None:
+        print(f"built {kg}: {info}", flush=True)
 
 
 # --------------------------------------------------------------------------- evaluate

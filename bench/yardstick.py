@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from bench.scale import VARIANTS, graph_only_env, kgqa, reset_db, write_buried
-from bench._common import rate
+from bench._common import ensure_built, rate
 
 SETS = {"demo": (ROOT / "data" / "demo", None, ROOT / "data" / "demo" / "questions.jsonl")}
 GRAPHS = ("demo", "demo-buried", "demo-buried-wl", "more-dev", "more-dev-buried", "more-dev-buried-wl")
@@ -168,18 +168,8 @@ def build(graph: str, args) -> dict:
 
 
 def ensure(graph: str, args) -> None:
-    from kgqa.core.neo4j_local import LocalNeo4j
-
-    s = settings_for(graph, args)
-    man = s.data_dir / "manifest.json"
-    key = manifest_key(graph, args)
-    if man.exists() and json.loads(man.read_text()).get("key") == key and not args.rebuild:
-        return
-    print(f"building {graph} in {s.data_dir} (Bolt {s.neo4j_bolt_port}) …", flush=True)
-    info = build(graph, args)
-    LocalNeo4j(s).stop()
-    man.write_text(json.dumps({"key": key, "built": info, "at": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=2))
-    print(f"built {graph}: {info}", flush=True)
+    ensure_built(settings_for(graph, args), manifest_key(graph, args), lambda: build(graph, args), graph,
+                 rebuild=args.rebuild)
 
 
 # --------------------------------------------------------------------------- evaluate
