@@ -67,15 +67,8 @@ def _chat_check(settings: Settings, smoke: bool, meter) -> Check:
         from kgqa.models.openai_backend import OpenAIChat
 
         chat = OpenAIChat(settings, meter=meter)
-        head = f"{settings.chat_backend} · {chat.name} @ {chat.base_url}"
-        if not smoke:
-            return Check(name, True, head)
-        served, ping_s = _timed(chat.ping)
-        if chat.name not in served:
-            return Check(name, False, f"{head} · reachable, but serves {', '.join(served) or 'nothing'}")
-        reply, s = _timed(lambda: chat.generate(SMOKE_PROMPT, max_tokens=8))
-        return Check(name, bool(reply.strip()),
-                     f"{head} · reachable in {1000 * ping_s:.0f} ms · smoke: {_short(reply)} in {s:.2f} s")
+        return _served_check(name, settings.chat_backend, chat, smoke, "smoke",
+                             lambda: chat.generate(SMOKE_PROMPT, max_tokens=8))
     except KgqaError as e:
         return Check(name, False, str(e))
 
@@ -88,17 +81,24 @@ def _vision_check(settings: Settings, smoke: bool, meter) -> Check:
         from kgqa.models.openai_backend import OpenAIVision
 
         vis = OpenAIVision(settings, meter=meter)
-        head = f"{settings.vision_backend} · {vis.name} @ {vis.base_url}"
-        if not smoke:
-            return Check(name, True, head)
-        served, ping_s = _timed(vis.ping)
-        if vis.name not in served:
-            return Check(name, False, f"{head} · reachable, but serves {', '.join(served) or 'nothing'}")
-        reply, s = _timed(lambda: vis.recognize(_red_square(settings), "shape"))
-        return Check(name, bool(reply.strip()), f"{head} · reachable in {1000 * ping_s:.0f} ms · smoke "
-                                                f"(red square): {_short(reply)} in {s:.2f} s")
+        return _served_check(name, settings.vision_backend, vis, smoke, "smoke (red square)",
+                             lambda: vis.recognize(_red_square(settings), "shape"))
     except KgqaError as e:
         return Check(name, False, str(e))
+
+
+def _served_check(name: str, backend: str, client, smoke: bool, what: str, call) -> Check:
+    """A model behind an OpenAI-compatible server: named only, or (``smoke``) pinged, checked to be among the
+    models the server serves, and asked ``call()``."""
+    head = f"{backend} · {client.name} @ {client.base_url}"
+    if not smoke:
+        return Check(name, True, head)
+    served, ping_s = _timed(client.ping)
+    if client.name not in served:
+        return Check(name, False, f"{head} · reachable, but serves {', '.join(served) or 'nothing'}")
+    reply, s = _timed(call)
+    return Check(name, bool(reply.strip()),
+                 f"{head} · reachable in {1000 * ping_s:.0f} ms · {what}: {_short(reply)} in {s:.2f} s")
 
 
 def _red_square(settings: Settings):
