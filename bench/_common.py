@@ -85,7 +85,7 @@ def write_typed(graph, name: str, rel_type: str, params: dict) -> list[dict]:
 
 def ensure_built(s, key, build, what: str, rebuild: bool = False) -> dict | None:
     """Build a benchmark graph into ``s.data_dir`` unless its ``manifest.json`` already records ``key`` (or
-    ``rebuild``); ``build()`` returns what the manifest keeps, returned too; the graph's server is stopped."""
+    ``rebuild``); ``build()`` returns what the manifest keeps (printed and returned); the graph's server is stopped."""
     import time
 
     from kgqa.core.neo4j_local import LocalNeo4j
@@ -97,4 +97,5 @@ def ensure_built(s, key, build, what: str, rebuild: bool = False) -> dict | None
     info = build()
     LocalNeo4j(s).stop()
     man.write_text(json.dumps({"key": key, "built": info, "at": time.strftime("%Y-%m-%d %H:%M:%S")}, indent=2))
+    print(f"built {what}: {info}", flush=True)
     return info

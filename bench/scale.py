@@ -283,11 +283,8 @@ def write_buried(g: dict, s, args, env: dict, load_argv: list[str]) -> dict:
 
 
 def ensure(kg: str, args) -> None:
-    info = ensure_built(settings_for(kg, args), manifest_key(kg, args),
-                        lambda: build_demo(args) if kg == "demo" else build_buried(args), f"the {kg} KG",
-                        rebuild=args.rebuild)
-    if info is not None:
-        print(f"built {kg}: {info}", flush=True)
+    ensure_built(settings_for(kg, args), manifest_key(kg, args),
+                 lambda: build_demo(args) if kg == "demo" else build_buried(args), f"the {kg} KG", rebuild=args.rebuild)
 
 
 # --------------------------------------------------------------------------- evaluate

@@ -168,10 +168,8 @@ def build(graph: str, args) -> dict:
 
 
 def ensure(graph: str, args) -> None:
-    info = ensure_built(settings_for(graph, args), manifest_key(graph, args), lambda: build(graph, args), graph,
-                        rebuild=args.rebuild)
-    if info is not None:
-        print(f"built {graph}: {info}", flush=True)
+    ensure_built(settings_for(graph, args), manifest_key(graph, args), lambda: build(graph, args), graph,
+                 rebuild=args.rebuild)
 
 
 # --------------------------------------------------------------------------- evaluate
