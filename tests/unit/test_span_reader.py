@@ -154,6 +154,46 @@ def test_a_hostile_document_stays_data(reader):
     assert r.answer == "Skidmore, Owings and Merrill" and r.candidate.chunk_id == "tower#c0"
 
 
+@needs_checkpoint
+def test_a_possessive_name_in_the_question_is_found_where_the_answer_is_read(reader):
+    """ "Karp's paper" names Karp: the answer read where Karp occurs is given, not abstained on because
+    "karp s" occurs nowhere (SQuAD dev: "In what year did Edmond's characterize …" → 1965)."""
+    from kgqa.methods.mkgrag.learned import learned_read
+
+    c = chunk("In 1972, Richard Karp took this idea a leap forward with his landmark paper, which showed that 21 "
+              "diverse combinatorial and graph theoretical problems are NP-complete.", cid="cct#c3",
+              title="Computational complexity theory")
+    r = learned_read(reader, "How many graph theoretical problems did Karp's paper address?", [c], [],
+                     titles={"cct": "Computational complexity theory"})
+    assert r.answer == "21", r.reason
+
+
+class _Recorder:
+    """A reader that records the passages it is given (and proposes nothing)."""
+
+    threshold = 0.0
+
+    def read(self, question, passages, top=20):
+        self.passages = list(passages)
+        return []
+
+
+def test_the_reader_reads_bare_passages_without_a_title_line():
+    """The span reader was trained on bare SQuAD paragraphs: a chunk reaches it as its own sentences, with no
+    "Title." line in front (that line cost 4 EM points on SQuAD paragraphs), and a G_r sentence no chunk
+    holds is a passage of its own, bare too."""
+    from kgqa.methods.mkgrag.algorithm import Element
+    from kgqa.methods.mkgrag.learned import learned_read
+
+    rec = _Recorder()
+    el = Element("relation", "r1", "tower", "relation: Harbour Tower -> 72: It has 72 floors above ground.", 0.9,
+                 ["tower#c1"], name="Harbour Tower -> 72")
+    r = learned_read(rec, "How many floors does it have?", [TOWER], [el], titles={"tower": "Harbour Tower"},
+                     doc_titles={"tower": "Harbour Tower"})
+    assert rec.passages == [TOWER["text"], "It has 72 floors above ground."]
+    assert r.answer is None
+
+
 def test_building_the_reader_draws_no_progress_bar(capfd):
     """kgqa ask -o reader=learned and kgqa train reader print their own lines: transformers' "Loading weights"
     bar must not be drawn between them (README's ask lines)."""
