@@ -194,6 +194,48 @@ def test_the_reader_reads_bare_passages_without_a_title_line():
     assert r.answer is None
 
 
+class _Proposes:
+    """A reader that proposes the given spans of the first passage, best first (margins 9, 8, …)."""
+
+    threshold = 0.0
+
+    def __init__(self, *texts):
+        self.texts = texts
+
+    def read(self, question, passages, top=20):
+        out = []
+        for k, t in enumerate(self.texts):
+            i = passages[0].index(t)
+            out.append(S.SpanGuess(0, i, i + len(t), t, 9.0 - k, 9.0 - k))
+        return out
+
+
+def test_a_quantity_answer_keeps_its_unit():
+    """ "How tall …?" read as "about 310" (the reader stopping before the unit) is answered "about 310 metres"."""
+    from kgqa.methods.mkgrag.learned import learned_read
+
+    c = chunk("Harbour Tower is about 310 metres tall and has 72 floors.")
+    r = learned_read(_Proposes("about 310", "72"), "How tall is Harbour Tower?", [c], [],
+                     titles={"tower": "Harbour Tower"})
+    assert r.answer == "about 310 metres"
+    # a count question keeps its bare number
+    r = learned_read(_Proposes("72"), "How many floors does Harbour Tower have?", [c], [],
+                     titles={"tower": "Harbour Tower"})
+    assert r.answer == "72"
+
+
+def test_a_span_restating_the_question_is_not_the_answer():
+    """A span that holds the question's own words ("… was the first person to walk on its surface") is a clause,
+    not an answer: the name before it is."""
+    from kgqa.methods.mkgrag.learned import learned_read
+
+    c = chunk("Neil Armstrong was the first person to walk on its surface, followed by Buzz Aldrin.",
+              cid="moon#c0", title="Moon")
+    r = learned_read(_Proposes("Neil Armstrong was the first person to walk on its surface", "Neil Armstrong"),
+                     "Who was the first person to walk on the Moon?", [c], [], titles={"moon": "Moon"})
+    assert r.answer == "Neil Armstrong"
+
+
 def test_building_the_reader_draws_no_progress_bar(capfd):
     """kgqa ask -o reader=learned and kgqa train reader print their own lines: transformers' "Loading weights"
     bar must not be drawn between them (README's ask lines)."""

@@ -13,13 +13,15 @@ without one served, this reads the same context:
    *margin*, the span's score (start + end logit) over its window's no-answer score;
 3. **whole names**: a span that stops inside a proper name ("Skidmore" of "Skidmore, Owings and Merrill") is
    widened to the reader's longer guess from the same start when that only adds capitalised name words and
-   scores at most ``NAME_SLACK`` below it (a round number, not fitted);
+   scores at most ``NAME_SLACK`` below it (a round number, not fitted); a quantity question's span that stops
+   before its unit ("about 330" of "about 330 metres") runs on to the end of the measure;
 4. **typed by the question**: the answer type of the rule reader (``reader.answer_type``: year, date, count,
    quantity, person, place, organisation, name, other). A year, date, count or quantity question wants a span
    holding such a value (``kgqa.core.spans``), −``TYPE_PENALTY`` without; a person, place or organisation
    question and a span that is a G_r entity whose graph type is another of the three: −``TYPE_PENALTY`` (one
    of the same kind: +``TYPE_BONUS``). Spans the question (or what the image shows, or the top document's
-   title) already names are not answers; a span read where a name the question gives (or what the image
+   title) already names are not answers, nor spans holding ``RESTATED_WORDS`` consecutive words of the question
+   (a clause restating it); a span read where a name the question gives (or what the image
    shows) occurs gains ``SUBJECT_BONUS``;
 5. the best span is the answer and the sentence holding it the evidence; the reader abstains when the best
    margin is below the checkpoint's threshold (chosen on held-out training articles, ``threshold`` option to
@@ -69,6 +71,27 @@ def _whole_names(guesses: list, passages: list[str]) -> list:
             g = replace(g, end=h.end, text=passages[g.passage][g.start:h.end])
         out.append(g)
     return out
+
+
+#: a span holding this many consecutive words of the question restates it ("Neil Armstrong was the first person
+#: to walk on its …" for "Who was the first person to walk on …"): a clause, not an answer
+RESTATED_WORDS = 3
+
+
+def _restates(key: str, qkey: str, n: int = RESTATED_WORDS) -> bool:
+    """The span (a label key) holds ``n`` consecutive words of the question (``qkey``: its label key, padded)."""
+    w = key.split()
+    return any(f" {' '.join(w[i:i + n])} " in qkey for i in range(len(w) - n + 1))
+
+
+def _with_unit(text: str, at: int, sentence: str) -> str:
+    """A quantity span that stops before its unit ("about 330" of "about 330 metres tall") runs on to the end of
+    the measure it starts (``kgqa.core.spans``); ``at``: the span's offset in ``sentence``."""
+    end = at + len(text)
+    for sp in spans(sentence):
+        if sp.kind == "measure" and at <= sp.start < end < sp.end:
+            return sentence[at:sp.end]
+    return text
 
 
 def _graph_kind(etype: str) -> str | None:
@@ -149,9 +172,14 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
         words = set(key.split())
         if not key or (words and words <= known) or f" {key} " in qkey or key in subjects:
             continue
+        if _restates(key, qkey):
+            continue
         sent = next(((s0, s) for s0, s1, s in m["where"] if s0 <= g.start < s1 and g.end <= s1 + 1), None)
         if sent is None or (m["title"] and sent[0] == 0 and sent[1] == f"{m['title']}."):
             continue                                       # read from the heading line: the subject, not an answer
+        if atype == "quantity" and not {sp.kind for sp in spans(text)} & {"measure", "ratio"}:
+            text = _with_unit(text, g.start - sent[0] + len(g.text) - len(g.text.lstrip(" \t\n,;:.")), sent[1])
+            key = label_key(text)
         adj = 0.0
         if atype in _NUMERIC:
             kinds = {sp.kind for sp in spans(text)}
