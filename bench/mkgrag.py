@@ -30,8 +30,8 @@
 * ``ingest`` prints the CPU extractor beside the LLM extractor (``--extractor both``, the default): wall-clock
   and this process's CPU time, so a figure taken on a shared machine can be read (the load average is printed).
 * ``scale``: accuracy among distractors (bench/scale.py's for mKG-RAG). In one run, graph-only
-  (``KGQA_CHAT_BACKEND=none``), mkgrag with the CPU reader and its chunks-only ablation with the same
-  reader answer the bundled questions on the bundled corpus alone, then again after ``--docs``
+  (``KGQA_CHAT_BACKEND=none``), mkgrag with the CPU reader (``--readers rules,learned``: each one) and its
+  chunks-only ablation with the same reader answer the bundled questions on the bundled corpus alone, then again after ``--docs``
   distractor documents are added (ids ``bench-…``, removed at the end unless ``--keep``): EM, SBERT@0.3,
   document recall@Kd, evidence recall, supporting-sentence recall, abstentions (as ``accuracy``),
   context tokens, stage 1 / 2 ms p50, and the EM drop in points; then each question whose exact match
@@ -360,17 +360,18 @@ def bench_accuracy(args) -> None:
             print(f"  {label if fold == 'all' else '':<40} {fold:<9} " + " ".join(f"{r[c]:>7}" for c in cols))
 
 
-#: the two systems of ``scale``: mkgrag and its chunks-only ablation, both with the CPU reader (the learned
-#: span reader when its checkpoint loads, else the rule reader)
-SCALE_SYSTEMS = (("mkgrag + CPU reader", {"reader": "cpu"}),
-                 ("chunks-only + CPU reader", {"reader": "cpu", "chunks_only": True}))
+def scale_systems(readers: list[str]) -> list[tuple[str, dict]]:
+    """The systems of ``scale``: per CPU reader (``rules``, the default CPU reader, and/or ``learned``, the span
+    reader), mkgrag and its chunks-only ablation with that reader."""
+    return [x for r in readers for x in ((f"mkgrag + {r} reader", {"reader": r}),
+                                         (f"chunks-only + {r} reader", {"reader": r, "chunks_only": True}))]
 
 
-def _scale_run(s, enc, qs) -> list[dict]:
-    """Each system of ``SCALE_SYSTEMS`` evaluated on the graph as it is: its report, answers' details, the
-    accuracy row (``_row``), EM in %, mean context tokens, stage 1 / 2 ms p50."""
+def _scale_run(s, enc, qs, systems: list[tuple[str, dict]]) -> list[dict]:
+    """Each system evaluated on the graph as it is: its report, answers' details, the accuracy row (``_row``),
+    EM in %, mean context tokens, stage 1 / 2 ms p50."""
     out = []
-    for label, opts in SCALE_SYSTEMS:
+    for label, opts in systems:
         rep, details, st1, st2 = _evaluate(s, enc, qs, "mkgrag", opts)
         em = rep["overall"]["exact_match"]
         out.append({"label": label, "rep": rep, "details": details, "row": _row(qs, rep, details, None),
@@ -410,6 +411,7 @@ def bench_scale(args) -> None:
     s = _settings()
     enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
     qs, _ = load_questions(DOCS / "questions.jsonl")
+    systems = scale_systems(args.readers.split(","))
 
     with Graph(s) as g:
         while write(g, "bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
@@ -417,7 +419,7 @@ def bench_scale(args) -> None:
         bundled = len(g.read("docs_list"))
         if not bundled:
             raise SystemExit("no documents loaded: kgqa load documents data/docs/corpus --replay-cache data/docs/replay")
-        small = _scale_run(s, enc, qs)
+        small = _scale_run(s, enc, qs, systems)
         load_small = _load()
         from bench.mkgrag_distractors import distractor_docs
 
@@ -428,7 +430,7 @@ def bench_scale(args) -> None:
         g.await_indexes(timeout_s=1800)
         write_s = time.perf_counter() - t0
         try:
-            big = _scale_run(s, enc, qs)
+            big = _scale_run(s, enc, qs, systems)
         finally:
             if not args.keep:
                 while write(g, "bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
@@ -524,6 +526,8 @@ def main() -> None:
     d.add_argument("--batch", type=int, default=250)
     d.add_argument("--seed", type=int, default=15, help="the distractor generator's seed (bench/scale.py's)")
     d.add_argument("--keep", action="store_true")
+    d.add_argument("--readers", default="rules", help="CPU readers, comma-separated: rules (the default CPU "
+                   "reader) and/or learned (the span reader)")
     e = sub.add_parser("latency")
     e.add_argument("--limit", type=int, default=None, help="the first N bundled questions (default: all 28)")
     e.add_argument("--cold", type=int, default=5, help="questions asked as a new `kgqa ask` process each")

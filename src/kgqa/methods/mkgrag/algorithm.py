@@ -93,7 +93,7 @@ class MKGRAGOptions(BaseModel):
         "auto", description="who answers from the context: llm (the paper's generation); learned (the span "
         "reader, learned.py: all-MiniLM-L6-v2 fine-tuned on SQuAD, its checkpoint from reader_checkpoint, else "
         "<data dir>/models/reader/, else the shipped data/reader/; opt-in: on the bundled documents it "
-        "answers 79 % to the rule reader's 86 %; a checkpoint that cannot load falls back to rules in one line); rules or cpu (the rule "
+        "answers 82 % to the rule reader's 86 %; a checkpoint that cannot load falls back to rules in one line); rules or cpu (the rule "
         "reader, reader.py); auto: llm when a chat server is configured (openai | vllm), else cpu")
     reader_checkpoint: str = Field("", description="learned reader: its checkpoint file (empty: the default)")
     reader_threshold: float | None = Field(None, ge=-100.0, le=100.0, description="learned reader: abstain when "
