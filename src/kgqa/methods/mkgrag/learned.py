@@ -54,6 +54,8 @@ _GRAPH_KIND = {"person": PERSON_NOUNS | {"person", "people", "human", "individua
 #: (not ", Missouri": a place's region is not part of its name)
 _NAME_TAIL = re.compile(r"^(?:,?\s+[A-Z][\w.'&-]*)*,?\s+(?:and|&)\s+[A-Z][\w.'&-]*$")
 NAME_SLACK = 1.0
+#: what a span's text is stripped of at its ends (spaces and clause punctuation)
+_SPAN_EDGE = " \t\n,;:."
 #: a possessive ending of a name the question gives ("Did Karp's paper …"): the name is "Karp", not "karp s"
 _POSSESSIVE = re.compile(r"['’]s$")
 
@@ -104,8 +106,9 @@ def _graph_kind(etype: str) -> str | None:
 
 def _passage(lines: list[str]) -> tuple[str, list[tuple[int, int, str]]]:
     """The passage text and each sentence's (start, end, sentence) in it. No title line before it: the
-    reader was trained on bare paragraphs, and a "Title." line in front of the gold paragraph costs it 4 EM
-    points on SQuAD dev (articles 0–3 of the open bench, 120 questions: 67.5 without, 63.3 with)."""
+    reader was trained on bare paragraphs, and a "Title." line in front of the gold paragraph costs it 4.1 EM
+    points on SQuAD dev (articles 0–3 of the open bench, 120 questions, best span: 68.3 without, 64.2 with;
+    docs/benchmarks.md)."""
     text, where = "", []
     for line in lines:
         if text:
@@ -167,7 +170,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     scored: list[tuple[float, Candidate]] = []
     for g in guesses:
         m = meta[g.passage]
-        text = g.text.strip(" \t\n,;:.")
+        text = g.text.strip(_SPAN_EDGE)
         key = label_key(text)
         words = set(key.split())
         if not key or (words and words <= known) or f" {key} " in qkey or key in subjects:
@@ -177,8 +180,9 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
         sent = next(((s0, s) for s0, s1, s in m["where"] if s0 <= g.start < s1 and g.end <= s1 + 1), None)
         if sent is None or (m["title"] and sent[0] == 0 and sent[1] == f"{m['title']}."):
             continue                                       # read from the heading line: the subject, not an answer
-        if atype == "quantity" and not {sp.kind for sp in spans(text)} & {"measure", "ratio"}:
-            text = _with_unit(text, g.start - sent[0] + len(g.text) - len(g.text.lstrip(" \t\n,;:.")), sent[1])
+        if atype == "quantity" and not {sp.kind for sp in spans(text)} & set(asked):
+            at = g.start - sent[0] + len(g.text) - len(g.text.lstrip(_SPAN_EDGE))     # ``text``'s offset in the sentence
+            text = _with_unit(text, at, sent[1])
             key = label_key(text)
         adj = 0.0
         if atype in _NUMERIC:
