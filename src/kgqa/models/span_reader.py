@@ -11,6 +11,19 @@ another paragraph of the same article that does not hold it either) point both s
 ``[CLS]``; the reader's confidence in a span is its *margin* over that null score, and it abstains below
 a threshold chosen on held-out training articles (``choose_threshold``), never on an evaluation set.
 
+Shared normalisation (``train_reader(shared_norm=k)``; Clark and Gardner, "Simple and Effective
+Multi-Paragraph Reading Comprehension", ACL 2018, arXiv:1710.10723). Trained one paragraph at a time, a
+span's logits only mean something relative to its own window: its best span over five passages is often a
+confident span of the wrong one. With ``shared_norm`` = k, each training question is read with its gold
+paragraph and the k other paragraphs of its article most like the question (word overlap, none holding an
+answer), and the start and the end softmax run *jointly over every token of all their windows* (the gold
+span is the target; every window's ``[CLS]`` stays in that softmax as the no-answer option, and a share of
+questions read on their k distractors alone target those ``[CLS]``). A logit then means the same in every
+passage of a question, so such a checkpoint (``"shared_norm"`` in its metadata) is read with one no-answer
+score per question, the best ``[CLS]`` score over all its windows: a span's margin is its raw score minus
+that, and the spans of all passages rank by raw score. An older checkpoint keeps the margin over each
+window's own no-answer score.
+
 Checkpoint. The word-piece embeddings stay frozen at the package's values (they are not stored: 11.7 M
 of the model's 22.7 M parameters); everything else (position and segment embeddings, the six layers, the
 span head) is stored as fp16 safetensors, with JSON metadata in the header (and a ``.json`` beside it)
@@ -69,6 +82,37 @@ def load_squad(path: str | Path) -> list[QA]:
             for qa in para["qas"]:
                 out.append(QA(qa["id"], qa["question"], para["context"],
                               [(a["text"], int(a["answer_start"])) for a in qa["answers"]], art.get("title", "")))
+    return out
+
+
+_WORD = re.compile(r"\w+")
+#: words too common to say which paragraph a question is about
+_STOP = frozenset("a an the of in on at to for by with from as and or is was were are be been what which who whom "
+                  "whose when where why how did does do that this these those it its into than their his her".split())
+
+
+def _content(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def distractors(qas: list[QA], k: int) -> list[list[str]]:
+    """For each question, the ``k`` other paragraphs of its article (those asked on in ``qas``) most like it
+    (most question words shared, stop words aside; file order breaks ties) that hold none of its answers: the
+    hard distractors that shared normalisation trains against (Clark and Gardner rank a document's paragraphs by TF-IDF; word overlap
+    inside one article is the same idea)."""
+    paras: dict[str, list[str]] = {}
+    for q in qas:
+        lst = paras.setdefault(q.article, [])
+        if q.context not in lst:
+            lst.append(q.context)
+    words = {c: _content(c) for lst in paras.values() for c in lst}
+    out = []
+    for q in qas:
+        qw = _content(q.question)
+        cands = [c for c in paras[q.article] if c != q.context
+                 and not any(a.lower() in c.lower() for a, _ in q.answers)]
+        cands.sort(key=lambda c: -len(qw & words[c]))              # stable: file order among equals
+        out.append(cands[:k])
     return out
 
 
@@ -254,6 +298,8 @@ class SpanReader:
         self.stride = int(meta.get("doc_stride", 128))
         self.max_answer_tokens = int(meta.get("max_answer_tokens", 30))
         self.threshold = float(meta.get("threshold", 0.0))
+        # trained with shared normalisation: scores compare across passages, one no-answer score per question
+        self.shared_norm = bool(meta.get("shared_norm"))
         self._lock = threading.Lock()
 
     def read(self, question: str, passages: Sequence[str], *, top: int = 10, batch_size: int = 16,
@@ -265,13 +311,16 @@ class SpanReader:
     def read_many(self, questions: Sequence[str], passages: Sequence[str], *, group: Sequence[int] | None = None,
                   top: int = 10, batch_size: int = 16, bf16: bool | None = None) -> list[list[SpanGuess]]:
         """Batched reading: pair k is (questions[k], passages[k]); pairs of one ``group`` value compete (one
-        question over several passages), and the result is one best-first list per group, in group order."""
+        question over several passages), and the result is one best-first list per group, in group order.
+        A span's margin is over its own window's no-answer score, or, for a shared-normalised checkpoint, over
+        its group's best no-answer score (then margins rank as raw scores do)."""
         import torch
 
         group = list(group) if group is not None else list(range(len(questions)))
         ws = windows(self.tok, questions, passages, self.max_length, self.stride)
         order = sorted(range(len(ws)), key=lambda k: len(ws[k].input_ids))
         guesses: dict[int, list[SpanGuess]] = {g: [] for g in dict.fromkeys(group)}
+        nulls: dict[int, float] = {}                    # per group: the best [CLS] score over its windows
         use_bf16 = _bf16_ok() if bf16 is None else bf16
         with self._lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
             for b in range(0, len(order), batch_size):
@@ -284,6 +333,12 @@ class SpanReader:
                     for x in g:
                         x.passage = w.item
                     guesses[group[w.item]].extend(g)
+                    null = float(s_all[r][0] + e_all[r][0])
+                    nulls[group[w.item]] = max(null, nulls.get(group[w.item], null))
+        if self.shared_norm:
+            for g, lst in guesses.items():
+                for x in lst:
+                    x.margin = x.score - nulls[g]
         res = []
         for g, lst in guesses.items():
             seen: dict[tuple, SpanGuess] = {}
@@ -427,6 +482,105 @@ def best_span_scores(reader: SpanReader, qas: list[QA], bf16: bool | None = None
             100 * sum(f1_score(p, g) for p, g in zip(preds, golds)) / n)
 
 
+def multi_passage_scores(reader: SpanReader, qas: list[QA], k: int, bf16: bool | None = None) -> tuple[float, float]:
+    """EM and F1 (in %) of ``reader``'s best span by margin (as mKG-RAG ranks spans) over each question's own
+    paragraph and its ``k`` distractors (``distractors``): whether its scores compare across passages."""
+    best = _best_by_margin(reader, [q.question for q in qas],
+                           [[q.context] + d for q, d in zip(qas, distractors(qas, k))], bf16=bf16)
+    golds = [[a for a, _ in q.answers] for q in qas]
+    preds = [g.text if g else "" for g in best]
+    n = max(1, len(qas))
+    return (100 * sum(exact_match(p, g) for p, g in zip(preds, golds)) / n,
+            100 * sum(f1_score(p, g) for p, g in zip(preds, golds)) / n)
+
+
+def _joint_nll(logits, rows: list[int], targets: list[tuple[int, int]]):
+    """−log of the probability of the ``targets`` ((row, token) pairs; several: their total) under ONE softmax
+    over every token of the batch ``rows`` (padding is set to −inf by the caller). One row and one target is
+    the usual per-window cross-entropy; the windows of one question's passages together are shared
+    normalisation."""
+    import torch
+
+    every = torch.logsumexp(logits[rows].reshape(-1), 0)
+    gold = torch.logsumexp(torch.stack([logits[r, t] for r, t in targets]), 0)
+    return every - gold
+
+
+@dataclass
+class Unit:
+    """What one softmax runs over while training: windows (indices into the window list) and the (window,
+    token) positions of the target, for start and for end."""
+
+    windows: list[int]
+    starts: list[tuple[int, int]]
+    ends: list[tuple[int, int]]
+
+
+def _shared_units(train: list[QA], k: int, negatives: float, rng: random.Random, tok, max_length: int,
+                  doc_stride: int) -> tuple[list[Window], list[Unit], int]:
+    """Shared normalisation's training units: each question over its gold paragraph and its ``k`` distractors
+    (target: the gold span in whichever windows hold it), and ``negatives`` of the questions again over their
+    distractors alone (target: the windows' [CLS]). Returns (windows, units, no-answer units)."""
+    dist = distractors(train, k)
+    reads: list[tuple[int, list[str], bool]] = []                      # (question, passages, answered)
+    for i, (q, d) in enumerate(zip(train, dist)):
+        reads.append((i, [q.context] + d, True))
+        if d and rng.random() < negatives:
+            reads.append((i, d, False))
+    questions, passages, owner = [], [], []
+    for r, (i, ps, _) in enumerate(reads):
+        for j, c in enumerate(ps):
+            questions.append(train[i].question)
+            passages.append(c)
+            owner.append((r, j))
+    ws = windows(tok, questions, passages, max_length, doc_stride)
+    by_read: dict[int, list[int]] = {}
+    for wi, w in enumerate(ws):
+        by_read.setdefault(owner[w.item][0], []).append(wi)
+    units, n_neg = [], 0
+    for r, (i, _, answered) in enumerate(reads):
+        wis = by_read[r]
+        if answered:
+            text, at = train[i].answers[0]
+            gold = [wi for wi in wis if owner[ws[wi].item][1] == 0]
+            for wi in gold:
+                _targets(ws[wi], at, at + len(text))
+            starts = [(wi, ws[wi].start) for wi in gold if ws[wi].start]
+            ends = [(wi, ws[wi].end) for wi in gold if ws[wi].start]
+            if not starts:                     # the answer is cut by the tokenizer's limits: nothing to learn
+                continue
+        else:
+            starts = ends = [(wi, 0) for wi in wis]
+            n_neg += 1
+        units.append(Unit(wis, starts, ends))
+    return ws, units, n_neg
+
+
+def _pack(units: list[Unit], ws: list[Window], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Batches of units (indices) of at most ``batch_size`` windows (a larger unit alone): shuffled, sorted by
+    length inside pools of 50 batches (less padding), the batches shuffled again."""
+    idx = list(range(len(units)))
+    rng.shuffle(idx)
+    pool = batch_size * 50
+    batches: list[list[int]] = []
+    n = 0
+    for p0 in range(0, len(idx), pool):
+        part = sorted(idx[p0:p0 + pool], key=lambda u: max(len(ws[w].input_ids) for w in units[u].windows))
+        cur: list[int] = []
+        for u in part:
+            size = len(units[u].windows)
+            if cur and n + size > batch_size:
+                batches.append(cur)
+                cur, n = [], 0
+            cur.append(u)
+            n += size
+        if cur:
+            batches.append(cur)
+            cur, n = [], 0
+    rng.shuffle(batches)
+    return batches
+
+
 def _with_negatives(qas: list[QA], share: float, rng: random.Random) -> list[tuple[QA, str | None]]:
     """(question, passage override): every question on its own passage, and ``share`` of them again on
     another passage of the same article that does not contain any of its answers (a no-answer pair)."""
@@ -453,7 +607,8 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
                  trained_on: dict | None = None, say: Callable[[str], None] = print,
                  time_limit: float | None = None, attention_dropout: float = 0.0, hidden_dropout: float = 0.1,
                  eval_every: int = 0, eval_questions: int = 300, steps: int | None = None,
-                 holdout_generated: list[QA] | None = None) -> TrainReport:
+                 holdout_generated: list[QA] | None = None, shared_norm: int = 0,
+                 init: str | Path | None = None) -> TrainReport:
     """Fine-tune the base BERT end to end for span start/end (word-piece embeddings frozen) and choose the
     abstention threshold on ``holdout``; writes the checkpoint, its ``.json`` and a loss-curve PNG.
 
@@ -463,7 +618,13 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
     (spread over the held-out articles) is printed, to follow the training on data it never sees. ``steps``
     fixes the number of optimizer steps (the learning rate decays to 0 at the last one; as many epochs as
     that takes): two runs on different data then cost the same compute. ``holdout_generated``: generated
-    questions on subjects never trained on, read (best span) after training; EM/F1 in the metadata."""
+    questions on subjects never trained on, read (best span) after training; EM/F1 in the metadata.
+
+    ``shared_norm`` = k > 0: shared normalisation (Clark and Gardner, "Simple and Effective Multi-Paragraph
+    Reading Comprehension", ACL 2018, arXiv:1710.10723; the module doc): each question is one softmax over
+    the windows of its gold paragraph and its k distractors, ``negatives`` of them also over the distractors
+    alone (target [CLS]); a step takes whole questions, up to ``batch_size`` windows. ``init``: a checkpoint
+    to start from instead of the base model (fine-tuning the shipped reader; its training is recorded)."""
     import torch
 
     torch.set_num_threads(max(1, int(threads)))
@@ -471,24 +632,37 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
     rng = random.Random(seed)
     t0 = time.perf_counter()
     model, tok = _build(base_model_path(), attention_dropout, hidden_dropout)
-    pairs = _with_negatives(train, negatives, rng)
-    ws = windows(tok, [q.question for q, _ in pairs], [p or q.context for q, p in pairs], max_length, doc_stride)
-    for w in ws:
-        q, p = pairs[w.item]
-        if p is None:
-            text, at = q.answers[0]
-            _targets(w, at, at + len(text))
-    n_neg = sum(1 for _, p in pairs if p is not None)
+    started_from = None
+    if init:
+        start = load_reader(init)
+        model.load_state_dict(start.model.state_dict())
+        started_from = {"checkpoint": str(init), "train_seconds": start.meta.get("train_seconds"),
+                        "steps": start.meta.get("steps"), "epochs_done": start.meta.get("epochs_done"),
+                        "shared_norm": start.meta.get("shared_norm")}
+    if shared_norm:
+        ws, units, n_neg = _shared_units(train, shared_norm, negatives, rng, tok, max_length, doc_stride)
+    else:
+        pairs = _with_negatives(train, negatives, rng)
+        ws = windows(tok, [q.question for q, _ in pairs], [p or q.context for q, p in pairs], max_length, doc_stride)
+        for w in ws:
+            q, p = pairs[w.item]
+            if p is None:
+                text, at = q.answers[0]
+                _targets(w, at, at + len(text))
+        n_neg = sum(1 for _, p in pairs if p is not None)
+        units = [Unit([k], [(k, w.start)], [(k, w.end)]) for k, w in enumerate(ws)]      # one softmax per window
     t_prep = time.perf_counter() - t0
-    say(f"{len(train)} questions + {n_neg} no-answer pairs → {len(ws)} windows "
+    say(f"{len(train)} questions + {n_neg} no-answer {'reads' if shared_norm else 'pairs'} → {len(ws)} windows "
+        f"in {len(units)} softmax units{f' (shared normalisation, {shared_norm} distractors)' if shared_norm else ''} "
         f"(max_length {max_length}, stride {doc_stride}); torch threads {torch.get_num_threads()}, "
-        f"bf16 autocast {'on' if (_bf16_ok() if bf16 is None else bf16) else 'off'}")
+        f"bf16 autocast {'on' if (_bf16_ok() if bf16 is None else bf16) else 'off'}"
+        + (f"; starting from {init}" if init else ""))
     use_bf16 = _bf16_ok() if bf16 is None else bf16
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for n, p in model.named_parameters() if p.requires_grad and not (n.endswith("bias") or "LayerNorm" in n)]
     nodecay = [p for n, p in model.named_parameters() if p.requires_grad and (n.endswith("bias") or "LayerNorm" in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": nodecay, "weight_decay": 0.0}], lr=lr)
-    per_epoch = math.ceil(len(ws) / batch_size)
+    per_epoch = len(_pack(units, ws, batch_size, random.Random(seed)))
     if steps:
         epochs = math.ceil(steps / per_epoch)
     total = steps or per_epoch * epochs
@@ -514,14 +688,18 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
             return
         t = time.perf_counter()
         model.eval()
-        em, f1 = best_span_scores(SpanReader(model, tok, {"max_length": max_length, "doc_stride": doc_stride,
-                                                          "max_answer_tokens": max_answer_tokens}),
-                                  probe, bf16=use_bf16)
+        probe_reader = SpanReader(model, tok, {"max_length": max_length, "doc_stride": doc_stride,
+                                               "max_answer_tokens": max_answer_tokens, "shared_norm": shared_norm})
+        if shared_norm:
+            em, f1 = multi_passage_scores(probe_reader, probe, shared_norm, bf16=use_bf16)
+        else:
+            em, f1 = best_span_scores(probe_reader, probe, bf16=use_bf16)
         model.train()
         curve.append({"step": step, "epochs": round(step / max(1, per_epoch), 2), "em": round(em, 2),
-                      "f1": round(f1, 2), "questions": len(probe)})
+                      "f1": round(f1, 2), "questions": len(probe), "distractors": shared_norm})
         say(f"held out after step {step} ({curve[-1]['epochs']} epochs): EM {em:.1f} F1 {f1:.1f} on "
-            f"{len(probe)} questions ({time.perf_counter() - t:.0f} s, not counted as training time)")
+            f"{len(probe)} questions{f' (each with {shared_norm} distractors)' if shared_norm else ''} "
+            f"({time.perf_counter() - t:.0f} s, not counted as training time)")
         nonlocal t_eval
         t_eval += time.perf_counter() - t
 
@@ -532,28 +710,27 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
     step = 0
     seen = 0
     stopped = by_time = False
+    seen_units = 0
     for ep in range(epochs):
-        # shuffled, then sorted by length inside pools of 50 batches (less padding), the batches shuffled again
-        idx = list(range(len(ws)))
-        rng.shuffle(idx)
-        pool = batch_size * 50
-        batches = []
-        for p0 in range(0, len(idx), pool):
-            part = sorted(idx[p0:p0 + pool], key=lambda k: len(ws[k].input_ids))
-            batches += [part[b:b + batch_size] for b in range(0, len(part), batch_size)]
-        rng.shuffle(batches)
+        batches = _pack(units, ws, batch_size, rng)
         ep_loss, ep_n = 0.0, 0
-        win_t, win_n, win_loss = time.perf_counter(), 0, []
-        for bi in batches:
-            part = [ws[k] for k in bi]
+        win_t, win_n, win_u, win_loss = time.perf_counter(), 0, 0, []
+        for bu in batches:
+            rows = [wi for u in bu for wi in units[u].windows]          # the batch's windows, unit by unit
+            row_of = {wi: r for r, wi in enumerate(rows)}
+            part = [ws[wi] for wi in rows]
             ids, types, mask = _batch(part)
-            st = torch.tensor([w.start for w in part])
-            en = torch.tensor([w.end for w in part])
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
                 out = model(input_ids=ids, token_type_ids=types, attention_mask=mask)
-            s_log = out.start_logits.float().masked_fill(mask == 0, -1e4)
-            e_log = out.end_logits.float().masked_fill(mask == 0, -1e4)
-            loss = (torch.nn.functional.cross_entropy(s_log, st) + torch.nn.functional.cross_entropy(e_log, en)) / 2
+            s_log = out.start_logits.float().masked_fill(mask == 0, float("-inf"))
+            e_log = out.end_logits.float().masked_fill(mask == 0, float("-inf"))
+            losses = []
+            for u in bu:
+                un = units[u]
+                r = [row_of[wi] for wi in un.windows]
+                losses.append((_joint_nll(s_log, r, [(row_of[wi], t) for wi, t in un.starts])
+                               + _joint_nll(e_log, r, [(row_of[wi], t) for wi, t in un.ends])) / 2)
+            loss = torch.stack(losses).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -566,13 +743,16 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
             ep_loss += v * len(part)
             ep_n += len(part)
             win_n += len(part)
+            win_u += len(bu)
             seen += len(part)
+            seen_units += len(bu)
             if step % log_every == 0 or step == total:
                 dt = time.perf_counter() - win_t
                 say(f"epoch {ep + 1}/{epochs} step {step}/{total}: loss {sum(win_loss) / len(win_loss):.4f} "
-                    f"(last {len(win_loss)} steps), {win_n / max(dt, 1e-9):.2f} windows/s, "
-                    f"lr {cur_lr:.2e}, {time.perf_counter() - t_train - t_eval:.0f} s")
-                win_t, win_n, win_loss = time.perf_counter(), 0, []
+                    f"(last {len(win_loss)} steps), {win_n / max(dt, 1e-9):.2f} windows/s"
+                    + (f" = {win_u / max(dt, 1e-9):.2f} questions/s" if shared_norm else "")
+                    + f", lr {cur_lr:.2e}, {time.perf_counter() - t_train - t_eval:.0f} s")
+                win_t, win_n, win_u, win_loss = time.perf_counter(), 0, 0, []
             if eval_every and step % eval_every == 0:
                 held_out(ep)
                 win_t = time.perf_counter()
@@ -602,12 +782,26 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
         "train_seconds": round(train_s, 1), "held_out_curve": curve,
         "windows_per_s": round(seen / max(train_s, 1e-9), 2),
     }
+    if shared_norm:
+        meta["shared_norm"] = {
+            "distractors": shared_norm, "units": len(units), "units_per_s": round(seen_units / max(train_s, 1e-9), 2),
+            "how": "Clark and Gardner, Simple and Effective Multi-Paragraph Reading Comprehension, ACL 2018, "
+                   "arXiv:1710.10723: start/end softmax jointly over all windows of a question's gold paragraph "
+                   "and its k most word-overlapping other paragraphs of the article (none holding an answer); "
+                   "[CLS] of every window inside it (the target of the no-answer reads over distractors alone); "
+                   "read with one no-answer score per question, spans ranked by raw score"}
+    if started_from:
+        meta["init"] = started_from
+        meta["train_seconds_total"] = round(train_s + float(started_from.get("train_seconds") or 0), 1)
     reader = SpanReader(model, tok, meta)
     t_h = time.perf_counter()
-    threshold, hold = choose_threshold(reader, holdout, seed=seed) if holdout else (0.0, {})
+    threshold, hold = choose_threshold(reader, holdout, seed=seed, k=shared_norm) if holdout else (0.0, {})
     meta.update({"threshold": threshold, "threshold_how": "held-out training articles: best accuracy of "
                  "answer-or-abstain over each question on its own paragraph (answer, exact match) and on a "
-                 "paragraph of another held-out article (abstain)", "holdout": hold})
+                 "paragraph of another held-out article (abstain)" + (
+                     f"; shared-normalised: the own paragraph with its {shared_norm} distractors, and the "
+                     f"{shared_norm + 1} paragraphs of another held-out article most like the question"
+                     if shared_norm else ""), "holdout": hold})
     if holdout_generated:
         em, f1 = best_span_scores(reader, holdout_generated)
         meta["holdout_generated"] = {"questions": len(holdout_generated), "em": round(em, 2), "f1": round(f1, 2)}
@@ -626,33 +820,66 @@ def train_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
                        round(seen / max(train_s, 1e-9), 2), step_losses, epoch_losses, threshold, hold, png, meta)
 
 
-def choose_threshold(reader: SpanReader, holdout: list[QA], seed: int = 0) -> tuple[float, dict]:
+def _best_by_margin(reader: SpanReader, questions: list[str], passage_sets: list[list[str]],
+                    bf16: bool | None = None) -> list:
+    """Each question's best span by margin (as mKG-RAG ranks) over its set of passages, or None."""
+    qs, ps, group = [], [], []
+    for i, (q, lst) in enumerate(zip(questions, passage_sets)):
+        for c in lst:
+            qs.append(q)
+            ps.append(c)
+            group.append(i)
+    got = reader.read_many(qs, ps, group=group, top=20, bf16=bf16)
+    return [max(g, key=lambda x: x.margin) if g else None for g in got]
+
+
+def choose_threshold(reader: SpanReader, holdout: list[QA], seed: int = 0, k: int = 0) -> tuple[float, dict]:
     """The margin threshold with the best answer-or-abstain accuracy on held-out questions: each read once on
     its own paragraph (right: an exact-match answer above the threshold) and once on a paragraph of another
-    held-out article (right: abstaining). Also returns the held-out EM/F1 without abstention."""
+    held-out article (right: abstaining). Also returns the held-out EM/F1 without abstention.
+
+    ``k`` > 0 (a shared-normalised reader, read as mKG-RAG reads it: several passages at once): the own read
+    is the paragraph with its ``k`` distractors, the other read the ``k`` + 1 paragraphs of another held-out
+    article most like the question; the EM/F1 over the paragraph with its distractors is recorded too."""
     rng = random.Random(seed)
     paras = sorted({(q.article, q.context) for q in holdout})
-    wrong = []
-    for q in holdout:
-        others = [c for a, c in paras if a != q.article]
-        wrong.append(rng.choice(others) if others else q.context)
-    own = reader.read_many([q.question for q in holdout], [q.context for q in holdout], top=1)
-    neg = reader.read_many([q.question for q in holdout], wrong, top=1)
-    pos = [(g[0].margin if g else -1e9, exact_match(g[0].text if g else "", [a for a, _ in q.answers]),
-            f1_score(g[0].text if g else "", [a for a, _ in q.answers])) for g, q in zip(own, holdout)]
-    negm = [g[0].margin if g else -1e9 for g in neg]
+    golds = [[a for a, _ in q.answers] for q in holdout]
+    if k:
+        titles = sorted({a for a, _ in paras})
+        own_sets = [[q.context] + d for q, d in zip(holdout, distractors(holdout, k))]
+        wrong_sets = []
+        for q in holdout:
+            other = rng.choice([t for t in titles if t != q.article] or [q.article])
+            qw = _content(q.question)
+            cands = sorted((c for a, c in paras if a == other), key=lambda c: -len(qw & _content(c)))
+            wrong_sets.append(cands[:k + 1])
+    else:
+        own_sets = [[q.context] for q in holdout]
+        wrong_sets = [[rng.choice([c for a, c in paras if a != q.article] or [q.context])] for q in holdout]
+    own = _best_by_margin(reader, [q.question for q in holdout], own_sets)
+    neg = _best_by_margin(reader, [q.question for q in holdout], wrong_sets)
+    pos = [(g.margin if g else -1e9, exact_match(g.text if g else "", gs), f1_score(g.text if g else "", gs))
+           for g, gs in zip(own, golds)]
+    negm = [g.margin if g else -1e9 for g in neg]
     best_t, best_acc = 0.0, -1.0
     for t in sorted({round(m, 2) for m, _, _ in pos} | {round(m, 2) for m in negm}):
         acc = (sum(1 for m, em, _ in pos if m >= t and em) + sum(1 for m in negm if m < t)) / (2 * len(pos))
         if acc > best_acc:
             best_t, best_acc = t, acc
     n = max(len(pos), 1)
-    return best_t, {"questions": len(holdout), "articles": len({q.article for q in holdout}),
-                    "em": round(100 * sum(em for _, em, _ in pos) / n, 2),
-                    "f1": round(100 * sum(f for _, _, f in pos) / n, 2),
-                    "answer_or_abstain_accuracy": round(100 * best_acc, 2),
-                    "answered_own": round(100 * sum(1 for m, _, _ in pos if m >= best_t) / n, 2),
-                    "abstained_other": round(100 * sum(1 for m in negm if m < best_t) / n, 2)}
+    out = {"questions": len(holdout), "articles": len({q.article for q in holdout})}
+    if k:                                   # the usual figure too: each question on its own paragraph alone
+        em, f1 = best_span_scores(reader, holdout)
+        out.update({"em": round(em, 2), "f1": round(f1, 2), "distractors": k,
+                    "em_with_distractors": round(100 * sum(em for _, em, _ in pos) / n, 2),
+                    "f1_with_distractors": round(100 * sum(f for _, _, f in pos) / n, 2)})
+    else:
+        out.update({"em": round(100 * sum(em for _, em, _ in pos) / n, 2),
+                    "f1": round(100 * sum(f for _, _, f in pos) / n, 2)})
+    out.update({"answer_or_abstain_accuracy": round(100 * best_acc, 2),
+                "answered_own": round(100 * sum(1 for m, _, _ in pos if m >= best_t) / n, 2),
+                "abstained_other": round(100 * sum(1 for m in negm if m < best_t) / n, 2)})
+    return best_t, out
 
 
 def default_checkpoint(settings) -> Path:

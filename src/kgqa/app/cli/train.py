@@ -383,6 +383,14 @@ def train_reader_cmd(
     hidden_dropout: float = typer.Option(0.1, "--hidden-dropout", min=0.0, max=0.9, help="Dropout elsewhere."),
     eval_every: int = typer.Option(0, "--eval-every", min=0, help="Also print held-out EM/F1 every N steps (it "
                                    "is printed at each epoch's end)."),
+    shared_norm: int = typer.Option(0, "--shared-norm", min=0, help="Shared normalisation (Clark and Gardner, "
+                                    "ACL 2018, arXiv:1710.10723): read each question with its gold paragraph and "
+                                    "this many other paragraphs of its article (most words in common with it, none "
+                                    "holding an answer), one start/end softmax over all their windows; the "
+                                    "checkpoint is then read with spans ranked by raw score across passages."),
+    init: Optional[Path] = typer.Option(None, "--init", help="Start from this span-reader checkpoint instead of "
+                                        "the base model (e.g. data/reader/span-reader.safetensors); recorded in "
+                                        "the new checkpoint's metadata."),
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (safetensors). Default: "
                                               "<data dir>/models/reader/span-reader.safetensors, what mkgrag's "
                                               "reader=learned loads first (else the shipped data/reader/ one)."),
@@ -420,7 +428,7 @@ def train_reader_cmd(
                        negatives=negatives, seed=seed, threads=s.torch_threads, plot=plot, say=say,
                        time_limit=time_limit, attention_dropout=attention_dropout,
                        hidden_dropout=hidden_dropout, eval_every=eval_every, steps=steps,
-                       holdout_generated=gen_held or None,
+                       holdout_generated=gen_held or None, shared_norm=shared_norm, init=init,
                        trained_on={"files": [p.name for p in data], "questions": len(train) - len(gen_train),
                                    "articles": len({q.article for q in train if not q.article.startswith("kg:")}),
                                    "limit": limit, "holdout_articles": sorted({q.article for q in held}),
@@ -445,6 +453,9 @@ def train_reader_cmd(
                                                       for c in rep.meta["held_out_curve"]))
     h = rep.holdout
     if h:
+        if "em_with_distractors" in h:
+            print(f"held out with {h['distractors']} distractors each (best span by margin): EM "
+                  f"{h['em_with_distractors']} F1 {h['f1_with_distractors']}")
         print(f"held out ({h['questions']} questions, {h['articles']} articles): EM {h['em']} F1 {h['f1']}; "
               f"abstention threshold (margin) {rep.threshold}: answers {h['answered_own']} % on the own paragraph, "
               f"abstains {h['abstained_other']} % on another article's")
