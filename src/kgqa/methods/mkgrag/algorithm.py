@@ -87,6 +87,12 @@ class MKGRAGOptions(BaseModel):
     chunk_share: float = Field(0.5, ge=0.0, le=1.0, description="share of the budget kept for G_r's source "
                                "chunks (the paper's 'associated textual chunks'); the graph lines get the rest, and "
                                "the chunks take what the lines leave (0: lines first, as before 2026-12-05)")
+    shared_norm_budget: int = Field(2400, ge=50, le=100_000, description="context tokens when the learned reader "
+                                    "reads a shared-normalised checkpoint (its span scores compare across "
+                                    "passages, so it can read more chunks): replaces budget; 2400 (with a share "
+                                    "of 0.75: ~6 chunks) chosen on SQuAD dev articles 0-3 (docs/benchmarks.md)")
+    shared_norm_chunk_share: float = Field(0.75, ge=0.0, le=1.0, description="chunk_share when the learned reader "
+                                           "reads a shared-normalised checkpoint")
     naive_k: int = Field(5, ge=1, le=100, description="chunks retrieved by the chunks-only baseline")
     max_tokens: int = Field(48, ge=4, le=512, description="answer tokens")
     reader: Literal["auto", "cpu", "learned", "rules", "llm"] = Field(
@@ -176,6 +182,18 @@ class MKGRAG(BaseMethod):
         except SpanReaderUnavailable as e:
             return None, str(e)
 
+    def context_budget(self) -> tuple[int, float]:
+        """(context tokens, the chunks' share of them): ``budget`` and ``chunk_share``, or the ``shared_norm_``
+        ones when the learned reader reads a checkpoint trained with shared normalisation (its metadata says
+        so; ``kgqa.models.span_reader``): its span scores compare across passages, so more chunks may reach it.
+        An older checkpoint, the rule reader and an LLM keep ``budget``."""
+        o = self.opt
+        if self.reader == "cpu" and o.reader == "learned":
+            model, _ = self.span_reader()
+            if model is not None and model.shared_norm:
+                return o.shared_norm_budget, o.shared_norm_chunk_share
+        return o.budget, o.chunk_share
+
     def solve(self, query) -> Answer:
         r = self.retrieve(query.question, query.image, scope=getattr(query, "documents", ()))
         t = time.perf_counter()
@@ -211,6 +229,7 @@ class MKGRAG(BaseMethod):
     def retrieve(self, question: str, image=None, scope: tuple[str, ...] = ()) -> Retrieval:
         """Stages 1 and 2 and the context; ``scope``: stage 1 ranks only these documents (exact cosine)."""
         o = self.opt
+        budget, chunk_share = self.context_budget()
         t = time.perf_counter()
         # the multimodal query (I_q, q): the question plus what the image shows
         note = None
@@ -242,7 +261,7 @@ class MKGRAG(BaseMethod):
         if o.chunks_only:
             # ablation "w/o graph retrieval": naive chunk retrieval over the same Kd documents
             chunks = self.graph.read("mkgrag_chunk_search", doc_ids=doc_ids, vector=qvec, k=o.naive_k)
-            r.chunks = self._fit_chunks(chunks, budget=o.budget)
+            r.chunks = self._fit_chunks(chunks, budget=budget)
             r.context = self._context([], r.chunks)
         else:
             # ---- 3.2.2 stage 2: G_r^0 = top Kg entities and relations of G_m (the Kd documents' KGs)
@@ -265,8 +284,8 @@ class MKGRAG(BaseMethod):
             # cut to the rest (line k is element k: the evidence is what the context holds). Counted line by
             # line: an expansion in a large document can bring thousands of lines.
             sizes = {c["id"]: self._chunk_tokens(c) for c in chunks}              # counted once, fitted twice
-            kept = self._fit_chunks(chunks, int(o.budget * o.chunk_share), sizes) if o.chunk_share > 0 else []
-            room = o.budget - sum(sizes[c["id"]] for c in kept) - 4                  # 4: the two headers
+            kept = self._fit_chunks(chunks, int(budget * chunk_share), sizes) if chunk_share > 0 else []
+            room = budget - sum(sizes[c["id"]] for c in kept) - 4                  # 4: the two headers
             lines_tokens = [self.count_tokens(f"- {line}") + 1 for line in graph_lines]
             total = 3 + sum(lines_tokens)
             while graph_lines and total > room:
@@ -274,12 +293,12 @@ class MKGRAG(BaseMethod):
                 graph_lines.pop()
                 elements.pop()
             used = self.count_tokens(self._context(graph_lines, [])) if graph_lines else 0
-            r.chunks = self._fit_chunks(chunks, o.budget - used - 2, sizes)   # 2: the "Sources:" header
+            r.chunks = self._fit_chunks(chunks, budget - used - 2, sizes)   # 2: the "Sources:" header
             r.context = self._context(graph_lines, r.chunks)
         # Token counts of the parts do not add up exactly to the joined text's (tokens merge at the
         # joins): measure the context itself and drop the last chunk, then the last graph line,
         # until it fits the budget.
-        while r.context and self.count_tokens(r.context) > o.budget and (r.chunks or graph_lines):
+        while r.context and self.count_tokens(r.context) > budget and (r.chunks or graph_lines):
             if r.chunks:
                 r.chunks.pop()
             else:
@@ -501,7 +520,7 @@ class MKGRAG(BaseMethod):
                 "chunk_ids": [c["id"] for c in r.chunks],
                 CHUNK_SECTIONS: [{"id": c["id"], "doc_id": c["doc_id"], "sections": c.get("sections") or []}
                                    for c in r.chunks],
-                CONTEXT_TOKENS: r.context_tokens, "budget": o.budget,
+                CONTEXT_TOKENS: r.context_tokens, "budget": self.context_budget()[0],
                 "timings": {k: round(v, 4) for k, v in r.timings.items()},
                 "titles": titles,
                 "reader": "cpu" if reading is not None else "llm",

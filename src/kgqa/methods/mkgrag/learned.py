@@ -10,7 +10,11 @@ without one served, this reads the same context:
    the G_r elements whose text no retrieved chunk holds (an entity's description, a relation's sentence) as
    one more passage each;
 2. **spans**: the reader's best spans (at most ``max_answer_tokens`` tokens) over all passages, each with its
-   *margin*, the span's score (start + end logit) over its window's no-answer score;
+   *margin*, the span's score (start + end logit) over its window's no-answer score; for a checkpoint trained
+   with shared normalisation (Clark and Gardner, "Simple and Effective Multi-Paragraph Reading
+   Comprehension", ACL 2018, arXiv:1710.10723; ``kgqa.models.span_reader``) over the question's one
+   no-answer score, the best of all its windows, so that spans of all passages rank by raw score (and
+   mKG-RAG lets more chunks reach it: ``shared_norm_budget``);
 3. **whole names**: a span that stops inside a proper name ("Skidmore" of "Skidmore, Owings and Merrill") is
    widened to the reader's longer guess from the same start when that only adds capitalised name words and
    scores at most ``NAME_SLACK`` below it (a round number, not fitted); a quantity question's span that stops
