@@ -2,6 +2,7 @@
 
     KGQA_TORCH_THREADS=1 python -m bench.squad reading [--limit N] [--squad DIR] [--checkpoint FILE]
                                                    [--readers learned,typed,rules]
+    KGQA_TORCH_THREADS=1 python -m bench.squad heldout --checkpoints A,B [--distractors K]
     KGQA_TORCH_THREADS=1 python -m bench.squad open [--load [--load-only]] [--articles N] [--limit N]
                                                 [--ask FROM:TO] [-o KEY=VALUE] [--dump FILE] [--verbose]
 
@@ -25,6 +26,10 @@
   reader), and a per-stage table (document recall → chunk recall → EM given the chunk) for both systems;
   ``--ask FROM:TO`` asks only the questions of those loaded articles (choose on 0:4, report on 4:8),
   ``-o KEY=VALUE`` passes an mkgrag option to both, ``--dump FILE`` writes one JSON line per question.
+
+* ``heldout``: checkpoints on the training sample's held-out articles (never trained on, not dev): the best
+  span on each question's own paragraph, and by margin over it and its K most similar other paragraphs of the
+  article (whether span scores compare across passages; shared normalisation is meant for that).
 
 Prints the settings (threads, checkpoint and what it was trained on) and the tables; asserts nothing.
 """
@@ -235,6 +240,32 @@ def bench_reading(args) -> None:
     print(f"  {'DrQA document reader (published, full train)':<46} {DRQA[0]:6.1f} {DRQA[1]:6.1f} {'-':>8} {'-':>7}")
 
 
+# ----------------------------------------------------------------------------------- held-out training articles
+def bench_heldout(args) -> None:
+    """Each checkpoint on the training sample's held-out articles (never trained on; where checkpoints are
+    compared without touching dev): the best span on each question's own paragraph, and the best span by
+    margin (as mKG-RAG ranks) over the paragraph and its ``--distractors`` most similar other paragraphs."""
+    from kgqa.models.span_reader import (best_span_scores, load_reader, load_squad, multi_passage_scores,
+                                         split_articles)
+
+    threads = _threads()
+    _, held = split_articles(load_squad(args.data), args.holdout, args.seed)
+    titles = sorted({q.article for q in held})
+    print(f"held-out training articles of {Path(args.data).name} ({len(held)} questions: {', '.join(titles)}) · "
+          f"torch threads {threads} · load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"  {'checkpoint':<52} {'own EM':>7} {'F1':>6} {f'+{args.distractors} EM':>7} {'F1':>6} {'s':>6}")
+    for path in args.checkpoints.split(","):
+        reader = load_reader(path)
+        if sorted(reader.meta.get("trained_on", {}).get("holdout_articles") or titles) != titles:
+            print(f"  {path}: held out other articles ({reader.meta['trained_on']['holdout_articles']}); skipped")
+            continue
+        t = time.perf_counter()
+        em, f1 = best_span_scores(reader, held)
+        em_k, f1_k = multi_passage_scores(reader, held, args.distractors)
+        sn = " (shared-norm)" if reader.shared_norm else ""
+        print(f"  {(path + sn)[-52:]:<52} {em:7.2f} {f1:6.2f} {em_k:7.2f} {f1_k:6.2f} {time.perf_counter() - t:6.0f}")
+
+
 # ------------------------------------------------------------------------------------------------ open setting
 def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
@@ -343,6 +374,12 @@ def bench_open(args) -> None:
           f"graph) · {len(qas)} questions of {len({q.article for q in qas})} articles asked without their "
           f"paragraph · learned reader · torch threads {threads} · load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}" + (f" · options {extra}" if extra else ""))
+    from kgqa.models.span_reader import default_checkpoint, load_reader
+
+    ckpt = extra.get("reader_checkpoint") or default_checkpoint(s)
+    sn = load_reader(ckpt).meta.get("shared_norm")
+    print(f"learned reader: {ckpt}" + (f" (shared normalisation, {sn.get('distractors')} distractors: spans ranked "
+                                       "by raw score; budget and chunk share: the shared_norm_ options)" if sn else ""))
     systems = (("mkgrag + learned reader", {"reader": "learned", **extra}),
                ("chunks-only + learned reader", {"reader": "learned", **extra, "chunks_only": True}))
     results = []
@@ -417,8 +454,14 @@ def main() -> None:
     b.add_argument("-o", "--option", action="append", help="KEY=VALUE: an mkgrag option for both systems")
     b.add_argument("--dump", default=None, help="write one JSON line per question and system here")
     b.add_argument("--verbose", action="store_true", help="print each question's outcome")
+    c = sub.add_parser("heldout")
+    c.add_argument("--checkpoints", required=True, help="comma-separated span-reader checkpoints")
+    c.add_argument("--data", default=str(SQUAD / "train-sample-44.json.gz"), help="the training sample")
+    c.add_argument("--holdout", type=int, default=4, help="held-out articles (as kgqa train reader --holdout)")
+    c.add_argument("--seed", type=int, default=0, help="the split's seed (as kgqa train reader --seed)")
+    c.add_argument("--distractors", type=int, default=2, help="other paragraphs of the article read beside each")
     args = ap.parse_args()
-    {"reading": bench_reading, "open": bench_open}[args.cmd](args)
+    {"reading": bench_reading, "open": bench_open, "heldout": bench_heldout}[args.cmd](args)
 
 
 if __name__ == "__main__":
