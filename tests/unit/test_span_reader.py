@@ -245,3 +245,114 @@ def test_building_the_reader_draws_no_progress_bar(capfd):
     S._build(S.base_model_path())
     out, err = capfd.readouterr()
     assert "Loading weights" not in out + err
+
+
+# ------------------------------------------------------------------ shared normalisation across passages
+ARTICLE = [
+    "The Glass Bridge crosses the river Lune. It was opened in 2011 by the mayor of Port Ellis.",
+    "The river Lune floods the bridge's banks most winters; the bridge itself has never closed.",
+    "Port Ellis has a harbour, a cathedral and a market held on Saturdays.",
+    "The bridge's glass deck was made in Bohemia and carried to the river by barge.",
+]
+
+
+def _qa(question, answer, para=0, qid="q1"):
+    c = ARTICLE[para]
+    return S.QA(qid, question, c, [(answer, c.index(answer))], "Glass_Bridge")
+
+
+#: one question on each other paragraph: the article's paragraphs are those its questions are asked on
+OTHERS = [_qa("What floods the banks?", "The river Lune", 1, "o1"),
+          _qa("When is the market held?", "Saturdays", 2, "o2"), _qa("How was the deck carried?", "by barge", 3, "o3")]
+
+
+def test_distractors_are_the_most_similar_paragraphs_without_the_answer():
+    q = _qa("When was the Glass Bridge over the river Lune opened?", "2011")
+    q2 = _qa("Where was the bridge's glass deck made?", "Bohemia", para=3, qid="q2")
+    d = S.distractors([q, q2, *OTHERS], 2)
+    assert set(d[0]) == {ARTICLE[1], ARTICLE[3]}          # "bridge", "river", "lune" beat the harbour paragraph
+    assert ARTICLE[0] not in d[0] and all("2011" not in c for c in d[0])
+    assert ARTICLE[3] not in d[1] and len(d[1]) == 2
+
+
+def test_the_shared_softmax_targets_the_gold_span_across_all_windows(tok):
+    import random
+
+    import torch
+
+    q = _qa("When was the Glass Bridge over the river Lune opened?", "2011")
+    ws, units, n_neg = S._shared_units([q, *OTHERS], 2, negatives=0.0, rng=random.Random(0), tok=tok, max_length=384,
+                                       doc_stride=128)
+    assert len(units) == 4 and n_neg == 0
+    gold = units[0]
+    _, neg_units, n_neg = S._shared_units([q, *OTHERS], 2, negatives=1.0, rng=random.Random(0), tok=tok,
+                                          max_length=384, doc_stride=128)
+    assert n_neg == 4 and len(neg_units) == 8
+    neg = neg_units[1]                                   # the first question again, over its distractors alone
+    assert len(gold.windows) == 3                        # the gold paragraph and its two distractors, one softmax
+    (wi, st), = gold.starts
+    (wj, en), = gold.ends
+    assert wi == wj and ws[wi].offsets[st][0] == ARTICLE[0].index("2011") and ws[wi].offsets[en][1] == \
+        ARTICLE[0].index("2011") + 4
+    assert len(neg.windows) == 2
+    assert neg.starts == [(k, 0) for k in neg.windows]     # the distractors alone: their [CLS] is the target
+    # one softmax over every token of all rows: the same as the cross-entropy over the rows laid end to end
+    logits = torch.randn(3, 7)
+    nll = S._joint_nll(logits, [0, 1, 2], [(1, 4)])
+    flat = logits.reshape(1, -1)
+    assert float(nll) == pytest.approx(float(torch.nn.functional.cross_entropy(flat, torch.tensor([7 + 4]))), abs=1e-5)
+    # a per-window softmax (the old objective) would not be: the other rows change the shared loss
+    assert float(nll) > float(S._joint_nll(logits, [1], [(1, 4)]))
+
+
+class _Logits:
+    """A stand-in for the model: in a window of passage "alpha …" the span "alpha" scores 2 + 2 and [CLS]
+    0 + 0; in a window of passage "delta …" the span "delta" scores 3 + 3 and [CLS] 3 + 3; all else −10."""
+
+    def __init__(self, tok):
+        self.alpha, self.delta = tok.convert_tokens_to_ids(["alpha", "delta"])
+
+    def eval(self):
+        return self
+
+    def __call__(self, input_ids, token_type_ids, attention_mask):
+        import torch
+
+        s = torch.full(input_ids.shape, -10.0)
+        for r, row in enumerate(input_ids.tolist()):
+            for k, t in enumerate(row):
+                if token_type_ids[r, k] and t in (self.alpha, self.delta):
+                    v = 2.0 if t == self.alpha else 3.0
+                    s[r, k] = v
+                    s[r, 0] = 0.0 if t == self.alpha else 3.0
+                    break
+        return type("Out", (), {"start_logits": s, "end_logits": s.clone()})()
+
+
+@pytest.mark.parametrize("shared, best", [(False, "alpha"), (True, "delta")])
+def test_raw_score_ranking_only_for_a_shared_normalised_checkpoint(tok, shared, best):
+    """The old reader's margin is over each window's own [CLS]: "alpha" (4 − 0) beats "delta" (6 − 6). A
+    shared-normalised checkpoint has one no-answer score per question (the best [CLS], 6): margins rank as raw
+    scores do, and "delta" (6) beats "alpha" (4)."""
+    meta = {"max_length": 64, "doc_stride": 16, **({"shared_norm": {"distractors": 2}} if shared else {})}
+    reader = S.SpanReader(_Logits(tok), tok, meta)
+    got = reader.read("Which word?", ["alpha beta gamma.", "delta epsilon zeta."], top=5, bf16=False)
+    top = max(got, key=lambda g: g.margin)
+    assert top.text == best
+    if shared:
+        assert {g.text: g.margin for g in got if g.text in ("alpha", "delta")} == {"alpha": -2.0, "delta": 0.0}
+
+
+@pytest.mark.parametrize("reader, shared, want", [("learned", True, (2000, 1.0)), ("learned", False, (800, 0.5)),
+                                                  ("rules", True, (800, 0.5))])
+def test_mkgrag_reads_the_wider_context_only_with_a_shared_normalised_checkpoint(reader, shared, want):
+    from kgqa.methods.mkgrag.algorithm import MKGRAG, MKGRAGOptions
+
+    ctx = type("Ctx", (), {})()
+    ctx.settings, ctx.graph, ctx.kg = None, None, None
+    ctx.models = type("M", (), {"chat": None, "vision": None, "encoder": None})()
+    m = MKGRAG(ctx, MKGRAGOptions(reader=reader, budget=800, chunk_share=0.5, shared_norm_budget=2000,
+                                  shared_norm_chunk_share=1.0))
+    span = type("R", (), {"shared_norm": shared})()
+    m.span_reader = lambda: (span, None)
+    assert m.context_budget() == want
