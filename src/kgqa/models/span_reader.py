@@ -98,8 +98,8 @@ def _content(text: str) -> set[str]:
 def distractors(qas: list[QA], k: int) -> list[list[str]]:
     """For each question, the ``k`` other paragraphs of its article (those asked on in ``qas``) most like it
     (most question words shared, stop words aside; file order breaks ties) that hold none of its answers: the
-    hard distractors that shared normalisation trains against (Clark and Gardner rank a document's paragraphs by TF-IDF; word overlap
-    inside one article is the same idea)."""
+    hard distractors that shared normalisation trains against (Clark and Gardner rank a document's paragraphs
+    by TF-IDF; word overlap inside one article is the same idea)."""
     paras: dict[str, list[str]] = {}
     for q in qas:
         lst = paras.setdefault(q.article, [])
