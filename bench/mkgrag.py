@@ -337,12 +337,13 @@ def bench_accuracy(args) -> None:
         qs = qs[: args.limit]
     enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
     extra = method_options(args.option or [])
-    systems = [("mkgrag + learned reader", "mkgrag", {"reader": "learned", **extra}),
-               ("chunks-only + learned reader (naive RAG)", "mkgrag", {"reader": "learned", "chunks_only": True, **extra}),
-               ("mkgrag + rule reader", "mkgrag", {"reader": "rules", **extra}),
-               ("chunks-only + rule reader (naive RAG)", "mkgrag", {"reader": "rules", "chunks_only": True, **extra})]
+    # each row's own reader and chunks_only win over -o (a row named "rule reader" reads with the rules)
+    systems = [("mkgrag + learned reader", "mkgrag", {**extra, "reader": "learned", "chunks_only": False}),
+               ("chunks-only + learned reader (naive RAG)", "mkgrag", {**extra, "reader": "learned", "chunks_only": True}),
+               ("mkgrag + rule reader", "mkgrag", {**extra, "reader": "rules", "chunks_only": False}),
+               ("chunks-only + rule reader (naive RAG)", "mkgrag", {**extra, "reader": "rules", "chunks_only": True})]
     if args.llm:
-        systems.append((f"mkgrag + LLM reader ({s.chat_backend})", "mkgrag", {"reader": "llm", **extra}))
+        systems.append((f"mkgrag + LLM reader ({s.chat_backend})", "mkgrag", {**extra, "reader": "llm", "chunks_only": False}))
     if not args.no_vispath:
         systems.append(("VisPath (demo KG)", "vispath", {}))
     runs = [(label, *_evaluate(s, enc, qs, method, opts, args.replay_cache)[:2]) for label, method, opts in systems]
