@@ -106,14 +106,16 @@ def distractors(qas: list[QA], k: int) -> list[list[str]]:
         if q.context not in lst:
             lst.append(q.context)
     words = {c: _content(c) for lst in paras.values() for c in lst}
-    out = []
-    for q in qas:
-        qw = _content(q.question)
-        cands = [c for c in paras[q.article] if c != q.context
-                 and not any(a.lower() in c.lower() for a, _ in q.answers)]
-        cands.sort(key=lambda c: -len(qw & words[c]))              # stable: file order among equals
-        out.append(cands[:k])
-    return out
+    return [_most_like(q.question, [c for c in paras[q.article] if c != q.context
+                                    and not any(a.lower() in c.lower() for a, _ in q.answers)], words)[:k]
+            for q in qas]
+
+
+def _most_like(question: str, paragraphs: list[str], words: dict[str, set[str]]) -> list[str]:
+    """``paragraphs`` by the question's words they share (``words``: each paragraph's ``_content``), most
+    first; stable, so file order breaks ties."""
+    qw = _content(question)
+    return sorted(paragraphs, key=lambda c: -len(qw & words[c]))
 
 
 def split_articles(qas: list[QA], holdout: int, seed: int) -> tuple[list[QA], list[QA]]:
@@ -475,8 +477,12 @@ class TrainReport:
 def best_span_scores(reader: SpanReader, qas: list[QA], bf16: bool | None = None) -> tuple[float, float]:
     """EM and F1 (in %) of ``reader``'s best span, each question read on its own passage."""
     got = reader.read_many([q.question for q in qas], [q.context for q in qas], top=1, bf16=bf16)
+    return _em_f1([g[0].text if g else "" for g in got], qas)
+
+
+def _em_f1(preds: list[str], qas: list[QA]) -> tuple[float, float]:
+    """EM and F1 (in %) of one prediction per question against its answers."""
     golds = [[a for a, _ in q.answers] for q in qas]
-    preds = [g[0].text if g else "" for g in got]
     n = max(1, len(qas))
     return (100 * sum(exact_match(p, g) for p, g in zip(preds, golds)) / n,
             100 * sum(f1_score(p, g) for p, g in zip(preds, golds)) / n)
@@ -487,11 +493,7 @@ def multi_passage_scores(reader: SpanReader, qas: list[QA], k: int, bf16: bool |
     paragraph and its ``k`` distractors (``distractors``): whether its scores compare across passages."""
     best = _best_by_margin(reader, [q.question for q in qas],
                            [[q.context] + d for q, d in zip(qas, distractors(qas, k))], bf16=bf16)
-    golds = [[a for a, _ in q.answers] for q in qas]
-    preds = [g.text if g else "" for g in best]
-    n = max(1, len(qas))
-    return (100 * sum(exact_match(p, g) for p, g in zip(preds, golds)) / n,
-            100 * sum(f1_score(p, g) for p, g in zip(preds, golds)) / n)
+    return _em_f1([g.text if g else "" for g in best], qas)
 
 
 def _joint_nll(logits, rows: list[int], targets: list[tuple[int, int]]):
@@ -846,13 +848,12 @@ def choose_threshold(reader: SpanReader, holdout: list[QA], seed: int = 0, k: in
     golds = [[a for a, _ in q.answers] for q in holdout]
     if k:
         titles = sorted({a for a, _ in paras})
+        words = {c: _content(c) for _, c in paras}
         own_sets = [[q.context] + d for q, d in zip(holdout, distractors(holdout, k))]
         wrong_sets = []
         for q in holdout:
             other = rng.choice([t for t in titles if t != q.article] or [q.article])
-            qw = _content(q.question)
-            cands = sorted((c for a, c in paras if a == other), key=lambda c: -len(qw & _content(c)))
-            wrong_sets.append(cands[:k + 1])
+            wrong_sets.append(_most_like(q.question, [c for a, c in paras if a == other], words)[:k + 1])
     else:
         own_sets = [[q.context] for q in holdout]
         wrong_sets = [[rng.choice([c for a, c in paras if a != q.article] or [q.context])] for q in holdout]
