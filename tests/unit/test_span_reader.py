@@ -356,3 +356,25 @@ def test_mkgrag_reads_the_wider_context_only_with_a_shared_normalised_checkpoint
     span = type("R", (), {"shared_norm": shared})()
     m.span_reader = lambda: (span, None)
     assert m.context_budget() == want
+
+
+def test_train_reader_with_a_missing_init_checkpoint_is_one_line_and_writes_nothing(tmp_path):
+    """`kgqa train reader --init` naming no checkpoint: one line naming the file, exit 2, no traceback, and no
+    checkpoint written."""
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps({"data": [{"title": "T", "paragraphs": [{
+        "context": "The tower is in Paris.",
+        "qas": [{"id": "q1", "question": "Where is the tower?", "answers": [{"text": "Paris", "answer_start": 16}]}]}]}]}))
+    out = tmp_path / "out.safetensors"
+    missing = tmp_path / "missing.safetensors"
+    p = subprocess.run([sys.executable, "-m", "kgqa.app.cli", "train", "reader", "--data", str(data), "--holdout", "0",
+                        "--steps", "1", "--init", str(missing), "--checkpoint", str(out)],
+                       capture_output=True, text=True, env={**os.environ, "KGQA_DATA_DIR": str(tmp_path / "d")})
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and str(missing) in p.stderr
+    assert len([line for line in p.stderr.splitlines() if str(missing) in line]) == 1
+    assert not out.exists()

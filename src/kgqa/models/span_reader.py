@@ -48,14 +48,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from kgqa.core.errors import InvalidInput
+
 FORMAT = "kgqa-span-reader"
 VERSION = 1
 CHECKPOINT_NAME = "span-reader.safetensors"
 FROZEN = "bert.embeddings.word_embeddings.weight"
 
 
-class SpanReaderUnavailable(RuntimeError):
-    """The learned reader cannot be used (no checkpoint, a mismatched one, no torch): one line saying why."""
+class SpanReaderUnavailable(InvalidInput):
+    """The learned reader cannot be used (no checkpoint, a mismatched one, no torch): one line saying why (a
+    command that cannot fall back, ``kgqa train reader --init``, prints it and exits 2)."""
 
 
 # ----------------------------------------------------------------------------------------------- SQuAD data
