@@ -51,3 +51,21 @@ def test_bars_use_log_lines_when_stderr_is_not_a_terminal(monkeypatch, capsys):
     out = capsys.readouterr()
     assert "kgqa load: entities: started (10 rows)" in out.out and "entities: done, 10 rows" in out.out
     assert out.err == ""                                    # stderr keeps the one-line error contract
+
+
+def test_document_step_rate_counts_from_the_steps_start_not_its_first_report():
+    """An encoder reports its first batch already done: the rate is over the time since the step began
+    (the previous event), never units / 0 (it printed "1,024,000,000,000.0 texts/s · ETA 0 s")."""
+    import time
+
+    from kgqa.loaders.progress import DocumentProgress
+
+    out = io.StringIO()
+    with DocumentProgress(1, enabled=False, log=True, interval=0.0, out=out, big=10) as prog:
+        prog.doc("big_doc")
+        prog.stage("embeddings")
+        time.sleep(0.05)
+        prog.chunks("embeddings", 1024, 4096, unit="texts")
+    line = [x for x in out.getvalue().splitlines() if "embeddings 1,024/4,096" in x][0]
+    rate = float(re.search(r"· ([\d,.]+) texts/s", line).group(1).replace(",", ""))
+    assert 0 < rate < 1024 / 0.04, line

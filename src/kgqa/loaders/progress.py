@@ -117,7 +117,7 @@ class DocumentProgress:
         self.total, self.done = total, 0
         self.log = log and not enabled
         self.interval, self.out, self.big = interval, out or sys.stdout, big
-        self.t0 = self.doc_t0 = self.last = time.monotonic()
+        self.t0 = self.doc_t0 = self.last = self.mark = time.monotonic()
         self.step, self.step_t0 = "", self.t0
         if enabled:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -141,11 +141,13 @@ class DocumentProgress:
 
     def doc(self, name):
         self.name = name
-        self.doc_t0 = self.last = time.monotonic()
+        self.doc_t0 = self.last = self.mark = time.monotonic()
+        self.step = ""
         if self.p:
             self.p.update(self.task, description=f"{name}")
 
     def stage(self, name):
+        self.mark = time.monotonic()
         if self.p:
             self.p.update(self.task, description=f"{self.name}: {name}")
 
@@ -163,10 +165,13 @@ class DocumentProgress:
 
     def chunks(self, what: str, done: int, total: int, unit: str = "chunks") -> None:
         """Inside a document: ``done`` of ``total`` ``unit`` through the step ``what``; a log line every
-        ``interval`` s (rate since the step began), and one when a step over ``big`` units ends."""
+        ``interval`` s (rate since the step began), and one when a step over ``big`` units ends. A step's
+        first report may already count units (an encoder reports after its first batch): the step began at
+        the document's previous event (its start, a stage, the previous step's last report), not now."""
         now = time.monotonic()
         if what != self.step:
-            self.step, self.step_t0 = what, now
+            self.step, self.step_t0 = what, self.mark
+        self.mark = now
         if self.p:
             self.p.update(self.task, description=f"{self.name}: {what} {done:,}/{total:,} {unit}")
         if not self.log or not done:
