@@ -133,3 +133,28 @@ def test_a_hop_by_hop_method_is_judged_by_what_each_hop_kept_not_only_by_its_evi
     text = con.export_text()
     assert "gold path not retained 1 (lost at hop 2: 1)" in text
     assert "wrong q2: gold path not retained (lost at hop 2) (answered 'Berlin', gold 'Rome')" in text
+
+
+def test_a_tie_with_the_gold_answer_is_told_apart_from_a_lost_ranking(tmp_path):
+    # VisPath says which other endpoints scored exactly as its answer (details["tied_with"]); when the gold
+    # answer is one of them the wrong answer was a draw the scores could not decide, and eval says so
+    qs_rows = [_q(1), _q(2)]
+    f = tmp_path / "qs.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in qs_rows) + "\n", encoding="utf-8")
+    qs, _ = load_questions(f)
+    script = {r["question"]: _ans(r, "Berlin", "Q64", "Q142", [OTHER, GOLD_PATH]) for r in qs_rows}
+    script[qs_rows[0]["question"]].details["tied_with"] = [{"id": "Q220", "name": "Rome"}]
+    script[qs_rows[1]["question"]].details["tied_with"] = [{"id": "Q1", "name": "Lyon"}]   # not the gold one
+    rep = evaluate(qs, ScriptedPipeline(script), KeywordEncoder(), questions_file="qs.jsonl", method="vispath")
+    got = {q["id"]: (q["why_wrong"], q["tied"]) for q in rep["questions"]}
+    assert got == {"q1": ("retained_not_selected", True), "q2": ("retained_not_selected", False)}
+    assert rep["overall"]["tied"] == 1
+
+    from rich.console import Console
+
+    con = Console(record=True, width=220)
+    render_tables(rep, con)
+    text = con.export_text()
+    assert "retained but not selected 2 (a tie with the gold answer: 1)" in text
+    assert "wrong q1: retained but not selected (a tie: the gold answer scored exactly as the one given)" in text
+    assert "wrong q2: retained but not selected (answered 'Berlin', gold 'Rome')" in text

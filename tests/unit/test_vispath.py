@@ -512,6 +512,43 @@ def test_terminal_selection_ranks_each_endpoint_by_its_best_path():
     assert [e.relation_id for e in run.selected_paths[0].edges] == ["P84", "P19"]
 
 
+
+def test_terminal_selection_says_which_answers_tie_with_the_one_given():
+    """Two endpoints reached by paths of one score: the first retained is answered, the other is named as
+    tied (kgqa ask prints it); a lower-scored endpoint is not; a clear winner has no tie."""
+    from kgqa.core.result import Step
+    from kgqa.methods.vispath.records import HopRecord, ReasoningPath, StartCandidate, VisPathRun
+    from kgqa.methods.vispath.render import ask_lines, to_answer
+
+    vp, _, _ = make()
+    start = ReasoningPath("Q1", ENTITIES["Q1"])
+
+    def path(*hops, sigma):
+        p = start
+        for h, r, t in hops:
+            p = p.extend(Step(h, ENTITIES[h], r, RELATIONS.get(r, r), t, ENTITIES[t], len(p.edges) + 1, 0.5))
+        p.sigma = sigma
+        return p
+
+    def run_with(s5, s6, s2):
+        run = VisPathRun(question=Q2HOP, start=StartCandidate("Q1", ENTITIES["Q1"]), depth_hat=2)
+        run.depth_predicted = True
+        run.hops = [HopRecord(1, "", retained=[path(("Q1", "P84", "Q2"), sigma=s2)]),
+                    HopRecord(2, "", retained=[path(("Q1", "P84", "Q2"), ("Q2", "P19", "Q5"), sigma=s5),
+                                               path(("Q1", "P84", "Q2"), ("Q2", "P27", "Q6"), sigma=s6)])]
+        vp.terminal_selection(Q2HOP, None, run)
+        return run
+
+    run = run_with(0.8, 0.8, 0.8)
+    assert run.answer_id == "Q5" and run.tied_with == [("Q6", ENTITIES["Q6"])]   # Q2 is one hop short of D̂
+    lines = ask_lines(to_answer(run, "vispath"))
+    assert any(ln.startswith("tie: 1 other answer(s) score exactly as") and "[Q6]" in ln for ln in lines), lines
+    assert to_answer(run, "vispath").details["tied_with"] == [{"id": "Q6", "name": ENTITIES["Q6"]}]
+    run = run_with(0.8, 0.79, 0.8)
+    assert run.answer_id == "Q5" and run.tied_with == []
+    assert not any(ln.startswith("tie:") for ln in ask_lines(to_answer(run, "vispath")))
+
+
 class LikelihoodModel(ScriptedModel):
     """Scores options by a fixed preference list (earlier = likelier); records what it was asked."""
 

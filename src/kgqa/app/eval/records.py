@@ -27,6 +27,7 @@ class QuestionResult:
     selected: Optional[bool] = None          # gold path retained and chosen; None unless it was retained
     why_wrong: Optional[str] = None          # a wrong answer's first cause (metrics.WHY_WRONG); None if right
     lost_at_hop: Optional[int] = None        # a hop-by-hop method: the hop at which the gold path was dropped
+    tied: Optional[bool] = None              # wrong, and the gold answer scored exactly as the given one (a tie)
     doc_recall: Optional[bool] = None        # document QA: supporting document among the recalled ones
     evidence_recall: Optional[bool] = None   # document QA: supporting section among the context's chunks
     context_tokens: Optional[int] = None     # document QA: tokens of the retrieved context

@@ -54,6 +54,8 @@ def summarize(results: list[QuestionResult]) -> dict:
         # wrong answers whose gold path a hop-by-hop method dropped, by the hop that dropped it
         # (the runner keeps lost_at_hop only on answers whose cause is gold_path_not_retained)
         "lost_at_hop": {str(h): n for h, n in sorted(Counter(r.lost_at_hop for r in results if r.lost_at_hop).items())},
+        # of the retained-but-not-selected: the gold answer's path scored exactly as the given answer's (a tie)
+        "tied": sum(1 for r in results if r.tied),
         "doc_recall": _rate([r.doc_recall for r in results]),
         "evidence_recall": _rate([r.evidence_recall for r in results]),
         "context_tokens": _mean_tokens(ran),
@@ -162,11 +164,15 @@ def render_why_wrong(report: dict, console) -> None:
     lost = report["overall"].get("lost_at_hop") or {}
     causes = [f"{_WHY_WORDS[k]} {n}" + (" (lost at hop " + ", ".join(f"{h}: {m}" for h, m in lost.items()) + ")"
                                         if k == "gold_path_not_retained" and lost else "")
+              + (f" (a tie with the gold answer: {report['overall']['tied']})"
+                 if k == "retained_not_selected" and report["overall"].get("tied") else "")
               for k, n in why.items()]
     console.print("wrong answers by cause: " + ", ".join(causes), markup=False, soft_wrap=True)
     wrong = [q for q in report["questions"] if q.get("why_wrong") and q["why_wrong"] != "failed"]
     for q in wrong[:_WRONG_LINES]:
         lost = f" (lost at hop {q['lost_at_hop']})" if q.get("lost_at_hop") else ""
+        if q.get("tied"):
+            lost = " (a tie: the gold answer scored exactly as the one given)"
         console.print(f"wrong {q['id']}: {_WHY_WORDS[q['why_wrong']]}{lost} (answered {q['prediction']!r}, "
                       f"gold {q['gold']!r})", markup=False, soft_wrap=True)
     if len(wrong) > _WRONG_LINES:

@@ -104,6 +104,9 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
                             selected=r.selected)
     if r.why_wrong != "gold_path_not_retained":     # a wrong start (or a right answer) explains itself
         r.lost_at_hop = None
+    tied = detail(ans, "tied_with")
+    if r.why_wrong == "retained_not_selected" and tied and q.path:
+        r.tied = q.path[-1][2] in {t.get("id") for t in tied}
     r.doc_recall = document_recall(q.support, ans)
     r.evidence_recall = evidence_recall(q.support, ans)
     r.context_tokens = detail(ans, CONTEXT_TOKENS)

@@ -443,6 +443,8 @@ class VisPath(StartEntitySteps, BaseMethod):
         top = [p for p in top if verdict.get(p.end_id, True)] + [p for p in top if not verdict.get(p.end_id, True)]
         order = top + rest
         chosen = order[0]
+        if chosen is not ranked[0]:        # the image check put another candidate first: the tie is decided
+            run.tied_with = []
         run.answer, run.answer_id = chosen.end_name, chosen.end_id
         run.selected_paths = order[: self.opt.M3]
         run.sufficient = False

@@ -172,6 +172,9 @@ class VisPathRun:
     # fixed sum); and the candidates' features and end ids, kept for fitting those weights
     terminal_weights: np.ndarray | None = None
     terminal_candidates: tuple[np.ndarray, list[str]] | None = None
+    # terminal selection: other endpoints whose best path ranks exactly as the answer's (id, name); the answer
+    # is the first of them in the retained order, not a choice the scores made
+    tied_with: list[tuple[str, str]] = field(default_factory=list)
     dmax: int = 3                        # the search depth of this question (Dmax, or its default for the scorer)
 
     def fell_back(self, message: str, code: str = "empty") -> None:

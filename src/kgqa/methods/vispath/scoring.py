@@ -299,24 +299,27 @@ class Scorer:
             w = (run.terminal_weights if run.terminal_weights is not None
                  else fixed_weights(self.opt.reader_typing_weight))     # learned on this KG, else the fixed sum
             s = X @ w
-            ranked_paths = [paths[k] for k in sorted(range(len(paths)), key=lambda k: (-s[k], -X[k, 2]))]
+            keys = {id(p): (-float(s[k]), -float(X[k, 2])) for k, p in enumerate(paths)}
         elif run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
-            ranked_paths = sorted(paths, key=lambda p: (-(p.sigma if p.sigma is not None else -1.0),
-                                                        -typing.get(id(p), 0.0)))
+            keys = {id(p): (-(p.sigma if p.sigma is not None else -1.0), -typing.get(id(p), 0.0)) for p in paths}
         elif self.opt.typing_weight > 0:      # typing weighed against σ: a clear σ gap outranks a type match
             w = self.opt.typing_weight
-            ranked_paths = sorted(paths, key=lambda p: (depth_gap(len(p.edges)),
-                                                        -((p.sigma if p.sigma is not None else -1.0)
-                                                          + w * typing.get(id(p), 0.0))))
+            keys = {id(p): (depth_gap(len(p.edges)), -((p.sigma if p.sigma is not None else -1.0)
+                                                       + w * typing.get(id(p), 0.0))) for p in paths}
         else:
-            ranked_paths = sorted(paths, key=lambda p: (-typing.get(id(p), 0.0), depth_gap(len(p.edges)),
-                                                        -(p.sigma if p.sigma is not None else -1.0)))
+            keys = {id(p): (-typing.get(id(p), 0.0), depth_gap(len(p.edges)),
+                            -(p.sigma if p.sigma is not None else -1.0)) for p in paths}
+        ranked_paths = sorted(paths, key=lambda p: keys[id(p)])     # stable: a tie keeps the retained order
         # One candidate per endpoint entity, reached by its best-ranked path (an endpoint first seen
         # on a short path must still compete with the D̂-long path that reaches it).
         best: dict[str, ReasoningPath] = {}
         for p in ranked_paths:
             best.setdefault(p.end_id, p)
-        return list(best.values())
+        ends = list(best.values())
+        # Endpoints whose best path ranks exactly as the first one's (e.g. one relation chain reaching several
+        # entities): the graph cannot tell them apart, so the answer says it was one of them.
+        run.tied_with = [(p.end_id, p.end_name) for p in ends[1:] if keys[id(p)] == keys[id(ends[0])]]
+        return ends
 
     def path_typing(self, question: str, has_image: bool, paths: list[ReasoningPath]) -> dict[int, float]:
         """Answer typing (ours; the paper has none), from the graph's type evidence (``entity_types``):
