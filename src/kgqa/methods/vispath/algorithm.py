@@ -445,6 +445,7 @@ class VisPath(StartEntitySteps, BaseMethod):
         chosen = order[0]
         if chosen is not ranked[0]:        # the image check put another candidate first: the tie is decided
             run.tied_with = []
+        run.tied_with = [t for t in run.tied_with if verdict.get(t[0], True)]   # nor those it found inconsistent
         run.answer, run.answer_id = chosen.end_name, chosen.end_id
         run.selected_paths = order[: self.opt.M3]
         run.sufficient = False
