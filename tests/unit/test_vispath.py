@@ -596,3 +596,15 @@ def test_selection_option_is_validated():
 
     with pytest.raises(InvalidInput, match="selection"):
         parse_options(VisPath, {"selection": "vote"})
+
+
+def test_a_step_without_an_edge_score_renders_as_none():
+    """``to_answer`` rounds each step's score; a step a method left unscored stays None (it raised)."""
+    from kgqa.core.result import Step
+    from kgqa.methods.vispath.records import ReasoningPath, StartCandidate, VisPathRun
+    from kgqa.methods.vispath.render import to_answer
+
+    p = ReasoningPath("Q1", ENTITIES["Q1"]).extend(Step("Q1", ENTITIES["Q1"], "P84", "architect", "Q2",
+                                                        ENTITIES["Q2"], 1))
+    run = VisPathRun(question=Q2HOP, start=StartCandidate("Q1", ENTITIES["Q1"]), selected_paths=[p])
+    assert to_answer(run, "vispath").evidence[0].steps[0].score is None

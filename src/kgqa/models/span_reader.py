@@ -229,7 +229,9 @@ def windows(tok, questions: Sequence[str], passages: Sequence[str], max_length: 
     out: list[Window] = []
     qs = [" ".join(q.split()) for q in questions]
     qenc = tok(qs, add_special_tokens=False)["input_ids"]
-    penc = tok(list(passages), add_special_tokens=False, return_offsets_mapping=True)
+    # whole passages, cut into windows below: a passage over the model's 512 tokens is expected here, so
+    # no "Token indices sequence length is longer than …" warning (verbose=False)
+    penc = tok(list(passages), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     cls, sep = tok.cls_token_id, tok.sep_token_id
     for i, (qi, pi, po) in enumerate(zip(qenc, penc["input_ids"], penc["offset_mapping"])):
         qi = qi[:max_query]

@@ -17,7 +17,8 @@ def to_answer(run: VisPathRun, method: str) -> Answer:
     """A VisPathRun as the shared ``kgqa.core.result.Answer``: retained paths as PathEvidence."""
     evidence = []
     for rank, p in enumerate(run.selected_paths, 1):
-        steps = [replace(e, hop=k, score=round(e.score, 4)) for k, e in enumerate(p.edges, 1)]
+        steps = [replace(e, hop=k, score=None if e.score is None else round(e.score, 4))
+                 for k, e in enumerate(p.edges, 1)]
         evidence.append(PathEvidence(steps=steps, score=None if p.sigma is None else round(p.sigma, 4), rank=rank))
     return Answer(
         question=run.question, answer=run.answer, method=method, answer_id=run.answer_id,
