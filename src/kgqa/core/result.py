@@ -181,6 +181,9 @@ class Details(TypedDict, total=False):
     chunk_sections: list[ChunkSections]
     #: methods that ground a start entity: how well (``kgqa ask``'s grounding line)
     grounding: Grounding | None
+    #: methods that rank candidate answers: the other candidates whose score equals the answer's, each
+    #: {"id", "name"} (``kgqa eval``'s "a tie with the gold answer")
+    tied_with: list[dict[str, str]]
 
 
 #: The ``Details`` keys, for code that reads them out of ``Answer.details``.
@@ -189,7 +192,8 @@ CONTEXT_TOKENS = "context_tokens"
 DOCUMENT_IDS = "document_ids"
 CHUNK_SECTIONS = "chunk_sections"
 GROUNDING = "grounding"
-DETAIL_KEYS = (RETAINED_BY_HOP, CONTEXT_TOKENS, DOCUMENT_IDS, CHUNK_SECTIONS, GROUNDING)
+TIED_WITH = "tied_with"
+DETAIL_KEYS = (RETAINED_BY_HOP, CONTEXT_TOKENS, DOCUMENT_IDS, CHUNK_SECTIONS, GROUNDING, TIED_WITH)
 
 
 @dataclass

@@ -170,10 +170,9 @@ def render_why_wrong(report: dict, console) -> None:
     console.print("wrong answers by cause: " + ", ".join(causes), markup=False, soft_wrap=True)
     wrong = [q for q in report["questions"] if q.get("why_wrong") and q["why_wrong"] != "failed"]
     for q in wrong[:_WRONG_LINES]:
-        lost = f" (lost at hop {q['lost_at_hop']})" if q.get("lost_at_hop") else ""
-        if q.get("tied"):
-            lost = " (a tie: the gold answer scored exactly as the one given)"
-        console.print(f"wrong {q['id']}: {_WHY_WORDS[q['why_wrong']]}{lost} (answered {q['prediction']!r}, "
+        where = (" (a tie: the gold answer scored exactly as the one given)" if q.get("tied") else
+                 f" (lost at hop {q['lost_at_hop']})" if q.get("lost_at_hop") else "")
+        console.print(f"wrong {q['id']}: {_WHY_WORDS[q['why_wrong']]}{where} (answered {q['prediction']!r}, "
                       f"gold {q['gold']!r})", markup=False, soft_wrap=True)
     if len(wrong) > _WRONG_LINES:
         console.print(f"… {len(wrong) - _WRONG_LINES} more wrong answer(s): --json has each question's why_wrong",

@@ -12,7 +12,7 @@ from kgqa.app.eval.metrics import (Encoder, detail, document_recall, evidence_re
 from kgqa.app.eval.questions import EvalQuestion, SkippedLine
 from kgqa.app.eval.records import QuestionResult
 from kgqa.app.eval.report import build_report
-from kgqa.core.result import CONTEXT_TOKENS, RETAINED_BY_HOP
+from kgqa.core.result import CONTEXT_TOKENS, RETAINED_BY_HOP, TIED_WITH
 
 
 class Answerer(Protocol):
@@ -104,7 +104,7 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
                             selected=r.selected)
     if r.why_wrong != "gold_path_not_retained":     # a wrong start (or a right answer) explains itself
         r.lost_at_hop = None
-    tied = detail(ans, "tied_with")
+    tied = detail(ans, TIED_WITH)
     if r.why_wrong == "retained_not_selected" and tied and q.path:
         r.tied = q.path[-1][2] in {t.get("id") for t in tied}
     r.doc_recall = document_recall(q.support, ans)

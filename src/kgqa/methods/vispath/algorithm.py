@@ -443,9 +443,8 @@ class VisPath(StartEntitySteps, BaseMethod):
         top = [p for p in top if verdict.get(p.end_id, True)] + [p for p in top if not verdict.get(p.end_id, True)]
         order = top + rest
         chosen = order[0]
-        if chosen is not ranked[0]:        # the image check put another candidate first: the tie is decided
-            run.tied_with = []
-        run.tied_with = [t for t in run.tied_with if verdict.get(t[0], True)]   # nor those it found inconsistent
+        # the image check decides a tie when it puts another candidate first, and drops the tied it rejects
+        run.tied_with = ([t for t in run.tied_with if verdict.get(t[0], True)] if chosen is ranked[0] else [])
         run.answer, run.answer_id = chosen.end_name, chosen.end_id
         run.selected_paths = order[: self.opt.M3]
         run.sufficient = False

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kgqa.core.result import GROUNDING, RETAINED_BY_HOP, Answer, PathEvidence
+from kgqa.core.result import GROUNDING, RETAINED_BY_HOP, TIED_WITH, Answer, PathEvidence
 from kgqa.methods.vispath.records import VisPathRun
 
 
@@ -45,7 +45,7 @@ def to_answer(run: VisPathRun, method: str) -> Answer:
             "timings": {k: round(v, 3) for k, v in run.timings.items()},
             "chain_scores": "chain reader" if run.reader else "rules" if not run.learned else "learned retriever",
             "dmax": run.dmax,
-            "tied_with": [{"id": i, "name": n} for i, n in run.tied_with],
+            TIED_WITH: [{"id": i, "name": n} for i, n in run.tied_with],
             "terminal": (None if not run.reader or run.terminal_candidates is None else
                          "learned" if run.terminal_weights is not None else "fixed"),
         },
@@ -67,7 +67,7 @@ def ask_lines(answer: Answer) -> list[str]:
         lines.append(f"chain scores: the chain reader (σ of every kept path, depth ≤ {d.get('dmax')} included)"
                      + {"learned": "; terminal selection: weights learned on this KG (kgqa train terminal)",
                         "fixed": "; terminal selection: the fixed sum"}.get(d.get("terminal") or "", ""))
-    tied = d.get("tied_with") or []
+    tied = d.get(TIED_WITH) or []
     if tied:
         names = ", ".join(f"{t['name']} [{t['id']}]" for t in tied[:5]) + (" …" if len(tied) > 5 else "")
         lines.append(f"tie: {len(tied)} other answer(s) score exactly as {answer.answer!r}: {names}; "

@@ -318,7 +318,8 @@ class Scorer:
         ends = list(best.values())
         # Endpoints whose best path ranks exactly as the first one's (e.g. one relation chain reaching several
         # entities): the graph cannot tell them apart, so the answer says it was one of them.
-        run.tied_with = [(p.end_id, p.end_name) for p in ends[1:] if keys[id(p)] == keys[id(ends[0])]]
+        first = keys[id(ends[0])]
+        run.tied_with = [(p.end_id, p.end_name) for p in ends[1:] if keys[id(p)] == first]
         return ends
 
     def path_typing(self, question: str, has_image: bool, paths: list[ReasoningPath]) -> dict[int, float]:
