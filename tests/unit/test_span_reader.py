@@ -92,7 +92,6 @@ def test_mkgrag_falls_back_to_the_rule_reader_with_one_line(tmp_path):
 needs_checkpoint = pytest.mark.skipif(not SHIPPED.is_file(), reason="no shipped span-reader checkpoint")
 
 
-
 def test_a_passage_longer_than_the_model_is_windowed_without_the_tokenizers_warning(capfd):
     """Whole passages are tokenised before they are cut into windows: `kgqa train reader` printed
     "Token indices sequence length is longer than the specified maximum sequence length (718 > 512)" for
@@ -103,6 +102,7 @@ def test_a_passage_longer_than_the_model_is_windowed_without_the_tokenizers_warn
     ws = S.windows(fresh, ["What is x?"], ["word " * 900], 384, 128)
     assert len(ws) >= 3
     assert "Token indices sequence length" not in capfd.readouterr().err
+
 
 @pytest.fixture(scope="module")
 def reader():
