@@ -206,6 +206,38 @@ def test_the_reader_reads_bare_passages_without_a_title_line():
     assert r.answer is None
 
 
+class _RowReader:
+    """A reader that records its passages and proposes "120,000" where it reads it (margin 5)."""
+
+    threshold = 0.0
+
+    def read(self, question, passages, top=20):
+        self.passages = list(passages)
+        return [S.SpanGuess(k, p.index("120,000"), p.index("120,000") + 7, "120,000", 5.0, 5.0)
+                for k, p in enumerate(passages) if "120,000" in p]
+
+
+def test_each_table_row_is_a_passage_of_its_own_cited_under_its_section():
+    """A table's rows reach the reader one per passage (a record read on its own, not beside the row above it:
+    read as one passage, the longer-trained readers took 2019's visitors for 2020's); the chunk's prose is one
+    passage; the answer read in a row keeps the chunk's section as its heading, and the question's names are
+    looked for in the whole chunk (the row itself does not name the bridge)."""
+    from kgqa.methods.mkgrag.learned import learned_read
+
+    c = chunk("Overview\nThe Glass Bridge crosses the river Lune.\n\nRecords\n| Year | Visitors | Operator |\n"
+              "|---|---|---|\n| 2019 | 410,000 | Lune Trust |\n| 2020 | 120,000 | Lune Trust |",
+              cid="bridge#c0", title="Glass Bridge", sections=("Overview", "Records"))
+    rec = _RowReader()
+    r = learned_read(rec, "How many visitors did the Glass Bridge have in 2020?", [c], [],
+                     titles={"bridge": "Glass Bridge"})
+    assert rec.passages == ["Overview. The Glass Bridge crosses the river Lune. Records.",
+                            "Year: 2019; Visitors: 410,000; Operator: Lune Trust.",
+                            "Year: 2020; Visitors: 120,000; Operator: Lune Trust."]
+    assert r.answer == "120,000"
+    assert r.candidate.sentence == "Year: 2020; Visitors: 120,000; Operator: Lune Trust"
+    assert r.candidate.heading == "Records" and r.candidate.chunk_id == "bridge#c0"
+
+
 class _Proposes:
     """A reader that proposes the given spans of the first passage, best first (margins 9, 8, …)."""
 

@@ -148,9 +148,10 @@ def row_sentence(header: list[str], row: list[str]) -> str:
     return "; ".join(f"{h}: {c}" for h, c in zip(header, row) if c)
 
 
-def text_sentences(text: str) -> list[str]:
-    """The sentences of a chunk's text, a Markdown table's rows given as ``row_sentence`` lines."""
-    out: list[str] = []
+def text_lines(text: str) -> list[tuple[str, bool]]:
+    """The sentences of a chunk's text in order, each with whether it is a Markdown table's row (given as a
+    ``row_sentence`` line)."""
+    out: list[tuple[str, bool]] = []
     table: list[str] = []
     for line in text.split("\n") + [""]:
         if line.strip().startswith("|"):
@@ -158,7 +159,12 @@ def text_sentences(text: str) -> list[str]:
             continue
         if table:
             rows = table_rows(table)
-            out += [row_sentence(rows[0], r) for r in rows[1:]] if len(rows) > 1 else []
+            out += [(row_sentence(rows[0], r), True) for r in rows[1:]] if len(rows) > 1 else []
             table = []
-        out += sentences(line)
+        out += [(x, False) for x in sentences(line)]
     return out
+
+
+def text_sentences(text: str) -> list[str]:
+    """The sentences of a chunk's text, a Markdown table's rows given as ``row_sentence`` lines."""
+    return [x for x, _ in text_lines(text)]

@@ -5,8 +5,9 @@ mKG-RAG ("mKG-RAG: Leveraging Multimodal Knowledge Graphs in Retrieval-Augmented
 Knowledge-intensive VQA", Section 3.2.2) gives the retrieved graph elements and their chunks to an MLLM;
 without one served, this reads the same context:
 
-1. **passages**: every retrieved chunk as its sentences (a Markdown table's rows as ``Column: value; …``
-   lines, ``kgqa.core.spans.text_sentences``), bare as the reader was trained (no title line in front), and
+1. **passages**: every retrieved chunk's prose as its sentences, and each of its Markdown table's rows as a
+   passage of its own (``Column: value; …``, ``kgqa.core.spans.text_lines``): a row is a record, read on its
+   own rather than among its neighbours; bare as the reader was trained (no title line in front), and
    the G_r elements whose text no retrieved chunk holds (an entity's description, a relation's sentence) as
    one more passage each;
 2. **spans**: the reader's best spans (at most ``max_answer_tokens`` tokens) over all passages, each with its
@@ -41,7 +42,7 @@ import re
 from dataclasses import replace
 
 from kgqa.core.kg import label_key
-from kgqa.core.spans import spans, text_sentences
+from kgqa.core.spans import spans, text_lines
 from kgqa.methods.mkgrag.reader import (KINDS, ORG_NOUNS, PERSON_NOUNS, PLACE_NOUNS, Candidate, Reading,
                                         _content_words, _occurs, answer_type)
 
@@ -135,13 +136,19 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     meta: list[dict] = []
     held = set()
     for c in chunks:
-        lines = text_sentences(c["text"])
-        held |= {" ".join(x.split()) for x in lines}
+        lines = text_lines(c["text"])
+        held |= {" ".join(x.split()) for x, _ in lines}
         title = c.get("title") or doc_titles.get(c.get("doc_id") or "", "")
-        text, where = _passage(lines)
-        passages.append(text)
-        meta.append({"chunk_id": c["id"], "doc_id": c.get("doc_id"), "where": where,
-                     "sections": c.get("sections") or [], "graph": False, "title": title})
+        whole = [x for x, _ in lines]
+        # the chunk's prose is one passage, each table row one of its own (a record, read on its own)
+        groups = [[i for i, (_, row) in enumerate(lines) if not row]] + [[i] for i, (_, row) in enumerate(lines) if row]
+        for idx in groups:
+            if not idx:
+                continue
+            text, where = _passage([whole[i] for i in idx])
+            passages.append(text)
+            meta.append({"chunk_id": c["id"], "doc_id": c.get("doc_id"), "where": where, "lines": whole,
+                         "index": idx, "sections": c.get("sections") or [], "graph": False, "title": title})
     for el in elements:                      # G_r text that no retrieved chunk holds
         if el.kind == "relation":
             text = " ".join(el.text.split(": ", 2)[-1].split()) if el.text.count(": ") >= 2 else ""
@@ -155,8 +162,8 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
         title = doc_titles.get(el.doc_id or "", "")
         ptext, where = _passage([text])
         passages.append(ptext)
-        meta.append({"chunk_id": (el.chunk_ids or [None])[0], "doc_id": el.doc_id, "where": where, "sections": [],
-                     "graph": True, "title": title})
+        meta.append({"chunk_id": (el.chunk_ids or [None])[0], "doc_id": el.doc_id, "where": where, "lines": [text],
+                     "index": [0], "sections": [], "graph": True, "title": title})
     if not passages:
         return Reading(None, atype, noun, None, 0, "no retrieved context to read")
     guesses = _whole_names(reader.read(question, passages, top=top), passages)
@@ -181,7 +188,8 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
             continue
         if _restates(key, qkey):
             continue
-        sent = next(((s0, s) for s0, s1, s in m["where"] if s0 <= g.start < s1 and g.end <= s1 + 1), None)
+        si = next((k for k, (s0, s1, _) in enumerate(m["where"]) if s0 <= g.start < s1 and g.end <= s1 + 1), None)
+        sent = None if si is None else m["where"][si][::2]
         if sent is None or (m["title"] and sent[0] == 0 and sent[1] == f"{m['title']}."):
             continue                                       # read from the heading line: the subject, not an answer
         if atype == "quantity" and not {sp.kind for sp in spans(text)} & set(asked):
@@ -195,12 +203,10 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
         elif atype in _GRAPH_KIND and key in etypes:
             gk = _graph_kind(etypes[key])
             adj += TYPE_BONUS if gk == atype else (-TYPE_PENALTY if gk else 0.0)
-        if q_names and any(n and _occurs(n, " ".join(s for _, _, s in m["where"])) for n in q_names):
+        if q_names and any(n and _occurs(n, " ".join(m["lines"])) for n in q_names):
             adj += SUBJECT_BONUS
-        heading = ""
-        for s0, _, s in m["where"]:
-            if s0 > sent[0]:
-                break
+        heading = ""                                 # the last section heading of the chunk up to the sentence
+        for s in m["lines"][:m["index"][si] + 1]:
             if s in m["sections"]:
                 heading = s
         start = g.start - sent[0]
@@ -214,7 +220,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     scored.sort(key=lambda x: -x[0])
     best_score, best = scored[0]
     # the names the question gives (or what the image shows): one must occur where the answer is read
-    where = next((" ".join(s for _, _, s in m["where"]) for m in meta
+    where = next((" ".join(m["lines"]) for m in meta
                   if m["chunk_id"] == best.chunk_id and m["doc_id"] == best.doc_id), "")
     if q_names and not any(n and _occurs(n, f"{where} {(titles or {}).get(best.doc_id or '', '')}") for n in q_names):
         return Reading(None, atype, noun, best, len(scored),
