@@ -22,6 +22,22 @@ KGQA = str(Path(sys.executable).with_name("kgqa"))
 #: the VisPath fixture KG (Wikidata5M format, real facts, skimage photographs)
 VISPATH_KG = REPO / "tests" / "fixtures" / "vispath_kg"
 
+#: kgqa settings the harness itself sets (the Makefile's test and fault servers, their tests' knobs); any other
+#: KGQA_* variable exported in the shell that runs the tests (KGQA_CHAT_BACKEND=none, a model, a reader) would
+#: change what the tests measure, so it is set aside for this run and named in pytest's header
+_HARNESS = {"KGQA_DATA_DIR", "KGQA_NEO4J_BOLT_PORT", "KGQA_NEO4J_HTTP_PORT", "KGQA_FAULTS", "KGQA_FAULT_POINTS",
+            "KGQA_DEBUG"}
+SET_ASIDE = sorted(k for k in os.environ if k.startswith("KGQA_") and k not in _HARNESS
+                   and not k.startswith("KGQA_TEST_"))
+for _k in SET_ASIDE:
+    del os.environ[_k]
+
+
+def pytest_report_header(config):
+    if SET_ASIDE:
+        return f"kgqa settings from the shell set aside for the tests: {', '.join(SET_ASIDE)}"
+    return None
+
 
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now."""
