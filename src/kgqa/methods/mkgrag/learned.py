@@ -137,9 +137,9 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     held = set()
     for c in chunks:
         lines = text_lines(c["text"])
-        held |= {" ".join(x.split()) for x, _ in lines}
-        title = c.get("title") or doc_titles.get(c.get("doc_id") or "", "")
         whole = [x for x, _ in lines]
+        held |= {" ".join(x.split()) for x in whole}
+        title = c.get("title") or doc_titles.get(c.get("doc_id") or "", "")
         # the chunk's prose is one passage, each table row one of its own (a record, read on its own)
         groups = [[i for i, (_, row) in enumerate(lines) if not row]] + [[i] for i, (_, row) in enumerate(lines) if row]
         for idx in groups:
@@ -189,7 +189,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
         if _restates(key, qkey):
             continue
         si = next((k for k, (s0, s1, _) in enumerate(m["where"]) if s0 <= g.start < s1 and g.end <= s1 + 1), None)
-        sent = None if si is None else m["where"][si][::2]
+        sent = None if si is None else (m["where"][si][0], m["where"][si][2])      # (offset, sentence)
         if sent is None or (m["title"] and sent[0] == 0 and sent[1] == f"{m['title']}."):
             continue                                       # read from the heading line: the subject, not an answer
         if atype == "quantity" and not {sp.kind for sp in spans(text)} & set(asked):
