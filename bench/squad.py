@@ -346,12 +346,20 @@ def bench_open(args) -> None:
 
     os.environ["KGQA_CHAT_BACKEND"] = "none"
     threads = _threads()
-    all_qas = load_squad(Path(args.squad) / "dev-v1.1.json.gz")
+    if args.heldout:                       # the training sample's held-out articles: where options are chosen
+        from kgqa.models.span_reader import split_articles
+
+        _, all_qas = split_articles(load_squad(args.data), 4, 0)
+        source = f"the held-out articles of {Path(args.data).name} (never trained on)"
+    else:
+        all_qas = load_squad(Path(args.squad) / "dev-v1.1.json.gz")
+        source = "SQuAD v1.1 dev"
     articles = list(dict.fromkeys(q.article for q in all_qas))
     if args.articles:                      # the first N articles of the file only (a quicker, smaller corpus)
         articles = articles[:args.articles]
         all_qas = [q for q in all_qas if q.article in set(articles)]
-    folder = REPO / ".kgqa" / "squad" / (f"articles-{args.articles}" if args.articles else "articles")
+    folder = REPO / ".kgqa" / "squad" / ("heldout-articles" if args.heldout else
+                                         f"articles-{args.articles}" if args.articles else "articles")
     stems = write_articles(all_qas, folder)
     if args.load:
         t = time.perf_counter()
@@ -370,7 +378,7 @@ def bench_open(args) -> None:
     extra = method_options(args.option or [])
     s = Settings()
     docs = len(rt_docs(s))
-    print(f"SQuAD v1.1 dev, open setting · {len(stems)} articles loaded as documents ({docs} documents in the "
+    print(f"{source}, open setting · {len(stems)} articles loaded as documents ({docs} documents in the "
           f"graph) · {len(qas)} questions of {len({q.article for q in qas})} articles asked without their "
           f"paragraph · learned reader · torch threads {threads} · load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}" + (f" · options {extra}" if extra else ""))
@@ -448,6 +456,9 @@ def main() -> None:
     b.add_argument("--load-only", action="store_true", help="with --load: stop after loading")
     b.add_argument("--limit", type=int, default=None, help="N questions spread evenly over dev (default: all)")
     b.add_argument("--squad", default=str(SQUAD))
+    b.add_argument("--heldout", action="store_true", help="the training sample's 4 held-out articles (as kgqa "
+                   "train reader's default split; never trained on) instead of dev: where mkgrag options are chosen")
+    b.add_argument("--data", default=str(SQUAD / "train-sample-44.json.gz"), help="the training sample (--heldout)")
     b.add_argument("--articles", type=int, default=None, help="only the first N dev articles (loaded and asked)")
     b.add_argument("--ask", default=None, help="FROM:TO: ask only the questions of these loaded articles (by "
                    "position, e.g. 0:4 to choose settings on, 4:8 to report on)")

@@ -1,0 +1,15 @@
+// purpose: mKG-RAG stage 1 inside a scope (kgqa ask --doc / --docs) with doc_score=maxp: the top documents of
+//          $doc_ids by the better of the exact cosine between the query and the document's embedding and the best
+//          exact cosine of its chunks (MaxP, as mkgrag_document_search_maxp; complete documents only; no vector
+//          index: the scope is the candidate set)
+// params:  $vector: the query embedding; $k: documents to return (Kd); $doc_ids: the scope's document ids
+// returns: id, title, score ((1 + cos) / 2, as mkgrag_document_search gives it)
+MATCH (d:Document)
+WHERE d.id IN $doc_ids AND d.status = 'complete'
+OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
+WITH d, vector.similarity.cosine(d.embedding, $vector) AS doc_cos,
+     max(vector.similarity.cosine(c.embedding, $vector)) AS best_chunk
+WITH d, CASE WHEN best_chunk IS NOT NULL AND best_chunk > doc_cos THEN best_chunk ELSE doc_cos END AS score
+RETURN d.id AS id, d.title AS title, score
+ORDER BY score DESC, id
+LIMIT $k
