@@ -3,7 +3,7 @@
     KGQA_TORCH_THREADS=1 python -m bench.squad reading [--limit N] [--squad DIR] [--checkpoint FILE]
                                                    [--readers learned,typed,rules]
     KGQA_TORCH_THREADS=1 python -m bench.squad heldout --checkpoints A,B [--distractors K]
-    KGQA_TORCH_THREADS=1 python -m bench.squad open [--load [--load-only]] [--articles N] [--limit N]
+    KGQA_TORCH_THREADS=1 python -m bench.squad open [--heldout] [--load [--load-only]] [--articles N] [--limit N]
                                                 [--ask FROM:TO] [-o KEY=VALUE] [--dump FILE] [--verbose]
 
 * ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
@@ -26,6 +26,9 @@
   reader), and a per-stage table (document recall → chunk recall → EM given the chunk) for both systems;
   ``--ask FROM:TO`` asks only the questions of those loaded articles (choose on 0:4, report on 4:8),
   ``-o KEY=VALUE`` passes an mkgrag option to both, ``--dump FILE`` writes one JSON line per question.
+  ``--heldout``: the training sample's 4 held-out articles (``kgqa train reader``'s split, never trained on)
+  instead of dev, written to ``.kgqa/squad/heldout-articles`` and loaded beside whatever the server holds: where
+  mkgrag's options are chosen before dev is read.
 
 * ``heldout``: checkpoints on the training sample's held-out articles (never trained on, not dev): the best
   span on each question's own paragraph, and by margin over it and its K most similar other paragraphs of the
