@@ -10,7 +10,8 @@ Read top to bottom, ``answer`` is Section 3.2:
     query      q = question ‖ what the image shows (VisionModel.recognize; none without an image)
     3.2.1      stage 1 (Eq. 2): the top Kd documents by cos(E(q), E(document)), the exact cosine of the
                candidates of the ``document_embedding`` and ``chunk_embedding`` vector indexes (each asked
-               for ``ef`` ≥ Kd: the approximate index asked for Kd alone misses the nearest documents)
+               for ``ef`` ≥ Kd: the approximate index asked for Kd alone misses the nearest documents);
+               by default a document scores the better of that and its best chunk's cosine (``doc_score``)
     3.2.2      stage 2: G_m = the KGs of those Kd documents, merged online (only those);
                G_r^0 = the top Kg entities and relations of G_m by cos(E(q), f), f the embedding
                of the entity (name + description) or relation (head, tail, summary), or of the image
@@ -34,6 +35,11 @@ Where the paper and the public reference code (xandery-geek/mKG-RAG) differ, we 
 * the reference's "l-hop BFS with threshold" is a 1-hop expansion whose threshold (cosine > 0.5, keep
   ≥ 3) is switched off by a typo; here l is an option and the threshold is applied;
 * the reference orders the final context by node degree; we order it by similarity to the query.
+
+Where we go beyond the paper (measured in docs/benchmarks.md, the paper's reading one option away):
+* stage 1's ``doc_score=maxp`` (MaxP, Dai and Callan, arXiv:1905.09217): E(document) holds a document's title,
+  captions and first 256 word pieces only, so Eq. 2 alone misses a long document asked about its later
+  parts; ``doc_score=document`` is Eq. 2 as written.
 
 Interpretations where the paper is silent (also noted where they happen):
 * Kg counts entities and relations together (the paper's "top Kg best-matched candidates").
