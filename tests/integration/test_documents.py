@@ -101,7 +101,7 @@ def test_bundled_documents_become_per_document_multimodal_kgs(demo_kg, tmp_path,
     from kgqa.models.encoder import get_encoder
 
     vec = get_encoder().encode(["In which year was the flag of Japan made official by law?"])[0].tolist()
-    top = graph.read("mkgrag_document_search", vector=vec, k=3, ef=3)
+    top = graph.read("mkgrag_document_search", vector=vec, k=3, ef=3, maxp=False)
     assert top[0]["id"] == "flag_of_japan"
     # a second run with nothing changed skips every document
     p2 = run_kgqa("load", "documents", str(corpus), "--replay-cache", str(replay), "--json", env=LLM_EXTRACTOR)

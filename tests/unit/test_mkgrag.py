@@ -75,7 +75,7 @@ def method(rows, chat=None, **opts):
     return m
 
 
-BASE = {"mkgrag_document_search_maxp": [{"id": "d1", "title": "Doc", "score": n4j(0.6)}]}
+BASE = {"mkgrag_document_search": [{"id": "d1", "title": "Doc", "score": n4j(0.6)}]}
 
 
 def test_kg_counts_entities_and_relations_together_best_first():
@@ -204,9 +204,9 @@ def test_stage_one_asks_the_approximate_indexes_for_more_candidates_than_kd():
     # HNSW's beam is k: asked for Kd alone, the index misses the nearest documents among many others
     m = method(BASE, Kd=10, ef=200)
     m.retrieve("q")
-    p = [p for n, p in m.graph.calls if n == "mkgrag_document_search_maxp"][0]
-    assert p["k"] == 10 and p["ef"] == 200
+    p = [p for n, p in m.graph.calls if n == "mkgrag_document_search"][0]
+    assert p["k"] == 10 and p["ef"] == 200 and p["maxp"] is True            # MaxP by default
     m = method(BASE, Kd=50, ef=20)
     m.retrieve("q")
-    p = [p for n, p in m.graph.calls if n == "mkgrag_document_search_maxp"][0]
+    p = [p for n, p in m.graph.calls if n == "mkgrag_document_search"][0]
     assert p["k"] == 50 and p["ef"] == 50                        # never fewer candidates than documents kept

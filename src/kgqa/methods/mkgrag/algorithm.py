@@ -258,12 +258,10 @@ class MKGRAG(BaseMethod):
 
         # ---- 3.2.1 stage 1 (Eq. 2): top Kd documents
         t = time.perf_counter()
-        if scope:
-            search = "mkgrag_document_search_scoped_maxp" if o.doc_score == "maxp" else "mkgrag_document_search_scoped"
-            rows = self.graph.read(search, vector=qvec, k=o.Kd, doc_ids=list(scope))
-        else:
-            search = "mkgrag_document_search_maxp" if o.doc_score == "maxp" else "mkgrag_document_search"
-            rows = self.graph.read(search, vector=qvec, k=o.Kd, ef=max(o.ef, o.Kd))
+        maxp = o.doc_score == "maxp"
+        rows = (self.graph.read("mkgrag_document_search_scoped", vector=qvec, k=o.Kd, doc_ids=list(scope), maxp=maxp)
+                if scope else self.graph.read("mkgrag_document_search", vector=qvec, k=o.Kd, ef=max(o.ef, o.Kd),
+                                              maxp=maxp))
         r.scope = list(scope)
         r.documents = [{"id": d["id"], "title": d["title"], "cos": round(cos_from_neo4j(d["score"]), 4)} for d in rows]
         doc_ids = [d["id"] for d in r.documents]
