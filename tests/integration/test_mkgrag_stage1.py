@@ -37,3 +37,20 @@ def test_a_late_paragraph_of_a_long_document_recalls_it(demo_kg):
     b = ask("doc_score=document")
     assert b["details"]["document_ids"] == ["calder_astronomy_society"]
     assert b["answer"] != "Vey-Halloran"
+
+
+def test_the_passage_ranker_orders_the_chunks_and_a_missing_one_is_a_fallback_line(demo_kg, tmp_path):
+    """``ranker=learned`` (the shipped cross-encoder) puts the chunk that answers first among the document's chunks
+    (chunks-only: every chunk of the document is a candidate) and the learned reader answers from it; a
+    checkpoint that is not there is one fallback line, and the answer stands."""
+    p = run_kgqa("load", "documents", str(FIX), "--json", env=CPU)
+    assert p.returncode == 0, p.stderr
+    a = ask("chunks_only=true", "ranker=learned", "reader=learned")
+    assert a["answer"] == "Vey-Halloran"
+    assert "rank" in a["details"]["timings"] and not a["fallbacks"]
+    assert len(a["details"]["chunk_ids"]) >= 2 and a["details"]["chunk_ids"][0] == "port_of_calder#c2"
+    assert "Vey-Halloran" in a["evidence"][0]["text"]
+    b = ask("chunks_only=true", "ranker=learned", "reader=learned", f"ranker_checkpoint={tmp_path / 'none.safetensors'}")
+    assert b["answer"] == "Vey-Halloran"
+    assert [f["code"] for f in b["fallbacks"]] == ["ranker"]
+    assert "no passage-ranker checkpoint" in b["fallbacks"][0]["message"]

@@ -70,7 +70,9 @@ def method(rows, chat=None, **opts):
     ctx.graph = FakeGraph(rows)
     ctx.models = type("M", (), {"chat": chat or FakeChat("x"), "vision": None, "encoder": None})()
     ctx.kg = FakeKG()
-    m = MKGRAG(ctx, MKGRAGOptions(**{"reader": "llm", **opts}))     # the paper's generation (the CPU reader: test_mkgrag_reader)
+    # the paper's generation (the CPU reader: test_mkgrag_reader) over chunks in the paper's order (the passage
+    # ranker: test_passage_ranker)
+    m = MKGRAG(ctx, MKGRAGOptions(**{"reader": "llm", "ranker": "none", **opts}))
     m._count_tokens = lambda text: len(text.split())
     return m
 

@@ -135,7 +135,8 @@ class Fallback:
     Codes in use: ``schema`` (no valid JSON after retries), ``declined`` (the vision model
     recognised nothing), ``graph_only`` (KGQA_CHAT_BACKEND=none), ``empty`` (the model's
     valid reply selected nothing usable), ``graph`` (the graph offered nothing to take), ``reader``
-    (mKG-RAG's learned reader could not be loaded; the rule reader answered).
+    (mKG-RAG's learned reader could not be loaded; the rule reader answered), ``ranker`` (mKG-RAG's passage
+    ranker could not be loaded; the chunks kept the retrieval order).
     """
 
     code: str

@@ -891,14 +891,20 @@ def choose_threshold(reader: SpanReader, holdout: list[QA], seed: int = 0, k: in
 def default_checkpoint(settings) -> Path:
     """<data dir>/models/reader/ when `kgqa train reader` wrote one there, else the shipped
     ``data/reader/span-reader.safetensors`` of a source checkout."""
-    own = Path(settings.models_dir) / "reader" / CHECKPOINT_NAME if settings is not None else None
+    return own_or_shipped(settings, "reader", CHECKPOINT_NAME)
+
+
+def own_or_shipped(settings, folder: str, name: str) -> Path:
+    """<data dir>/models/<folder>/<name> when a `kgqa train` command wrote it there, else the shipped
+    ``data/<folder>/<name>`` of a source checkout (the own path when neither exists)."""
+    own = Path(settings.models_dir) / folder / name if settings is not None else None
     if own is not None and own.is_file():
         return own
     here = Path(__file__).resolve()
     for up in here.parents:
-        cand = up / "data" / "reader" / CHECKPOINT_NAME
+        cand = up / "data" / folder / name
         if cand.is_file():
             return cand
         if (up / "pyproject.toml").is_file():
             break
-    return own or Path("data") / "reader" / CHECKPOINT_NAME
+    return own or Path("data") / folder / name

@@ -21,7 +21,7 @@ trace_app = typer.Typer(help="Show, open in Neo4j Browser and remove stored reas
 docs_app = typer.Typer(help="List, show and remove loaded documents (mKG-RAG's per-document KGs).",
                        no_args_is_help=True)
 train_app = typer.Typer(help="Train the learned parts: GraSP's encoder, the chain reader, VisPath's terminal selection, "
-                             "mKG-RAG's span reader.", no_args_is_help=True)
+                             "mKG-RAG's span reader and passage ranker.", no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(load_app, name="load")
 app.add_typer(trace_app, name="trace")

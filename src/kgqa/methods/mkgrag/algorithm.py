@@ -20,8 +20,8 @@ Read top to bottom, ``answer`` is Section 3.2:
     Eq. 3      G_r^l = breadth-first expansion of G_r^0 for l hops inside G_m, keeping only the
                neighbours whose cosine to the query exceeds ``threshold``
     context    the graph elements of G_r^l (entities, relations, regions) then their source chunks,
-               best first, within ``budget`` tokens (``chunk_share`` of it kept for the chunks), in a
-               delimited data block
+               best first (the first ``rerank_k`` in the passage ranker's order), within ``budget`` tokens
+               (``chunk_share`` of it kept for the chunks), in a delimited data block
     answer     VisionModel(image, question, context), or the ChatModel without an image (``reader=llm``,
                the default when a chat server is configured); without one, the CPU reader (reader.py):
                a typed span of the context or a node of G_r, with its supporting sentence, or abstention
@@ -40,6 +40,12 @@ Where we go beyond the paper (measured in docs/benchmarks.md, the paper's readin
 * stage 1's ``doc_score=maxp`` (MaxP, Dai and Callan, arXiv:1905.09217): E(document) holds a document's title,
   captions and first 256 word pieces only, so Eq. 2 alone misses a long document asked about its later
   parts; ``doc_score=document`` is Eq. 2 as written.
+* the order of the context's chunks (``ranker=learned``): the paper puts G_r's source chunks in the order of
+  the elements citing them; here the first ``rerank_k`` are put in the order of a learned passage ranker
+  (``kgqa.models.passage_ranker``: a cross-encoder over question and chunk, monoBERT, arXiv:1901.04085, on
+  all-MiniLM-L6-v2, trained on SQuAD training paragraphs), so the budget holds the chunks that answer; the
+  learned reader adds ``rank_weight`` times a chunk's ranker score to its spans' margins (a retrieval prior,
+  as BERTserini, arXiv:1902.01718, weighs its retriever's score). ``ranker=none`` is the paper's order.
 
 Interpretations where the paper is silent (also noted where they happen):
 * Kg counts entities and relations together (the paper's "top Kg best-matched candidates").
@@ -52,8 +58,8 @@ Interpretations where the paper is silent (also noted where they happen):
   the question and the recognised image name do not already mention; no entity → abstain. Without a
   chat server (``local`` or ``none``) ``reader=auto`` is the CPU reader, which needs no fallback.
 
-Ablations (Table 7): ``chunks_only`` (naive RAG: the top chunks of the Kd documents, no graph),
-``no_expansion`` (G_r^0 only), ``no_visual_graph`` (regions neither scored nor shown).
+Ablations (Table 7): ``chunks_only`` (naive RAG: the top chunks of the Kd documents, no graph; the
+passage ranker orders the cosine's first ``rerank_k`` of them as it orders mKG-RAG's), ``no_expansion`` (G_r^0 only), ``no_visual_graph`` (regions neither scored nor shown).
 """
 
 from __future__ import annotations
@@ -105,6 +111,23 @@ class MKGRAGOptions(BaseModel):
                                     "of 0.75: ~6 chunks) chosen on SQuAD dev articles 0-3 (docs/benchmarks.md)")
     shared_norm_chunk_share: float = Field(0.75, ge=0.0, le=1.0, description="chunk_share when the learned reader "
                                            "reads a shared-normalised checkpoint")
+    ranker: Literal["learned", "none"] = Field("none", description="the order of the candidate chunks: none "
+                                               "(the paper's: the best citing element's rank, then the chunk's "
+                                               "cosine; chunks-only: the cosine) or learned (the first rerank_k by the "
+                                               "passage ranker, a cross-encoder fine-tuned on SQuAD training "
+                                               "paragraphs, kgqa.models.passage_ranker; its checkpoint from "
+                                               "ranker_checkpoint, else <data dir>/models/ranker/, else the shipped "
+                                               "data/ranker/; one fallback line and the order of none when it cannot "
+                                               "load). Opt-in: SQuAD dev open setting with the learned reader and "
+                                               "chunk_share 0.75, EM 45.0 -> 49.2, but chunks-only gains more "
+                                               "(38.1 -> 45.6), docs/benchmarks.md")
+    ranker_checkpoint: str = Field("", description="passage ranker: its checkpoint file (empty: the default)")
+    rank_weight: float = Field(2.0, ge=0.0, le=100.0, description="with ranker=learned, the learned reader: a "
+                               "span's margin gains this times its chunk's ranker score minus the best chunk's (0: "
+                               "the ranker only orders the chunks; 2 chosen among 0, 0.5, 2, 5 on the SQuAD training "
+                               "sample's held-out articles, docs/benchmarks.md)")
+    rerank_k: int = Field(10, ge=1, le=200, description="candidate chunks the passage ranker reads (the rest keep "
+                                                         "their order after them)")
     naive_k: int = Field(5, ge=1, le=100, description="chunks retrieved by the chunks-only baseline")
     max_tokens: int = Field(48, ge=4, le=512, description="answer tokens")
     reader: Literal["auto", "cpu", "learned", "rules", "llm"] = Field(
@@ -155,6 +178,7 @@ class Retrieval:
     fallbacks: list[Fallback] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     scope: list[str] = field(default_factory=list)             # the --doc/--docs scope, when given
+    rank_scores: dict[str, float] = field(default_factory=dict)  # chunk id -> passage ranker's score (those ranked)
 
 
 class MKGRAG(BaseMethod):
@@ -194,6 +218,16 @@ class MKGRAG(BaseMethod):
         except SpanReaderUnavailable as e:
             return None, str(e)
 
+    def passage_ranker(self):
+        """The learned passage ranker (loaded once per process and checkpoint), or (None, why) when it cannot be used."""
+        from kgqa.models.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_ranker
+
+        path = self.opt.ranker_checkpoint or default_checkpoint(self.settings)
+        try:
+            return load_ranker(path), None
+        except PassageRankerUnavailable as e:
+            return None, str(e)
+
     def context_budget(self) -> tuple[int, float]:
         """(context tokens, the chunks' share of them): ``budget`` and ``chunk_share``, or the ``shared_norm_``
         ones when the learned reader reads a checkpoint trained with shared normalisation (its metadata says
@@ -228,7 +262,8 @@ class MKGRAG(BaseMethod):
                 reading = learned_read(model, question, r.chunks, r.elements, image_note=r.image_note,
                                        titles={d["id"]: d["title"] for d in r.documents[:1]},
                                        doc_titles={d["id"]: d["title"] for d in r.documents},
-                                       threshold=self.opt.reader_threshold)
+                                       threshold=self.opt.reader_threshold, prior=r.rank_scores,
+                                       prior_weight=self.opt.rank_weight)
                 reading.cpu_reader = "learned"
                 return reading
             r.fallbacks.append(Fallback("reader", f"learned reader unavailable ({why}); the rule reader answers"))
@@ -274,7 +309,9 @@ class MKGRAG(BaseMethod):
         graph_lines: list[str] = []
         if o.chunks_only:
             # ablation "w/o graph retrieval": naive chunk retrieval over the same Kd documents
-            chunks = self.graph.read("mkgrag_chunk_search", doc_ids=doc_ids, vector=qvec, k=o.naive_k)
+            k = max(o.naive_k, o.rerank_k) if o.ranker != "none" else o.naive_k
+            chunks = self.graph.read("mkgrag_chunk_search", doc_ids=doc_ids, vector=qvec, k=k)
+            chunks = self._rank_chunks(qtext, chunks, r)[:o.naive_k]
             r.chunks = self._fit_chunks(chunks, budget=budget)
             r.context = self._context([], r.chunks)
         else:
@@ -293,6 +330,7 @@ class MKGRAG(BaseMethod):
             chunk_rank = self._chunk_order(elements)
             chunks = self.graph.read("mkgrag_chunks", ids=list(chunk_rank), vector=qvec) if chunk_rank else []
             chunks.sort(key=lambda c: (chunk_rank[c["id"]], -c["sim"]))
+            chunks = self._rank_chunks(qtext, chunks, r)
             graph_lines = self._lines(elements)
             # the best source chunks keep their share of the budget: the graph lines, which restate them, are
             # cut to the rest (line k is element k: the evidence is what the context holds). Counted line by
@@ -406,6 +444,25 @@ class MKGRAG(BaseMethod):
             for cid in el.chunk_ids:
                 order.setdefault(cid, rank)
         return order
+
+    def _rank_chunks(self, query_text: str, chunks: list[dict], r: Retrieval) -> list[dict]:
+        """The first ``rerank_k`` candidate chunks in the passage ranker's order, the rest after them in theirs
+        (beyond the paper, whose context orders chunks by the graph elements citing them)."""
+        o = self.opt
+        if o.ranker == "none" or len(chunks) < 2 or o.rerank_k < 2:
+            return chunks
+        ranker, why = self.passage_ranker()
+        if ranker is None:
+            r.fallbacks.append(Fallback("ranker", f"passage ranker unavailable ({why}); the chunks keep the "
+                                                  "retrieval order"))
+            return chunks
+        t = time.perf_counter()
+        head = chunks[:o.rerank_k]
+        scores = ranker.score(query_text, [c["text"] for c in head])
+        order = sorted(range(len(head)), key=lambda k: -float(scores[k]))
+        r.timings["rank"] = time.perf_counter() - t
+        r.rank_scores = {c["id"]: float(x) for c, x in zip(head, scores)}
+        return [{**head[k], "rank_score": round(float(scores[k]), 3)} for k in order] + chunks[o.rerank_k:]
 
     # ------------------------------------------------------------------ context
     @property

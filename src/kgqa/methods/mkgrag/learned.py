@@ -127,9 +127,12 @@ def _passage(lines: list[str]) -> tuple[str, list[tuple[int, int, str]]]:
 
 def learned_read(reader, question: str, chunks: list[dict], elements: list, *, image_note: str | None = None,
                  titles: dict[str, str] | None = None, doc_titles: dict[str, str] | None = None,
-                 threshold: float | None = None, top: int = 20) -> Reading:
+                 threshold: float | None = None, top: int = 20, prior: dict[str, float] | None = None,
+                 prior_weight: float = 0.0) -> Reading:
     """The learned reader's answer over the retrieved context (see the module doc). Arguments as ``reader.read``;
-    ``reader``: a loaded ``SpanReader``; ``threshold``: the abstention margin (default: the checkpoint's)."""
+    ``reader``: a loaded ``SpanReader``; ``threshold``: the abstention margin (default: the checkpoint's);
+    ``prior``: the passage ranker's score of each chunk (by id), added to a span's margin times ``prior_weight``
+    as its distance below the best chunk's (a passage of no ranked chunk: the lowest score)."""
     atype, noun = answer_type(question)
     doc_titles = doc_titles or {}
     passages: list[str] = []
@@ -178,6 +181,8 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     if image_note:
         q_names.append(label_key(image_note))
     asked, allowed = KINDS[atype]
+    use_prior = bool(prior) and prior_weight > 0
+    p_top, p_low = (max(prior.values()), min(prior.values())) if use_prior else (0.0, 0.0)
     scored: list[tuple[float, Candidate]] = []
     for g in guesses:
         m = meta[g.passage]
@@ -205,6 +210,8 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
             adj += TYPE_BONUS if gk == atype else (-TYPE_PENALTY if gk else 0.0)
         if q_names and any(n and _occurs(n, " ".join(m["lines"])) for n in q_names):
             adj += SUBJECT_BONUS
+        if use_prior:
+            adj += prior_weight * (prior.get(m["chunk_id"], p_low) - p_top)
         heading = ""                                 # the last section heading of the chunk up to the sentence
         for s in m["lines"][:m["index"][si] + 1]:
             if s in m["sections"]:

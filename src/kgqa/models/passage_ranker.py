@@ -1,0 +1,336 @@
+"""A learned passage ranker: all-MiniLM-L6-v2 fine-tuned end to end as a cross-encoder over (question, passage).
+
+mKG-RAG hands its reader the source chunks of the retrieved graph elements, best first, within a token
+budget; which chunks come first decides what the reader can find. Ordered by the cosines of the sentence
+encoder (question and chunk encoded apart), the chunk holding the answer is first for two questions in three
+on the training sample's held-out articles. A cross-encoder reads question and passage together
+(``[CLS] question [SEP] passage [SEP]`` → one relevance logit): monoBERT (Nogueira and Cho, "Passage
+Re-ranking with BERT", arXiv:1901.04085), here on the same small BERT as every other model of the CPU stack.
+
+Training (``train_ranker``; ``kgqa train ranker``): each training question is one group, its own paragraph
+(the positive) and ``negatives`` other paragraphs of its article that hold none of its answers: the
+``hard`` ones the sentence encoder ranks highest for it (the confusions stage 2 makes), the rest drawn at
+random. The loss is a softmax cross-entropy over the group (listwise: "localized contrastive estimation",
+Gao, Dai and Callan, arXiv:2101.08751), so a score only has to rank passages, which is all the context
+needs. Held-out articles (never trained on) measure recall@k of the sentence encoder's order and of the
+ranker's, over all paragraphs of the question's article.
+
+Checkpoint: as the span reader's (``kgqa.models.span_reader``): the word-piece embeddings stay frozen at the
+package's values and are not stored; everything else is fp16 safetensors with JSON metadata (what it was
+trained on, held-out figures) and the embeddings' fingerprint, so that a checkpoint of another base model is
+refused with one line (``PassageRankerUnavailable``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from kgqa.core.errors import InvalidInput
+from kgqa.models.span_reader import QA, _bf16_ok, _fingerprint, base_model_path, set_dropout
+
+FORMAT = "kgqa-passage-ranker"
+VERSION = 1
+CHECKPOINT_NAME = "passage-ranker.safetensors"
+FROZEN = "bert.embeddings.word_embeddings.weight"
+
+
+class PassageRankerUnavailable(InvalidInput):
+    """The ranker cannot be used (no checkpoint, a mismatched one): one line saying why."""
+
+
+def _build(base: str):
+    """(model, tokenizer): the base BERT with a fresh one-logit head, word-piece embeddings frozen."""
+    import transformers
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    level = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()          # "classifier newly initialised" is the point
+    transformers.logging.disable_progress_bar()
+    try:
+        model = BertForSequenceClassification.from_pretrained(base, num_labels=1)
+    finally:
+        transformers.logging.set_verbosity(level)
+    tok = AutoTokenizer.from_pretrained(base)
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    # no attention dropout: on a CPU its masks are a quarter of a step, and without it attention is one kernel
+    set_dropout(model, attention=0.0)
+    return model, tok
+
+
+class PassageRanker:
+    """The loaded ranker: ``score(question, passages)`` → one relevance logit per passage (higher: better)."""
+
+    def __init__(self, model, tok, meta: dict, path: Path | None = None):
+        self.model = model.eval()
+        self.tok = tok
+        self.meta = meta
+        self.path = path
+        self.max_length = int(meta.get("read_length", meta.get("max_length", 384)))
+        self._lock = threading.Lock()
+
+    def score(self, question: str, passages: Sequence[str], *, batch_size: int = 16,
+              bf16: bool | None = None) -> np.ndarray:
+        """Relevance logits of ``passages`` for ``question`` (a passage longer than ``max_length`` is read from
+        its start)."""
+        import torch
+
+        if not passages:
+            return np.zeros(0, dtype=np.float32)
+        order = sorted(range(len(passages)), key=lambda k: len(passages[k]))
+        out = np.zeros(len(passages), dtype=np.float32)
+        use_bf16 = _bf16_ok() if bf16 is None else bf16
+        with self._lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+            for b in range(0, len(order), batch_size):
+                part = order[b:b + batch_size]
+                enc = self.tok([question] * len(part), [passages[k] for k in part], padding=True,
+                               truncation="only_second", max_length=self.max_length, return_tensors="pt")
+                out[part] = self._logits(enc).numpy()
+        return out
+
+    def _logits(self, enc):
+        """The encoder under the caller's autocast, the pooler's output read by the head in fp32: a bf16 logit
+        has 8 bits of precision (2.703125 for two different paragraphs), and its ties would decide the order."""
+        import torch
+
+        pooled = self.model.bert(**enc).pooler_output
+        with torch.autocast("cpu", enabled=False):
+            return self.model.classifier(pooled.float()).squeeze(-1)
+
+
+# ----------------------------------------------------------------------------------------------- checkpoint
+def save_checkpoint(model, meta: dict, path: str | Path) -> int:
+    """fp16 safetensors of every trained parameter (not the frozen word-piece embeddings) + JSON metadata."""
+    import torch
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()
+             if k != FROZEN and not k.endswith("position_ids")}
+    meta = {**meta, "format": FORMAT, "version": VERSION,
+            "base_fingerprint": _fingerprint(model.bert.embeddings.word_embeddings.weight),
+            "parameters_stored": int(sum(v.numel() for v in state.values()))}
+    tmp = path.with_suffix(".tmp")
+    save_file(state, str(tmp), metadata={"kgqa": json.dumps(meta, ensure_ascii=False)})
+    tmp.replace(path)
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+    return path.stat().st_size
+
+
+_LOADED: dict[str, PassageRanker] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_ranker(path: str | Path, base: str | None = None) -> PassageRanker:
+    """The ranker of a checkpoint (cached per path); ``PassageRankerUnavailable`` with one line when it is
+    missing, not a passage-ranker checkpoint, or made for another base model."""
+    path = Path(path)
+    key = str(path.resolve()) if path.exists() else str(path)
+    with _LOAD_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        if not path.is_file():
+            raise PassageRankerUnavailable(f"no passage-ranker checkpoint at {path} (kgqa train ranker writes one)")
+        import torch
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                meta = json.loads((f.metadata() or {}).get("kgqa", "{}"))
+                state = {k: f.get_tensor(k) for k in f.keys()}
+        except Exception as e:
+            raise PassageRankerUnavailable(f"{path} is not a readable safetensors file ({type(e).__name__})") from e
+        if meta.get("format") != FORMAT or int(meta.get("version", -1)) != VERSION:
+            raise PassageRankerUnavailable(f"{path} is not a {FORMAT} v{VERSION} checkpoint "
+                                           f"(format {meta.get('format')!r}, version {meta.get('version')!r})")
+        try:
+            model, tok = _build(base or base_model_path())
+        except Exception as e:
+            raise PassageRankerUnavailable(f"the base model of the passage ranker cannot be loaded: {e}") from e
+        fp = _fingerprint(model.bert.embeddings.word_embeddings.weight)
+        if fp != meta.get("base_fingerprint"):
+            raise PassageRankerUnavailable(f"{path} was trained on another base model (embeddings "
+                                           f"{meta.get('base_fingerprint')}, installed {fp})")
+        own = model.state_dict()
+        wrong = [k for k, v in state.items() if k not in own or tuple(own[k].shape) != tuple(v.shape)]
+        missing = [k for k in own if k not in state and k != FROZEN and not k.endswith("position_ids")]
+        if wrong or missing:
+            raise PassageRankerUnavailable(f"{path} does not fit the base model ({len(wrong)} tensors of another "
+                                           f"shape or name, {len(missing)} missing)")
+        model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
+        ranker = PassageRanker(model, tok, meta, path)
+        _LOADED[key] = ranker
+        return ranker
+
+
+def default_checkpoint(settings) -> Path:
+    """<data dir>/models/ranker/ when `kgqa train ranker` wrote one there, else the shipped
+    ``data/ranker/passage-ranker.safetensors`` of a source checkout."""
+    from kgqa.models.span_reader import own_or_shipped
+
+    return own_or_shipped(settings, "ranker", CHECKPOINT_NAME)
+
+
+# -------------------------------------------------------------------------------------------------- training
+@dataclass
+class Group:
+    """One training question: its own paragraph first, then paragraphs of its article without its answer."""
+
+    question: str
+    passages: list[str]
+
+
+def _paragraphs(qas: Sequence[QA]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for q in qas:
+        lst = out.setdefault(q.article, [])
+        if q.context not in lst:
+            lst.append(q.context)
+    return out
+
+
+def encoder_order(encode: Callable[[list[str]], np.ndarray], qas: Sequence[QA]) -> list[list[str]]:
+    """For each question, every paragraph of its article (among ``qas``' paragraphs), by the sentence encoder's
+    cosine to the question, best first: the order stage 2 would give them."""
+    paras = _paragraphs(qas)
+    flat = [p for lst in paras.values() for p in lst]
+    pv = dict(zip(flat, encode(flat)))
+    qv = encode([q.question for q in qas])
+    out = []
+    for q, v in zip(qas, qv):
+        cands = paras[q.article]
+        s = np.array([pv[c] @ v for c in cands])
+        out.append([cands[k] for k in np.argsort(-s, kind="stable")])
+    return out
+
+
+def groups_of(qas: Sequence[QA], orders: Sequence[list[str]], negatives: int, hard: int,
+              rng: random.Random) -> list[Group]:
+    """One group per question with at least ``negatives`` paragraphs of its article that hold none of its
+    answers: the positive, the ``hard`` best of those by the encoder, then random others."""
+    out = []
+    for q, order in zip(qas, orders):
+        answers = [a.lower() for a, _ in q.answers]
+        neg = [c for c in order if c != q.context and not any(a in c.lower() for a in answers)]
+        if len(neg) < negatives:
+            continue
+        k = min(hard, negatives)
+        out.append(Group(q.question, [q.context] + neg[:k] + rng.sample(neg[k:], negatives - k)))
+    return out
+
+
+def recall_at(orders: Sequence[list[str]], qas: Sequence[QA], ks: Sequence[int] = (1, 2, 3, 5)) -> dict[str, float]:
+    """Share (%) of questions whose own paragraph is among the first k of their order."""
+    n = max(len(qas), 1)
+    return {f"@{k}": round(100 * sum(q.context in o[:k] for q, o in zip(qas, orders)) / n, 1) for k in ks}
+
+
+def rerank(ranker: PassageRanker, qas: Sequence[QA], orders: Sequence[list[str]], top: int) -> list[list[str]]:
+    """The encoder's first ``top`` paragraphs of each question, reordered by the ranker (the rest after them)."""
+    out = []
+    for q, o in zip(qas, orders):
+        head = o[:top]
+        s = ranker.score(q.question, head)
+        out.append([head[k] for k in np.argsort(-s, kind="stable")] + o[top:])
+    return out
+
+
+def train_ranker(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, encode: Callable,
+                 negatives: int = 3, hard: int = 2, epochs: int = 1, batch_size: int = 8, lr: float = 5e-5,
+                 max_length: int = 224, read_length: int = 384, seed: int = 0, threads: int | None = None,
+                 time_limit: float | None = None, rerank_top: int = 20, trained_on: dict | None = None,
+                 say: Callable[[str], None] = print) -> dict:
+    """Fine-tune, save, measure on the held-out articles; returns the report (counts, seconds, groups/s, loss
+    curve, held-out recall of the encoder's order and of the ranker's)."""
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    groups = groups_of(train, encoder_order(encode, train), negatives, hard, rng)
+    if not groups:
+        raise InvalidInput(f"kgqa train ranker: no question has {negatives} paragraphs of its article without its "
+                           "answer to rank below its own")
+    rng.shuffle(groups)
+    t_prep = time.perf_counter() - t0
+    say(f"{len(groups)} groups (a question, its paragraph, {negatives} others of its article: {hard} the "
+        f"encoder ranks highest, {negatives - hard} at random) from {len(train)} questions; prepared in "
+        f"{t_prep:.0f} s")
+    model, tok = _build(base_model_path())
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    steps_total = epochs * math.ceil(len(groups) / batch_size)
+    warm = max(1, steps_total // 10)
+    use_bf16 = _bf16_ok()
+    losses: list[float] = []
+    curve: list[dict] = []
+    model.train()
+    t1 = time.perf_counter()
+    step, seen, stopped = 0, 0, False
+    for ep in range(epochs):
+        order = list(range(len(groups)))
+        random.Random(seed + ep).shuffle(order)
+        for b in range(0, len(order), batch_size):
+            part = [groups[k] for k in order[b:b + batch_size]]
+            qs = [g.question for g in part for _ in g.passages]
+            ps = [p for g in part for p in g.passages]
+            enc = tok(qs, ps, padding=True, truncation="only_second", max_length=max_length, return_tensors="pt")
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+                logits = model(**enc).logits.float().view(len(part), -1)
+            loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(part), dtype=torch.long))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            for pg in opt.param_groups:
+                pg["lr"] = lr * min((step + 1) / warm, max(0.0, (steps_total - step) / max(steps_total - warm, 1)))
+            opt.step()
+            opt.zero_grad()
+            step += 1
+            seen += len(part)
+            losses.append(float(loss.detach()))
+            if step % 25 == 0 or step == steps_total:
+                el = time.perf_counter() - t1
+                curve.append({"step": step, "loss": round(float(np.mean(losses[-25:])), 4),
+                              "groups_per_s": round(seen / el, 2)})
+                say(f"step {step}/{steps_total}  loss {curve[-1]['loss']:.4f}  {seen / el:.1f} groups/s "
+                    f"({seen * (negatives + 1) / el:.1f} pairs/s)  {el:.0f} s")
+            if time_limit and time.perf_counter() - t1 > time_limit:
+                say(f"time limit {time_limit:.0f} s reached at step {step}")
+                stopped = True
+                break
+        if stopped:
+            break
+    t_train = time.perf_counter() - t1
+    model.eval()
+    meta = {"base": "all-MiniLM-L6-v2", "trained_on": trained_on or {}, "groups": len(groups),
+            "negatives": negatives, "hard": hard, "epochs_run": round(seen / len(groups), 3), "steps": step,
+            "batch_size": batch_size, "lr": lr, "max_length": max_length, "read_length": read_length, "seed": seed,
+            "torch_threads": torch.get_num_threads(), "bf16_autocast": use_bf16, "loss_curve": curve}
+    ranker = PassageRanker(model, tok, meta)
+    t2 = time.perf_counter()
+    held = {}
+    if holdout:
+        enc_orders = encoder_order(encode, holdout)
+        held = {"questions": len(holdout), "articles": len({q.article for q in holdout}),
+                "encoder": recall_at(enc_orders, holdout),
+                "ranker": recall_at(rerank(ranker, holdout, enc_orders, rerank_top), holdout),
+                "reranked_top": rerank_top}
+        meta["held_out"] = held
+    t_held = time.perf_counter() - t2
+    meta["seconds"] = {"prepare": round(t_prep, 1), "train": round(t_train, 1), "held_out": round(t_held, 1)}
+    size = save_checkpoint(model, meta, checkpoint)
+    return {"checkpoint": str(checkpoint), "bytes": size, "groups": len(groups), "steps": step,
+            "epochs": meta["epochs_run"], "losses": losses, "curve": curve, "held_out": held,
+            "seconds": meta["seconds"], "groups_per_s": round(seen / max(t_train, 1e-9), 2),
+            "pairs_per_s": round(seen * (negatives + 1) / max(t_train, 1e-9), 2),
+            "threads": torch.get_num_threads(), "bf16_autocast": use_bf16}

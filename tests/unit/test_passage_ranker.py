@@ -1,0 +1,138 @@
+"""The learned passage ranker (kgqa.models.passage_ranker) and mKG-RAG's use of it: a missing or mismatched
+checkpoint refused with one line (and mKG-RAG keeping the retrieval order, counted as a fallback), a
+checkpoint's round trip, the ranker's order applied to the first rerank_k chunks only, and with the shipped
+checkpoint (data/ranker/, real weights) the paragraph that answers ranked above others of the same topic.
+Texts and questions here are invented."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kgqa.models import passage_ranker as P
+from kgqa.models.span_reader import QA
+
+SHIPPED = Path(__file__).resolve().parents[2] / "data" / "ranker" / P.CHECKPOINT_NAME
+
+
+def test_a_missing_checkpoint_is_one_line(tmp_path):
+    with pytest.raises(P.PassageRankerUnavailable) as e:
+        P.load_ranker(tmp_path / "none.safetensors")
+    assert "\n" not in str(e.value) and "kgqa train ranker" in str(e.value)
+
+
+def test_a_checkpoint_of_another_kind_is_refused(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    p = tmp_path / "other.safetensors"
+    save_file({"w": torch.zeros(2)}, str(p), metadata={"kgqa": json.dumps({"format": "kgqa-span-reader",
+                                                                            "version": 1})})
+    with pytest.raises(P.PassageRankerUnavailable) as e:
+        P.load_ranker(p)
+    assert "not a kgqa-passage-ranker" in str(e.value) and "\n" not in str(e.value)
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"not safetensors at all")
+    with pytest.raises(P.PassageRankerUnavailable):
+        P.load_ranker(bad)
+
+
+def _qa(question, answer, context, article, qid):
+    return QA(qid, question, context, [(answer, context.index(answer))], article)
+
+
+ARTICLE = [
+    "The Glass Bridge crosses the river Aune at Port Ellis. It opened in 2011 after four years of work.",
+    "The bridge was designed by the engineer Mara Voss, who also designed the harbour's lighthouse.",
+    "Each winter the bridge is closed for two weeks while its glass panels are cleaned and inspected.",
+    "A ferry ran between the two banks until 2011; its last captain was Ivo Brandt.",
+]
+
+
+def test_groups_put_the_own_paragraph_first_and_never_one_holding_the_answer():
+    qas = [_qa("Who designed the Glass Bridge?", "Mara Voss", ARTICLE[1], "bridge", "q1"),
+           _qa("When did the Glass Bridge open?", "2011", ARTICLE[0], "bridge", "q2")]
+    orders = [list(reversed(ARTICLE)), list(ARTICLE)]
+    groups = P.groups_of(qas, orders, negatives=3, hard=1, rng=random.Random(0))
+    assert groups[0].passages[:2] == [ARTICLE[1], ARTICLE[3]]          # its own, then the encoder's hardest
+    assert sorted(groups[0].passages[2:]) == sorted([ARTICLE[0], ARTICLE[2]])
+    assert len(groups) == 1           # q2: "2011" is also in the ferry paragraph, leaving two negatives of three
+    assert P.recall_at([list(ARTICLE)], [qas[0]], ks=(1, 2)) == {"@1": 0.0, "@2": 100.0}
+
+
+def test_a_checkpoint_round_trip_scores_as_the_trained_model(tmp_path):
+    qas = [_qa(q, a, ARTICLE[k], "bridge", f"q{k}") for k, (q, a) in enumerate(
+        [("How long did the work on the bridge take?", "four years"), ("Who designed it?", "Mara Voss"),
+         ("How long is it closed each winter?", "two weeks"), ("Who was the ferry's last captain?", "Ivo Brandt")])]
+
+    def encode(texts):
+        return np.stack([np.eye(4, dtype=np.float32)[len(t) % 4] for t in texts])
+
+    ckpt = tmp_path / "r.safetensors"
+    rep = P.train_ranker(qas, [], checkpoint=ckpt, encode=encode, negatives=2, hard=1, batch_size=2,
+                         max_length=64, read_length=64, threads=1, say=lambda m: None,
+                         trained_on={"files": ["invented"]})
+    assert rep["steps"] == 2 and ckpt.is_file() and ckpt.with_suffix(".json").is_file()
+    loaded = P.load_ranker(ckpt)
+    assert loaded.meta["trained_on"] == {"files": ["invented"]} and loaded.max_length == 64
+    fresh = P.PassageRanker(*P._build(P.base_model_path()), {"read_length": 64})
+    fresh.model.load_state_dict(loaded.model.state_dict())
+    a = loaded.score("Who designed the Glass Bridge?", ARTICLE, bf16=False)
+    b = fresh.score("Who designed the Glass Bridge?", ARTICLE, bf16=False)
+    assert a.shape == (4,) and np.allclose(a, b, atol=1e-5)
+
+
+def _mkgrag(**opts):
+    from kgqa.methods.mkgrag.algorithm import MKGRAG, MKGRAGOptions
+
+    ctx = type("Ctx", (), {})()
+    ctx.settings, ctx.graph, ctx.kg = None, None, None
+    ctx.models = type("M", (), {"chat": None, "vision": None, "encoder": None})()
+    return MKGRAG(ctx, MKGRAGOptions(**opts))
+
+
+def _chunks(n):
+    return [{"id": f"d#c{k}", "doc_id": "d", "title": "Bridge", "text": f"chunk {k}", "sim": 0.9} for k in range(n)]
+
+
+def test_mkgrag_orders_the_first_rerank_k_chunks_by_the_ranker_and_keeps_the_rest(monkeypatch):
+    from kgqa.methods.mkgrag.algorithm import Retrieval
+
+    class Ranker:
+        def score(self, question, passages):
+            return np.array([float(p.split()[-1]) for p in passages])     # a later chunk scores higher
+
+    m = _mkgrag(ranker="learned", rerank_k=3)
+    monkeypatch.setattr(m, "passage_ranker", lambda: (Ranker(), None))
+    r = Retrieval(query_text="q", image_note=None)
+    out = m._rank_chunks("q", _chunks(5), r)
+    assert [c["id"] for c in out] == ["d#c2", "d#c1", "d#c0", "d#c3", "d#c4"]
+    assert out[0]["rank_score"] == 2.0 and not r.fallbacks
+    assert [c["id"] for c in _mkgrag(ranker="none")._rank_chunks("q", _chunks(5), r)] == [f"d#c{k}" for k in range(5)]
+
+
+def test_mkgrag_keeps_the_retrieval_order_with_one_fallback_line_without_a_ranker(tmp_path):
+    from kgqa.methods.mkgrag.algorithm import Retrieval
+
+    m = _mkgrag(ranker="learned", ranker_checkpoint=str(tmp_path / "missing.safetensors"))
+    r = Retrieval(query_text="q", image_note=None)
+    out = m._rank_chunks("q", _chunks(3), r)
+    assert [c["id"] for c in out] == ["d#c0", "d#c1", "d#c2"]
+    assert [f.code for f in r.fallbacks] == ["ranker"] and "\n" not in r.fallbacks[0].message
+    assert "no passage-ranker checkpoint" in r.fallbacks[0].message
+
+
+@pytest.mark.skipif(not SHIPPED.is_file(), reason="no shipped passage-ranker checkpoint")
+def test_the_shipped_ranker_puts_the_answering_paragraph_first():
+    import torch
+
+    torch.set_num_threads(1)
+    ranker = P.load_ranker(SHIPPED)
+    for question, want in [("Who designed the Glass Bridge?", 1), ("How long is the bridge closed each winter?", 2),
+                           ("Who was the last captain of the ferry?", 3)]:
+        s = ranker.score(question, ARTICLE)
+        assert int(np.argmax(s)) == want, (question, s)
