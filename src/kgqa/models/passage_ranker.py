@@ -23,7 +23,6 @@ refused with one line (``PassageRankerUnavailable``).
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import threading
@@ -35,12 +34,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.span_reader import QA, _bf16_ok, _fingerprint, base_model_path, set_dropout
+from kgqa.models.span_reader import (QA, _bf16_ok, base_model_path, load_bert_checkpoint, save_bert_checkpoint,
+                                     set_dropout)
 
 FORMAT = "kgqa-passage-ranker"
 VERSION = 1
 CHECKPOINT_NAME = "passage-ranker.safetensors"
-FROZEN = "bert.embeddings.word_embeddings.weight"
 
 
 class PassageRankerUnavailable(InvalidInput):
@@ -109,67 +108,24 @@ class PassageRanker:
 # ----------------------------------------------------------------------------------------------- checkpoint
 def save_checkpoint(model, meta: dict, path: str | Path) -> int:
     """fp16 safetensors of every trained parameter (not the frozen word-piece embeddings) + JSON metadata."""
-    import torch
-    from safetensors.torch import save_file
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()
-             if k != FROZEN and not k.endswith("position_ids")}
-    meta = {**meta, "format": FORMAT, "version": VERSION,
-            "base_fingerprint": _fingerprint(model.bert.embeddings.word_embeddings.weight),
-            "parameters_stored": int(sum(v.numel() for v in state.values()))}
-    tmp = path.with_suffix(".tmp")
-    save_file(state, str(tmp), metadata={"kgqa": json.dumps(meta, ensure_ascii=False)})
-    tmp.replace(path)
-    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-    return path.stat().st_size
+    return save_bert_checkpoint(model, meta, path, FORMAT, VERSION)
 
 
 _LOADED: dict[str, PassageRanker] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_ranker(path: str | Path, base: str | None = None) -> PassageRanker:
+def load_ranker(path: str | Path) -> PassageRanker:
     """The ranker of a checkpoint (cached per path); ``PassageRankerUnavailable`` with one line when it is
     missing, not a passage-ranker checkpoint, or made for another base model."""
     path = Path(path)
     key = str(path.resolve()) if path.exists() else str(path)
     with _LOAD_LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-        if not path.is_file():
-            raise PassageRankerUnavailable(f"no passage-ranker checkpoint at {path} (kgqa train ranker writes one)")
-        import torch
-        from safetensors import safe_open
-
-        try:
-            with safe_open(str(path), framework="pt") as f:
-                meta = json.loads((f.metadata() or {}).get("kgqa", "{}"))
-                state = {k: f.get_tensor(k) for k in f.keys()}
-        except Exception as e:
-            raise PassageRankerUnavailable(f"{path} is not a readable safetensors file ({type(e).__name__})") from e
-        if meta.get("format") != FORMAT or int(meta.get("version", -1)) != VERSION:
-            raise PassageRankerUnavailable(f"{path} is not a {FORMAT} v{VERSION} checkpoint "
-                                           f"(format {meta.get('format')!r}, version {meta.get('version')!r})")
-        try:
-            model, tok = _build(base or base_model_path())
-        except Exception as e:
-            raise PassageRankerUnavailable(f"the base model of the passage ranker cannot be loaded: {e}") from e
-        fp = _fingerprint(model.bert.embeddings.word_embeddings.weight)
-        if fp != meta.get("base_fingerprint"):
-            raise PassageRankerUnavailable(f"{path} was trained on another base model (embeddings "
-                                           f"{meta.get('base_fingerprint')}, installed {fp})")
-        own = model.state_dict()
-        wrong = [k for k, v in state.items() if k not in own or tuple(own[k].shape) != tuple(v.shape)]
-        missing = [k for k in own if k not in state and k != FROZEN and not k.endswith("position_ids")]
-        if wrong or missing:
-            raise PassageRankerUnavailable(f"{path} does not fit the base model ({len(wrong)} tensors of another "
-                                           f"shape or name, {len(missing)} missing)")
-        model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
-        ranker = PassageRanker(model, tok, meta, path)
-        _LOADED[key] = ranker
-        return ranker
+        if key not in _LOADED:
+            model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, _build, PassageRankerUnavailable,
+                                                    "passage-ranker", "kgqa train ranker")
+            _LOADED[key] = PassageRanker(model, tok, meta, path)
+        return _LOADED[key]
 
 
 def default_checkpoint(settings) -> Path:
@@ -260,8 +216,9 @@ def train_ranker(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
     torch.manual_seed(seed)
     groups = groups_of(train, encoder_order(encode, train), negatives, hard, rng)
     if not groups:
-        raise InvalidInput(f"kgqa train ranker: no question has {negatives} paragraphs of its article without its "
-                           "answer to rank below its own")
+        raise InvalidInput(f"kgqa train ranker: no question has {negatives} other paragraphs of its article without "
+                           f"its answer among the paragraphs of the {len(train)} training questions (more questions: "
+                           "a larger --limit; or fewer --negatives)")
     rng.shuffle(groups)
     t_prep = time.perf_counter() - t0
     say(f"{len(groups)} groups (a question, its paragraph, {negatives} others of its article: {hard} the "

@@ -394,6 +394,13 @@ def _bf16_ok() -> bool:
 # ----------------------------------------------------------------------------------------------- checkpoint
 def save_checkpoint(model, meta: dict, path: str | Path) -> int:
     """fp16 safetensors of every trained parameter (not the frozen word-piece embeddings) + JSON metadata."""
+    return save_bert_checkpoint(model, meta, path, FORMAT, VERSION)
+
+
+def save_bert_checkpoint(model, meta: dict, path: str | Path, fmt: str, version: int) -> int:
+    """A fine-tuned all-MiniLM-L6-v2 (``model.bert`` and a head) as fp16 safetensors of every parameter but the
+    frozen word-piece embeddings, with ``meta`` (plus format, version, the embeddings' fingerprint) in its header
+    and in a ``.json`` beside it; written to a temporary file first. Returns the file's size."""
     import torch
     from safetensors.torch import save_file
 
@@ -401,7 +408,7 @@ def save_checkpoint(model, meta: dict, path: str | Path) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()
              if k != FROZEN and not k.endswith("position_ids")}
-    meta = {**meta, "format": FORMAT, "version": VERSION,
+    meta = {**meta, "format": fmt, "version": version,
             "base_fingerprint": _fingerprint(model.bert.embeddings.word_embeddings.weight),
             "parameters_stored": int(sum(v.numel() for v in state.values()))}
     tmp = path.with_suffix(".tmp")
@@ -409,6 +416,45 @@ def save_checkpoint(model, meta: dict, path: str | Path) -> int:
     tmp.replace(path)
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
     return path.stat().st_size
+
+
+def load_bert_checkpoint(path: Path, fmt: str, version: int, build: Callable, error: type[Exception], kind: str,
+                         command: str):
+    """(model, tokenizer, meta) of a checkpoint written by ``save_bert_checkpoint``: ``build(base)`` makes the
+    model, the stored tensors replace its own. ``error`` (one line) when the file is missing (``command`` writes
+    one), unreadable, of another format or version, made for another base model, or of other shapes."""
+    if not path.is_file():
+        raise error(f"no {kind} checkpoint at {path} ({command} writes one)")
+    try:
+        import torch
+        from safetensors import safe_open
+    except ImportError as e:                                   # pragma: no cover - torch is a dependency
+        raise error(f"the {kind.replace('-', ' ')} needs torch and safetensors ({e})") from e
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = json.loads((f.metadata() or {}).get("kgqa", "{}"))
+            state = {k: f.get_tensor(k) for k in f.keys()}
+    except Exception as e:
+        raise error(f"{path} is not a readable safetensors file ({type(e).__name__})") from e
+    if meta.get("format") != fmt or int(meta.get("version", -1)) != version:
+        raise error(f"{path} is not a {fmt} v{version} checkpoint "
+                    f"(format {meta.get('format')!r}, version {meta.get('version')!r})")
+    try:
+        model, tok = build(base_model_path())
+    except Exception as e:
+        raise error(f"the base model of the {kind.replace('-', ' ')} cannot be loaded: {e}") from e
+    fp = _fingerprint(model.bert.embeddings.word_embeddings.weight)
+    if fp != meta.get("base_fingerprint"):
+        raise error(f"{path} was trained on another base model (embeddings {meta.get('base_fingerprint')}"
+                    f", installed {fp})")
+    own = model.state_dict()
+    wrong = [k for k, v in state.items() if k not in own or tuple(own[k].shape) != tuple(v.shape)]
+    missing = [k for k in own if k not in state and k != FROZEN and not k.endswith("position_ids")]
+    if wrong or missing:
+        raise error(f"{path} does not fit the base model ({len(wrong)} tensors of another "
+                    f"shape or name, {len(missing)} missing)")
+    model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
+    return model, tok, meta
 
 
 _LOADED: dict[str, SpanReader] = {}
@@ -421,42 +467,11 @@ def load_reader(path: str | Path, base: str | None = None) -> SpanReader:
     path = Path(path)
     key = str(path.resolve()) if path.exists() else str(path)
     with _LOAD_LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-        if not path.is_file():
-            raise SpanReaderUnavailable(f"no span-reader checkpoint at {path} (kgqa train reader writes one)")
-        try:
-            import torch
-            from safetensors import safe_open
-        except ImportError as e:                                   # pragma: no cover - torch is a dependency
-            raise SpanReaderUnavailable(f"the learned reader needs torch and safetensors ({e})") from e
-        try:
-            with safe_open(str(path), framework="pt") as f:
-                meta = json.loads((f.metadata() or {}).get("kgqa", "{}"))
-                state = {k: f.get_tensor(k) for k in f.keys()}
-        except Exception as e:
-            raise SpanReaderUnavailable(f"{path} is not a readable safetensors file ({type(e).__name__})") from e
-        if meta.get("format") != FORMAT or int(meta.get("version", -1)) != VERSION:
-            raise SpanReaderUnavailable(f"{path} is not a {FORMAT} v{VERSION} checkpoint "
-                                        f"(format {meta.get('format')!r}, version {meta.get('version')!r})")
-        try:
-            model, tok = _build(base or base_model_path())
-        except Exception as e:
-            raise SpanReaderUnavailable(f"the base model of the span reader cannot be loaded: {e}") from e
-        fp = _fingerprint(model.bert.embeddings.word_embeddings.weight)
-        if fp != meta.get("base_fingerprint"):
-            raise SpanReaderUnavailable(f"{path} was trained on another base model (embeddings {meta.get('base_fingerprint')}"
-                                        f", installed {fp})")
-        own = model.state_dict()
-        wrong = [k for k, v in state.items() if k not in own or tuple(own[k].shape) != tuple(v.shape)]
-        missing = [k for k in own if k not in state and k != FROZEN and not k.endswith("position_ids")]
-        if wrong or missing:
-            raise SpanReaderUnavailable(f"{path} does not fit the base model ({len(wrong)} tensors of another "
-                                        f"shape or name, {len(missing)} missing)")
-        model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
-        reader = SpanReader(model, tok, meta, path)
-        _LOADED[key] = reader
-        return reader
+        if key not in _LOADED:
+            model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, lambda b: _build(base or b),
+                                                    SpanReaderUnavailable, "span-reader", "kgqa train reader")
+            _LOADED[key] = SpanReader(model, tok, meta, path)
+        return _LOADED[key]
 
 
 # -------------------------------------------------------------------------------------------------- training

@@ -349,6 +349,34 @@ def _reading_questions(s, n: int, exclude: list[Path], seed: int, say):
     return train, held, info
 
 
+def _sayer(as_json: bool):
+    """print, flushed, unless the command prints its report as JSON."""
+    def say(msg: str) -> None:
+        if not as_json:
+            print(msg, flush=True)
+    return say
+
+
+def _squad_split(data: list[Path], holdout: int, seed: int, limit: int | None, s, say) -> tuple[list, list]:
+    """(train, held out) of the SQuAD-format files: ``holdout`` whole articles held out with ``seed``, the first
+    ``limit`` questions of the shuffled rest (all without); says what it trains on."""
+    import random as _random
+
+    from kgqa.models.span_reader import load_squad, split_articles
+
+    qas = []
+    for p in data:
+        qas += load_squad(p)
+    train, held = split_articles(qas, holdout, seed)
+    if limit:
+        _random.Random(seed).shuffle(train)
+        train = train[:limit]
+    say(f"training on {len(train)} questions ({len({q.article for q in train})} articles) of "
+        f"{', '.join(p.name for p in data)}; {len(held)} held out ({holdout} articles); torch threads "
+        f"{s.torch_threads} (KGQA_TORCH_THREADS)")
+    return train, held
+
+
 @train_app.command("reader")
 def train_reader_cmd(
     data: list[Path] = typer.Option(..., "--data", help="SQuAD v1.1-format file(s) (.json or .json.gz) to train "
@@ -400,27 +428,12 @@ def train_reader_cmd(
 ):
     """Fine-tune all-MiniLM-L6-v2 end to end as an extractive span reader (start/end) on SQuAD-format data;
     prints the loss and windows/s per step window, chooses the abstention threshold on held-out articles."""
-    import random as _random
-
-    from kgqa.models.span_reader import CHECKPOINT_NAME, load_squad, split_articles, train_reader
+    from kgqa.models.span_reader import CHECKPOINT_NAME, train_reader
 
     s = env_settings()
     ckpt = checkpoint or Path(s.models_dir) / "reader" / CHECKPOINT_NAME
-    qas = []
-    for p in data:
-        qas += load_squad(p)
-    train, held = split_articles(qas, holdout, seed)
-    if limit:
-        _random.Random(seed).shuffle(train)
-        train = train[:limit]
-
-    def say(msg: str) -> None:
-        if not as_json:
-            print(msg, flush=True)
-
-    say(f"training on {len(train)} questions ({len({q.article for q in train})} articles) of "
-        f"{', '.join(p.name for p in data)}; {len(held)} held out ({holdout} articles); torch threads "
-        f"{s.torch_threads} (KGQA_TORCH_THREADS)")
+    say = _sayer(as_json)
+    train, held = _squad_split(data, holdout, seed, limit, s, say)
     gen_train, gen_held, gen_info = _reading_questions(s, generated, list(exclude or []), seed, say) \
         if generated else ([], [], {})
     train = train + gen_train
@@ -492,29 +505,13 @@ def train_ranker_cmd(
 ):
     """Fine-tune all-MiniLM-L6-v2 end to end as a cross-encoder passage ranker (question, paragraph → relevance)
     on SQuAD-format data; prints the loss and groups/s, and held-out recall@k beside the sentence encoder's."""
-    import random as _random
-
     from kgqa.models.encoder import encoder_for
     from kgqa.models.passage_ranker import CHECKPOINT_NAME, train_ranker
-    from kgqa.models.span_reader import load_squad, split_articles
 
     s = env_settings()
     ckpt = checkpoint or Path(s.models_dir) / "ranker" / CHECKPOINT_NAME
-    qas = []
-    for p in data:
-        qas += load_squad(p)
-    train, held = split_articles(qas, holdout, seed)
-    if limit:
-        _random.Random(seed).shuffle(train)
-        train = train[:limit]
-
-    def say(msg: str) -> None:
-        if not as_json:
-            print(msg, flush=True)
-
-    say(f"training on {len(train)} questions ({len({q.article for q in train})} articles) of "
-        f"{', '.join(p.name for p in data)}; {len(held)} held out ({holdout} articles); torch threads "
-        f"{s.torch_threads} (KGQA_TORCH_THREADS)")
+    say = _sayer(as_json)
+    train, held = _squad_split(data, holdout, seed, limit, s, say)
     enc = encoder_for(s)
     rep = train_ranker(train, held, checkpoint=ckpt, encode=lambda texts: enc.encode(texts, threads=s.torch_threads),
                        negatives=negatives, hard=hard, epochs=epochs, batch_size=batch_size, lr=lr,
