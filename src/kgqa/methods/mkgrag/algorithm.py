@@ -20,8 +20,8 @@ Read top to bottom, ``answer`` is Section 3.2:
     Eq. 3      G_r^l = breadth-first expansion of G_r^0 for l hops inside G_m, keeping only the
                neighbours whose cosine to the query exceeds ``threshold``
     context    the graph elements of G_r^l (entities, relations, regions) then their source chunks,
-               best first (the first ``rerank_k`` in the passage ranker's order), within ``budget`` tokens
-               (``chunk_share`` of it kept for the chunks), in a delimited data block
+               best first (with ``ranker=learned`` the first ``rerank_k`` in the passage ranker's order),
+               within ``budget`` tokens (``chunk_share`` of it kept for the chunks), in a delimited data block
     answer     VisionModel(image, question, context), or the ChatModel without an image (``reader=llm``,
                the default when a chat server is configured); without one, the CPU reader (reader.py):
                a typed span of the context or a node of G_r, with its supporting sentence, or abstention
@@ -58,8 +58,9 @@ Interpretations where the paper is silent (also noted where they happen):
   the question and the recognised image name do not already mention; no entity → abstain. Without a
   chat server (``local`` or ``none``) ``reader=auto`` is the CPU reader, which needs no fallback.
 
-Ablations (Table 7): ``chunks_only`` (naive RAG: the top chunks of the Kd documents, no graph; the
-passage ranker orders the cosine's first ``rerank_k`` of them as it orders mKG-RAG's), ``no_expansion`` (G_r^0 only), ``no_visual_graph`` (regions neither scored nor shown).
+Ablations (Table 7): ``chunks_only`` (naive RAG: the top chunks of the Kd documents, no graph; with
+``ranker=learned`` the passage ranker orders the cosine's first ``rerank_k`` of them as it orders mKG-RAG's),
+``no_expansion`` (G_r^0 only), ``no_visual_graph`` (regions neither scored nor shown).
 """
 
 from __future__ import annotations
