@@ -4,7 +4,7 @@
                                                         [--extractor cpu|llm|both]
     KGQA_TORCH_THREADS=1 python -m bench.mkgrag retrieval [--docs 10000]
     KGQA_TORCH_THREADS=1 python -m bench.mkgrag accuracy --replay-cache DIR [--limit N] [--llm]
-    KGQA_TORCH_THREADS=1 python -m bench.mkgrag scale [--docs 10000]
+    KGQA_TORCH_THREADS=1 python -m bench.mkgrag scale [--docs 10000] [--readers rules,learned] [-o KEY=VALUE]
     KGQA_TORCH_THREADS=1 python -m bench.mkgrag latency [--limit N] [--cold 5]
 
 * ``ingest``: ``kgqa load documents`` of the bundled documents (data/docs/corpus, copied to a scratch
@@ -412,7 +412,10 @@ def bench_scale(args) -> None:
     s = _settings()
     enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
     qs, _ = load_questions(DOCS / "questions.jsonl")
-    systems = scale_systems(args.readers.split(","))
+    extra = method_options(args.option or [])                 # -o: every row, under its own reader and ablation
+    systems = [(label, {**extra, **opts}) for label, opts in scale_systems(args.readers.split(","))]
+    if extra:
+        print(f"mkgrag options for every row: {extra}")
 
     with Graph(s) as g:
         while write(g, "bench_docs_synthetic_rm", limit=2000)[0]["removed"]:
@@ -527,6 +530,7 @@ def main() -> None:
     d.add_argument("--batch", type=int, default=250)
     d.add_argument("--seed", type=int, default=15, help="the distractor generator's seed (bench/scale.py's)")
     d.add_argument("--keep", action="store_true")
+    d.add_argument("-o", "--option", action="append", help="KEY=VALUE: an mkgrag option for every row")
     d.add_argument("--readers", default="rules", help="CPU readers, comma-separated: rules (the default CPU "
                    "reader) and/or learned (the span reader)")
     e = sub.add_parser("latency")
