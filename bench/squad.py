@@ -277,13 +277,10 @@ def _slug(title: str) -> str:
 def write_articles(qas, out: Path) -> dict[str, str]:
     """One Markdown document per article (its title as heading, its paragraphs); article → file stem."""
     out.mkdir(parents=True, exist_ok=True)
-    paras: dict[str, list[str]] = {}
-    for q in qas:
-        lst = paras.setdefault(q.article, [])
-        if q.context not in lst:
-            lst.append(q.context)
+    from kgqa.models.span_reader import paragraphs_by_article
+
     stems = {}
-    for art, ps in paras.items():
+    for art, ps in paragraphs_by_article(qas).items():
         stem = _slug(art)
         stems[art] = stem
         (out / f"{stem}.md").write_text(f"# {art.replace('_', ' ')}\n\n" + "\n\n".join(ps) + "\n", encoding="utf-8")

@@ -34,8 +34,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.span_reader import (QA, _bf16_ok, base_model_path, load_bert_checkpoint, save_bert_checkpoint,
-                                     set_dropout)
+from kgqa.models.span_reader import (QA, _bf16_ok, base_model_path, load_bert_checkpoint, others_without_answer,
+                                     own_or_shipped, paragraphs_by_article, save_bert_checkpoint, set_dropout)
 
 FORMAT = "kgqa-passage-ranker"
 VERSION = 1
@@ -131,8 +131,6 @@ def load_ranker(path: str | Path) -> PassageRanker:
 def default_checkpoint(settings) -> Path:
     """<data dir>/models/ranker/ when `kgqa train ranker` wrote one there, else the shipped
     ``data/ranker/passage-ranker.safetensors`` of a source checkout."""
-    from kgqa.models.span_reader import own_or_shipped
-
     return own_or_shipped(settings, "ranker", CHECKPOINT_NAME)
 
 
@@ -145,19 +143,10 @@ class Group:
     passages: list[str]
 
 
-def _paragraphs(qas: Sequence[QA]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for q in qas:
-        lst = out.setdefault(q.article, [])
-        if q.context not in lst:
-            lst.append(q.context)
-    return out
-
-
 def encoder_order(encode: Callable[[list[str]], np.ndarray], qas: Sequence[QA]) -> list[list[str]]:
     """For each question, every paragraph of its article (among ``qas``' paragraphs), by the sentence encoder's
     cosine to the question, best first: the order stage 2 would give them."""
-    paras = _paragraphs(qas)
+    paras = paragraphs_by_article(qas)
     flat = [p for lst in paras.values() for p in lst]
     pv = dict(zip(flat, encode(flat)))
     qv = encode([q.question for q in qas])
@@ -175,8 +164,7 @@ def groups_of(qas: Sequence[QA], orders: Sequence[list[str]], negatives: int, ha
     answers: the positive, the ``hard`` best of those by the encoder, then random others."""
     out = []
     for q, order in zip(qas, orders):
-        answers = [a.lower() for a, _ in q.answers]
-        neg = [c for c in order if c != q.context and not any(a in c.lower() for a in answers)]
+        neg = others_without_answer(q, order)
         if len(neg) < negatives:
             continue
         k = min(hard, negatives)

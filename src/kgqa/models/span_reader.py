@@ -103,15 +103,25 @@ def distractors(qas: list[QA], k: int) -> list[list[str]]:
     (most question words shared, stop words aside; file order breaks ties) that hold none of its answers: the
     hard distractors that shared normalisation trains against (Clark and Gardner rank a document's paragraphs
     by TF-IDF; word overlap inside one article is the same idea)."""
-    paras: dict[str, list[str]] = {}
+    paras = paragraphs_by_article(qas)
+    words = {c: _content(c) for lst in paras.values() for c in lst}
+    return [_most_like(q.question, others_without_answer(q, paras[q.article]), words)[:k] for q in qas]
+
+
+def paragraphs_by_article(qas: Iterable[QA]) -> dict[str, list[str]]:
+    """Each article's paragraphs (those asked on in ``qas``), in file order."""
+    out: dict[str, list[str]] = {}
     for q in qas:
-        lst = paras.setdefault(q.article, [])
+        lst = out.setdefault(q.article, [])
         if q.context not in lst:
             lst.append(q.context)
-    words = {c: _content(c) for lst in paras.values() for c in lst}
-    return [_most_like(q.question, [c for c in paras[q.article] if c != q.context
-                                    and not any(a.lower() in c.lower() for a, _ in q.answers)], words)[:k]
-            for q in qas]
+    return out
+
+
+def others_without_answer(q: QA, paragraphs: Iterable[str]) -> list[str]:
+    """``paragraphs`` other than the question's own that hold none of its answers (case aside), in their order."""
+    answers = [a.lower() for a, _ in q.answers]
+    return [c for c in paragraphs if c != q.context and not any(a in c.lower() for a in answers)]
 
 
 def _most_like(question: str, paragraphs: list[str], words: dict[str, set[str]]) -> list[str]:
