@@ -136,3 +136,15 @@ def test_the_shipped_ranker_puts_the_answering_paragraph_first():
                            ("Who was the last captain of the ferry?", 3)]:
         s = ranker.score(question, ARTICLE)
         assert int(np.argmax(s)) == want, (question, s)
+
+
+def test_training_without_enough_other_paragraphs_is_one_line_and_writes_nothing(tmp_path):
+    from kgqa.core.errors import InvalidInput
+
+    qas = [_qa("Who designed the Glass Bridge?", "Mara Voss", ARTICLE[1], "bridge", "q1")]
+    ckpt = tmp_path / "r.safetensors"
+    with pytest.raises(InvalidInput) as e:
+        P.train_ranker(qas, [], checkpoint=ckpt, encode=lambda texts: np.ones((len(texts), 4), dtype=np.float32),
+                       negatives=3, say=lambda m: None)
+    assert "\n" not in str(e.value) and "--limit" in str(e.value)
+    assert not ckpt.exists() and not list(tmp_path.iterdir())
