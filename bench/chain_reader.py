@@ -74,7 +74,7 @@ def train(args) -> None:
             if ck.is_file():
                 continue
             rep = train_reader(rt.graph, rt.kg, checkpoint=ck, data=data, examples=args.examples, exclude=exclude,
-                               depth=args.depth, epochs=args.epochs, seed=0, threads=s.torch_threads)
+                               depth=args.depth, epochs=args.epochs, seed=0, threads=s.torch_threads, arch=args.arch)
             rep.pop("step_losses")
             print(f"{name}: {rep['questions']} questions ({rep['generated']} generated, {rep['from_file']} from "
                   f"more-dev), {rep['pairs']} pairs, train {rep['seconds']['train']} s ({rep['pairs_per_s']} pairs/s, "
@@ -313,6 +313,7 @@ def main() -> None:
     ap.add_argument("--lambdas", default="1,2,4,8,16,32,64", help="lambdas: reader_rules_weight values")
     ap.add_argument("--examples", type=int, default=600, help="train: generated questions per reader")
     ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--arch", choices=("bi", "cross"), default="bi", help="train: the reader's arrangement")
     ap.add_argument("--depth", type=int, default=4)
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)

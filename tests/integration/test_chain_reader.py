@@ -71,6 +71,29 @@ def test_the_trainer_puts_a_chain_above_its_prefix_and_its_extension(trained):
         assert all(s[gold] > s[w] for w in wrong), (q, s)
 
 
+def test_the_cross_encoder_trainer_puts_a_chain_above_its_prefix_and_its_extension(reader_kg, settings, tmp_path):
+    """``--arch cross``: one logit per (question, chain), trained listwise over each question's candidates."""
+    from kgqa.core.kg import KG
+    from kgqa.models.chain_reader import load_reader
+    from kgqa.models.chain_training import train_reader
+    from kgqa.models.encoder import encoder_for
+
+    excl = tmp_path / "held_out.jsonl"
+    excl.write_text("".join(json.dumps({"question": "x", "answer": "x", "topic": {"id": t}}) + "\n" for t in HELD_OUT))
+    kg = KG(reader_kg, encoder_for(settings))
+    ck = tmp_path / "cross.safetensors"
+    rep = train_reader(reader_kg, kg, checkpoint=ck, examples=150, exclude=[excl], depth=3, epochs=4, lr=2e-4,
+                       max_length=48, seed=0, arch="cross")
+    assert rep["arch"] == "cross" and rep["epoch_losses"][-1] < rep["epoch_losses"][0]
+    r = load_reader(ck, kg)
+    assert r.arch == "cross"
+    born, country, continent = ("P99311",), ("P99311", "P99312"), ("P99311", "P99312", "P99313")
+    name = PEOPLE[HELD_OUT[0]]
+    q = f"In which country was {name} born?"
+    s = dict(zip([country, born, continent], r.score(q, [country, born, continent])))
+    assert s[country] > s[born] and s[country] > s[continent], s
+
+
 def test_vispath_answers_with_the_reader_and_says_so(trained):
     kg, ck, _ = trained
     p = run_kgqa("ask", f"In which country was {PEOPLE[HELD_OUT[1]]} born?", "--entity", HELD_OUT[1],

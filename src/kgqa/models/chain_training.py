@@ -20,8 +20,9 @@ Per question, the pairs (question, chain) and their labels:
     another chain of the topic's neighbourhood, any length                                      0
 
 Chains that reach the answer some other way are left out (they are not wrong). The loss is listwise
-cross-entropy over each question's candidates (``bi``: the gold chain against its own confusions) or binary
-cross-entropy on the logit (``cross``); AdamW with linear warm-up and decay; the word embeddings stay frozen.
+cross-entropy over each question's candidates, the gold chain against its own confusions (``bi``: over scaled
+cosines; ``cross``: over the pair logits, as the passage ranker); AdamW with linear warm-up and decay; the word
+embeddings stay frozen.
 A share of the questions is held out and the report says how often their gold chain outscores every other
 candidate.
 """
@@ -100,23 +101,8 @@ def label_question(question: str, gold: tuple[str, ...], nb, also_gold: set[tupl
     return lq
 
 
-def _batches(pairs: list[tuple[str, str, float]], batch: int, g) -> list[list[int]]:
-    """Shuffled batches of similar length (less padding): a shuffle, then 50 batches at a time sorted by the
-    pair's length and cut, then the batches shuffled."""
-    import torch
-
-    order = torch.randperm(len(pairs), generator=g).tolist()
-    out: list[list[int]] = []
-    span = batch * 50
-    for i in range(0, len(order), span):
-        part = sorted(order[i:i + span], key=lambda j: len(pairs[j][0]) + len(pairs[j][1]))
-        out += [part[k:k + batch] for k in range(0, len(part), batch)]
-    perm = torch.randperm(len(out), generator=g).tolist()
-    return [out[k] for k in perm]
-
-
 def _question_batches(items: list, batch: int, seed: int) -> list[list[int]]:
-    """arch "bi": shuffled batches of ``batch // 4`` questions (each brings its own ~8 candidate chains)."""
+    """Shuffled batches of ``batch // 4`` questions (each brings its own ~8 candidate chains)."""
     order = list(range(len(items)))
     random.Random(seed).shuffle(order)
     per = max(1, batch // 4)                     # = train_reader's per_step
@@ -224,12 +210,11 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
         p.requires_grad = ".embeddings." not in name
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-    per_step = max(1, batch // 4) if arch == "bi" else batch          # questions (bi) or pairs (cross) per step
-    steps_total = epochs * math.ceil((len(train) if arch == "bi" else len(pairs)) / per_step)
+    per_step = max(1, batch // 4)                                     # questions per step
+    steps_total = epochs * math.ceil(len(train) / per_step)
     warm = max(1, steps_total // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (steps_total - s) / max(steps_total - warm, 1))))
-    g = torch.Generator().manual_seed(seed)
     step_losses: list[float] = []
     epoch_losses: list[float] = []
     t1 = time.perf_counter()
@@ -237,7 +222,7 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
     step = 0
     for ep in range(epochs):
         tot = 0.0
-        batches = (_question_batches(train, batch, seed + ep) if arch == "bi" else _batches(pairs, batch, g))
+        batches = _question_batches(train, batch, seed + ep)
         for idx in batches:
             if arch == "bi":       # listwise: each question's gold chain against its own candidates
                 qs = [train[j] for j in idx]
@@ -252,14 +237,19 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
                     losses.append(torch.nn.functional.cross_entropy(logits.unsqueeze(0), torch.tensor([0])))
                 loss = torch.stack(losses).mean()
                 n = len(qs)
-            else:
-                chunk = [pairs[j] for j in idx]
-                enc = tok([c[0] for c in chunk], [c[1] for c in chunk], padding=True, truncation=True,
-                          max_length=max_length, return_tensors="pt")
+            else:                  # listwise too: one logit per (question, chain), softmax over the question's
+                qs = [train[j] for j in idx]
+                enc = tok([q.question for q in qs for _ in q.pairs], [text(c) for q in qs for c, _ in q.pairs],
+                          padding=True, truncation=True, max_length=max_length, return_tensors="pt")
                 logits = model(**enc).logits.squeeze(-1)
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                    logits, torch.tensor([c[2] for c in chunk], dtype=torch.float32))
-                n = len(chunk)
+                losses, at = [], 0
+                for q in qs:
+                    k = len(q.pairs)
+                    losses.append(torch.nn.functional.cross_entropy(logits[at:at + k].unsqueeze(0),
+                                                                    torch.tensor([0])))
+                    at += k
+                loss = torch.stack(losses).mean()
+                n = len(qs)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
@@ -270,7 +260,7 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
             tot += float(loss.detach()) * n
             if on_step:
                 on_step(step, steps_total, step_losses[-1])
-        epoch_losses.append(tot / (len(train) if arch == "bi" else len(pairs)))
+        epoch_losses.append(tot / len(train))
     t_train = time.perf_counter() - t1
     model.eval()
     first = 0
