@@ -121,6 +121,14 @@ TOWER = chunk("Harbour Tower is a 310-metre office skyscraper in Port Ellis. The
 
 
 @needs_checkpoint
+def test_reading_caps_a_span_at_the_answer_cap_and_keeps_a_lower_trained_cap(reader):
+    """The shipped reader was trained with spans of up to 30 tokens and reads at most ``ANSWER_CAP`` (20, chosen
+    on held-out training articles); a checkpoint trained with a lower cap keeps its own."""
+    assert reader.meta["max_answer_tokens"] == 30 and reader.max_answer_tokens == S.ANSWER_CAP == 20
+    assert S.SpanReader(reader.model, reader.tok, {**reader.meta, "max_answer_tokens": 12}).max_answer_tokens == 12
+
+
+@needs_checkpoint
 def test_the_span_of_a_multi_word_name_is_whole(reader):
     from kgqa.methods.mkgrag.learned import learned_read
 

@@ -401,7 +401,8 @@ def train_reader_cmd(
     lr: float = typer.Option(1e-4, "--lr", help="AdamW peak learning rate (linear warm-up over 10 %, then decay)."),
     max_length: int = typer.Option(384, "--max-length", min=64, max=512, help="Tokens per window."),
     doc_stride: int = typer.Option(128, "--doc-stride", min=16, help="Passage tokens shared by two windows."),
-    max_answer_tokens: int = typer.Option(30, "--max-answer-tokens", min=1, help="Longest answer span read."),
+    max_answer_tokens: int = typer.Option(30, "--max-answer-tokens", min=1, help="Longest answer span trained on "
+                                          "(reading caps it at 20 tokens, kgqa.models.span_reader.ANSWER_CAP)."),
     negatives: float = typer.Option(0.1, "--negatives", min=0.0, max=1.0, help="Share of questions also paired "
                                     "with another paragraph of their article (target: no answer)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the held-out split, the order and the head's weights."),

@@ -10,7 +10,7 @@ without one served, this reads the same context:
    own rather than among its neighbours; bare as the reader was trained (no title line in front), and
    the G_r elements whose text no retrieved chunk holds (an entity's description, a relation's sentence) as
    one more passage each;
-2. **spans**: the reader's best spans (at most ``max_answer_tokens`` tokens) over all passages, each with its
+2. **spans**: the reader's best spans (at most ``max_answer_tokens``, 20, tokens) over all passages, each with its
    *margin*, the span's score (start + end logit) over its window's no-answer score; for a checkpoint trained
    with shared normalisation (Clark and Gardner, "Simple and Effective Multi-Paragraph Reading
    Comprehension", ACL 2018, arXiv:1710.10723; ``kgqa.models.span_reader``) over the question's one
