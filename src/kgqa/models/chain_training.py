@@ -21,8 +21,9 @@ Per question, the pairs (question, chain) and their labels:
 
 Chains that reach the answer some other way are left out (they are not wrong). The loss is listwise
 cross-entropy over each question's candidates, the gold chain against its own confusions (``bi``: over scaled
-cosines; ``cross``: over the pair logits, as the passage ranker); AdamW with linear warm-up and decay; the word
-embeddings stay frozen.
+cosines; ``cross``: over the pair logits, as the passage ranker), so every other pair, prefixes included,
+is ranked below the gold chain (the labels only decide which pairs count as negatives); AdamW with linear
+warm-up and decay; the word embeddings stay frozen.
 A share of the questions is held out and the report says how often their gold chain outscores every other
 candidate.
 """
