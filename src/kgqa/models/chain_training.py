@@ -225,32 +225,22 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
         tot = 0.0
         batches = _question_batches(train, batch, seed + ep)
         for idx in batches:
-            if arch == "bi":       # listwise: each question's gold chain against its own candidates
-                qs = [train[j] for j in idx]
+            # listwise: each question's logits over its own candidates, the gold chain (first) as the target
+            qs = [train[j] for j in idx]
+            if arch == "bi":       # scaled cosines of the question's vector to its chains' vectors
                 texts = list(dict.fromkeys([q.question for q in qs] + [text(c) for q in qs for c, _ in q.pairs]))
                 row = {t: k for k, t in enumerate(texts)}
                 feats = (getattr(ce, "preprocess", None) or ce.tokenize)(texts)
                 emb = torch.nn.functional.normalize(model(feats)["sentence_embedding"], dim=-1)
-                losses = []
-                for q in qs:
-                    cand = torch.tensor([row[text(c)] for c, _ in q.pairs])
-                    logits = scale * (emb[cand] @ emb[row[q.question]])
-                    losses.append(torch.nn.functional.cross_entropy(logits.unsqueeze(0), torch.tensor([0])))
-                loss = torch.stack(losses).mean()
-                n = len(qs)
-            else:                  # listwise too: one logit per (question, chain), softmax over the question's
-                qs = [train[j] for j in idx]
+                per_q = [scale * (emb[torch.tensor([row[text(c)] for c, _ in q.pairs])] @ emb[row[q.question]])
+                         for q in qs]
+            else:                  # one logit per (question, chain) pair
                 enc = tok([q.question for q in qs for _ in q.pairs], [text(c) for q in qs for c, _ in q.pairs],
                           padding=True, truncation=True, max_length=max_length, return_tensors="pt")
-                logits = model(**enc).logits.squeeze(-1)
-                losses, at = [], 0
-                for q in qs:
-                    k = len(q.pairs)
-                    losses.append(torch.nn.functional.cross_entropy(logits[at:at + k].unsqueeze(0),
-                                                                    torch.tensor([0])))
-                    at += k
-                loss = torch.stack(losses).mean()
-                n = len(qs)
+                per_q = model(**enc).logits.squeeze(-1).split([len(q.pairs) for q in qs])
+            loss = torch.stack([torch.nn.functional.cross_entropy(lg.unsqueeze(0), torch.tensor([0]))
+                                for lg in per_q]).mean()
+            n = len(qs)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
