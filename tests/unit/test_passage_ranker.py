@@ -111,7 +111,7 @@ def test_mkgrag_orders_the_first_rerank_k_chunks_by_the_ranker_and_keeps_the_res
     r = Retrieval(query_text="q", image_note=None)
     out = m._rank_chunks("q", _chunks(5), r)
     assert [c["id"] for c in out] == ["d#c2", "d#c1", "d#c0", "d#c3", "d#c4"]
-    assert out[0]["rank_score"] == 2.0 and not r.fallbacks
+    assert r.rank_scores[out[0]["id"]] == 2.0 and not r.fallbacks
     assert [c["id"] for c in _mkgrag(ranker="none")._rank_chunks("q", _chunks(5), r)] == [f"d#c{k}" for k in range(5)]
 
 

@@ -463,7 +463,7 @@ class MKGRAG(BaseMethod):
         order = sorted(range(len(head)), key=lambda k: -float(scores[k]))
         r.timings["rank"] = time.perf_counter() - t
         r.rank_scores = {c["id"]: float(x) for c, x in zip(head, scores)}
-        return [{**head[k], "rank_score": round(float(scores[k]), 3)} for k in order] + chunks[o.rerank_k:]
+        return [head[k] for k in order] + chunks[o.rerank_k:]
 
     # ------------------------------------------------------------------ context
     @property
