@@ -380,7 +380,7 @@ def bench_open(args) -> None:
     docs = len(rt_docs(s))
     print(f"{source}, open setting · {len(stems)} articles loaded as documents ({docs} documents in the "
           f"graph) · {len(qas)} questions of {len({q.article for q in qas})} articles asked without their "
-          f"paragraph · learned reader · torch threads {threads} · load "
+          f"paragraph · {extra.get('reader', 'learned')} reader · torch threads {threads} · load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}" + (f" · options {extra}" if extra else ""))
     from kgqa.models.span_reader import default_checkpoint, load_reader
 
@@ -388,8 +388,9 @@ def bench_open(args) -> None:
     sn = load_reader(ckpt).meta.get("shared_norm")
     print(f"learned reader: {ckpt}" + (f" (shared normalisation, {sn.get('distractors')} distractors: spans ranked "
                                        "by raw score; budget and chunk share: the shared_norm_ options)" if sn else ""))
-    systems = (("mkgrag + learned reader", {"reader": "learned", **extra}),
-               ("chunks-only + learned reader", {"reader": "learned", **extra, "chunks_only": True}))
+    rd = {"rules": "rule", "cpu": "rule"}.get(extra.get("reader", "learned"), extra.get("reader", "learned"))
+    systems = ((f"mkgrag + {rd} reader", {"reader": "learned", **extra}),
+               (f"chunks-only + {rd} reader", {"reader": "learned", **extra, "chunks_only": True}))
     results = []
     dump = open(args.dump, "w", encoding="utf-8") if args.dump else None
     try:
