@@ -423,7 +423,7 @@ def train_reader_cmd(
                                         "the new checkpoint's metadata."),
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (safetensors). Default: "
                                               "<data dir>/models/reader/span-reader.safetensors, what mkgrag's "
-                                              "reader=learned loads first (else the shipped data/reader/ one)."),
+                                              "learned reader (the CPU default) loads first (else the shipped data/reader/ one)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Loss curve PNG (default: beside the checkpoint)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):

@@ -2,8 +2,9 @@
 
 mKG-RAG ("mKG-RAG: Leveraging Multimodal Knowledge Graphs in Retrieval-Augmented Generation for
 Knowledge-intensive VQA", Section 3.2.2, last paragraph) feeds the retrieved graph elements and their
-chunks to an MLLM. Where no model is served (``reader=cpu``, the default without a chat server) the
-answer is read from the same context:
+chunks to an MLLM. Where no model is served, the learned span reader (learned.py) answers by default; this
+rule reader (``reader=rules`` or ``cpu``; the default before 2026-12-06, and the fallback when the learned
+reader's checkpoint cannot load) reads the answer from the same context with word-cosine rules:
 
 1. **answer type** of the question, from its wh-word and the noun after it: year, date, count,
    quantity (a number with a unit or a ratio), person, place, organisation, name (``called`` /
