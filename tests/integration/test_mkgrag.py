@@ -92,6 +92,8 @@ def test_without_a_chat_server_the_cpu_reader_answers_and_cites_its_sentence(loa
     p = run_kgqa("ask", "Where was Edwin Hubble born?", "--method", "mkgrag", "--replay-cache", str(replay))
     assert p.returncode == 0, p.stderr
     assert "supporting sentence (edwin_hubble#" in p.stdout and "Marshfield" in p.stdout
+    # the context's chunks come in the passage ranker's order (the default), and the output says so
+    assert "in the passage ranker's order" in p.stdout and a["details"]["chunk_rank_scores"]
 
 
 def test_a_question_no_document_answers_abstains(loaded):

@@ -600,6 +600,9 @@ class MKGRAG(BaseMethod):
                               "cos": round(el.sim, 4), "hop": el.hop, "region": bool(el.region)}
                              for el in r.elements],
                 "chunk_ids": [c["id"] for c in r.chunks],
+                # the passage ranker's score of each context chunk it ordered (empty: the paper's order)
+                "chunk_rank_scores": {c["id"]: round(r.rank_scores[c["id"]], 4) for c in r.chunks
+                                      if c["id"] in r.rank_scores},
                 CHUNK_SECTIONS: [{"id": c["id"], "doc_id": c["doc_id"], "sections": c.get("sections") or []}
                                    for c in r.chunks],
                 CONTEXT_TOKENS: r.context_tokens, "budget": self.context_budget()[0],

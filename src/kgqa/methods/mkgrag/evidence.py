@@ -72,8 +72,12 @@ def render(answer: Answer) -> list[str]:
         lines.append(f"no supporting sentence: {answer.stop_reason}")
     for f in d.get("figures") or []:
         lines.append(f"figure: {f.get('caption') or '(no caption)'} ({f.get('citation') or '-'}): {f.get('path')}")
+    ranked = d.get("chunk_rank_scores") or {}
     lines.append(f"context: {len(d.get('chunk_ids') or [])} chunks, {d.get('context_tokens')} tokens "
-                 f"(budget {d.get('budget')}): " + ", ".join(d.get("chunk_ids") or []))
+                 f"(budget {d.get('budget')}"
+                 + ("; in the passage ranker's order, its scores in brackets; a chunk's score below is its cosine"
+                    if ranked else "") + "): "
+                 + ", ".join(c + (f" [{ranked[c]:.2f}]" if c in ranked else "") for c in d.get("chunk_ids") or []))
     return lines
 
 
