@@ -148,3 +148,22 @@ def test_train_terminal_learns_weights_for_its_reader_and_ask_uses_only_those(tr
     a = json.loads(p.stdout)
     fb = [f for f in a["fallbacks"] if f["code"] == "checkpoint"]
     assert a["details"]["terminal"] == "fixed" and len(fb) == 1 and "another chain reader" in fb[0]["message"]
+
+
+def test_doctor_names_the_chain_reader_a_question_gets_and_what_answers_without_it(trained, settings, tmp_path,
+                                                                                  monkeypatch):
+    import re
+
+    from kgqa.app import doctor_models as D
+    from kgqa.models import chain_reader
+
+    _, ck, _ = trained
+    monkeypatch.setattr(chain_reader, "default_reader_checkpoint", lambda s: ck)
+    row = D._chain_reader_check(settings, True)
+    assert row.ok and not row.required and str(ck) in row.detail
+    assert re.search(r"trained on (\d+) relations, \1 of them in the loaded KG", row.detail)
+    missing = tmp_path / "none.safetensors"
+    monkeypatch.setattr(chain_reader, "default_reader_checkpoint", lambda s: missing)
+    row = D._chain_reader_check(settings, True)
+    assert not row.ok and not row.required and "\n" not in row.detail
+    assert "kgqa train paths" in row.detail and "VisPath's path rules answer" in row.detail

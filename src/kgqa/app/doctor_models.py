@@ -175,10 +175,90 @@ def _softprompt_check(settings: Settings, smoke: bool, meter) -> Check:
         return Check(name, False, str(e), required=False)
 
 
+#: the smoke reads of the learned parts: a question, the passage that answers it and one that does not
+SMOKE_QUESTION = "Where was Edwin Hubble born?"
+SMOKE_PASSAGES = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, completed in 1889.",
+                  "Edwin Hubble was born on 20 November 1889 in Marshfield, Missouri, and studied law at Oxford.")
+
+
+def _trained_on(meta: dict) -> str:
+    """What a checkpoint's metadata says it was trained on, in a few words."""
+    on = meta.get("trained_on")
+    files = on.get("files") if isinstance(on, dict) else None
+    n = meta.get("examples") or meta.get("questions")
+    return (f"trained on {', '.join(files)}" if files else "trained") + (f" ({n:,} questions)" if n else "")
+
+
+def _span_reader_check(settings: Settings, smoke: bool) -> Check:
+    """mKG-RAG's CPU reader (the learned span reader; the rule reader answers when it cannot load)."""
+    from kgqa.models.span_reader import SpanReaderUnavailable, default_checkpoint, load_reader
+
+    name, path = "model: span reader", default_checkpoint(settings)
+    if not smoke:
+        return Check(name, path.is_file(), f"{path}" + ("" if path.is_file() else ": missing; mkgrag's CPU reader "
+                                                        "falls back to the rule reader"), required=False)
+    try:
+        reader, load_s = _timed(lambda: load_reader(path))
+    except SpanReaderUnavailable as e:
+        return Check(name, False, f"{e}; mkgrag's CPU reader falls back to the rule reader", required=False)
+    guesses, s = _timed(lambda: reader.read(SMOKE_QUESTION, list(SMOKE_PASSAGES), top=1))
+    got = guesses[0].text if guesses else None
+    return Check(name, bool(got) and "Marshfield" in got,
+                 f"{path} · {_trained_on(reader.meta)} · loaded in {load_s:.1f} s · smoke: "
+                 f"{SMOKE_QUESTION!r} → {_short(got)} in {1000 * s:.0f} ms", required=False)
+
+
+def _ranker_check(settings: Settings, smoke: bool) -> Check:
+    """mKG-RAG's passage ranker (the order of the context's chunks; the paper's order when it cannot load)."""
+    from kgqa.models.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_ranker
+
+    name, path = "model: passage ranker", default_checkpoint(settings)
+    if not smoke:
+        return Check(name, path.is_file(), f"{path}" + ("" if path.is_file() else ": missing; mkgrag keeps the "
+                                                        "paper's chunk order"), required=False)
+    try:
+        ranker, load_s = _timed(lambda: load_ranker(path))
+    except PassageRankerUnavailable as e:
+        return Check(name, False, f"{e}; mkgrag keeps the paper's chunk order", required=False)
+    scores, s = _timed(lambda: ranker.score(SMOKE_QUESTION, list(SMOKE_PASSAGES)))
+    ok = len(scores) == 2 and scores[1] > scores[0]
+    return Check(name, ok, f"{path} · {_trained_on(ranker.meta)} · loaded in {load_s:.1f} s · smoke: the "
+                           f"answering passage {'first' if ok else 'NOT first'} ({scores[1]:.2f} against "
+                           f"{scores[0]:.2f}) in {1000 * s:.0f} ms", required=False)
+
+
+def _chain_reader_check(settings: Settings, smoke: bool) -> Check:
+    """VisPath's and GraSP's chain reader: its checkpoint, and whether it was trained on the loaded KG's
+    relations (else the rules answer, and `kgqa train paths` makes one)."""
+    from kgqa.core.errors import InvalidInput
+    from kgqa.core.graph import Graph
+    from kgqa.core.kg import KG
+    from kgqa.models.chain_reader import default_reader_checkpoint, load_reader
+
+    name, path = "model: chain reader", default_reader_checkpoint(settings)
+    if not smoke:
+        return Check(name, path.is_file(), f"{path}" + ("" if path.is_file() else ": missing; VisPath's path rules "
+                                                        "answer (`kgqa train paths` trains one)"), required=False)
+    try:
+        with Graph(settings) as g:
+            reader, load_s = _timed(lambda: load_reader(path, KG(g, None)))
+    except InvalidInput as e:
+        return Check(name, False, f"{e}; until then VisPath's path rules answer", required=False)
+    except KgqaError as e:
+        return Check(name, False, f"not checked: {e}", required=False)
+    trained = reader.meta.get("relations") or []
+    have = {n.casefold() for n in reader.names.values()}
+    held = sum(1 for n in trained if n.casefold() in have)
+    return Check(name, True, f"{path} · {reader.arch}-encoder · trained on {len(trained)} relations, {held} of them "
+                             f"in the loaded KG ({len(reader.names)} in all) · loaded in {load_s:.1f} s",
+                 required=False)
+
+
 def role_checks(settings: Settings, smoke: bool = True) -> list[Check]:
     """One row per model role for ``kgqa doctor``."""
     from kgqa.models.accounting import Meter
 
     meter = Meter()
     return [_encoder_check(settings, smoke), _chat_check(settings, smoke, meter),
-            _vision_check(settings, smoke, meter), _softprompt_check(settings, smoke, meter)]
+            _vision_check(settings, smoke, meter), _softprompt_check(settings, smoke, meter),
+            _span_reader_check(settings, smoke), _ranker_check(settings, smoke), _chain_reader_check(settings, smoke)]
