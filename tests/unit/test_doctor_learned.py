@@ -4,6 +4,8 @@ is not what it claims to be (the method then falls back, so the row is a warning
 
 from __future__ import annotations
 
+import json
+
 from kgqa.app import doctor_models as D
 from kgqa.core.config import Settings
 
@@ -16,6 +18,8 @@ def test_the_shipped_span_reader_and_ranker_load_and_read_the_smoke_question(tmp
     assert "train-sample-44.json.gz" in reader.detail
     ranker = D._ranker_check(s, True)
     assert ranker.ok and not ranker.required and "the answering passage first" in ranker.detail
+    # `kgqa doctor --json` writes every row (a numpy bool in a row broke it)
+    assert json.loads(json.dumps([reader.as_dict(), ranker.as_dict()]))[1]["ok"] is True
 
 
 def test_a_missing_or_foreign_checkpoint_is_one_warning_line_naming_the_fallback(tmp_path, monkeypatch):

@@ -221,7 +221,7 @@ def _ranker_check(settings: Settings, smoke: bool) -> Check:
     except PassageRankerUnavailable as e:
         return Check(name, False, f"{e}; mkgrag keeps the paper's chunk order", required=False)
     scores, s = _timed(lambda: ranker.score(SMOKE_QUESTION, list(SMOKE_PASSAGES)))
-    ok = len(scores) == 2 and scores[1] > scores[0]
+    ok = bool(len(scores) == 2 and scores[1] > scores[0])
     return Check(name, ok, f"{path} · {_trained_on(ranker.meta)} · loaded in {load_s:.1f} s · smoke: the "
                            f"answering passage {'first' if ok else 'NOT first'} ({scores[1]:.2f} against "
                            f"{scores[0]:.2f}) in {1000 * s:.0f} ms", required=False)
