@@ -185,7 +185,7 @@ def _trained_on(meta: dict) -> str:
     """What a checkpoint's metadata says it was trained on, in a few words."""
     on = meta.get("trained_on")
     files = on.get("files") if isinstance(on, dict) else None
-    n = meta.get("examples") or meta.get("questions")
+    n = meta.get("examples") or (on.get("questions") if isinstance(on, dict) else None)
     return (f"trained on {', '.join(files)}" if files else "trained") + (f" ({n:,} questions)" if n else "")
 
 
