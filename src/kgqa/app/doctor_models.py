@@ -189,42 +189,48 @@ def _trained_on(meta: dict) -> str:
     return (f"trained on {', '.join(files)}" if files else "trained") + (f" ({n:,} questions)" if n else "")
 
 
+def _checkpoint_check(name: str, path, smoke: bool, fallback: str, load, unavailable, smoke_read) -> Check:
+    """A learned part's row: its checkpoint ``path``, and with ``smoke`` it loaded (``load(path)``, which raises
+    ``unavailable`` with one line) and one read (``smoke_read(model)`` → (ok, what it read)); a missing or
+    unloadable checkpoint is a warning naming what answers instead (``fallback``)."""
+    if not smoke:
+        return Check(name, path.is_file(), f"{path}" + ("" if path.is_file() else f": missing; {fallback}"),
+                     required=False)
+    try:
+        model, load_s = _timed(lambda: load(path))
+    except unavailable as e:
+        return Check(name, False, f"{e}; {fallback}", required=False)
+    (ok, what), s = _timed(lambda: smoke_read(model))
+    return Check(name, bool(ok), f"{path} · {_trained_on(model.meta)} · loaded in {load_s:.1f} s · smoke: {what} "
+                                 f"in {1000 * s:.0f} ms", required=False)
+
+
 def _span_reader_check(settings: Settings, smoke: bool) -> Check:
     """mKG-RAG's CPU reader (the learned span reader; the rule reader answers when it cannot load)."""
     from kgqa.models.span_reader import SpanReaderUnavailable, default_checkpoint, load_reader
 
-    name, path = "model: span reader", default_checkpoint(settings)
-    if not smoke:
-        return Check(name, path.is_file(), f"{path}" + ("" if path.is_file() else ": missing; mkgrag's CPU reader "
-                                                        "falls back to the rule reader"), required=False)
-    try:
-        reader, load_s = _timed(lambda: load_reader(path))
-    except SpanReaderUnavailable as e:
-        return Check(name, False, f"{e}; mkgrag's CPU reader falls back to the rule reader", required=False)
-    guesses, s = _timed(lambda: reader.read(SMOKE_QUESTION, list(SMOKE_PASSAGES), top=1))
-    got = guesses[0].text if guesses else None
-    return Check(name, bool(got) and "Marshfield" in got,
-                 f"{path} · {_trained_on(reader.meta)} · loaded in {load_s:.1f} s · smoke: "
-                 f"{SMOKE_QUESTION!r} → {_short(got)} in {1000 * s:.0f} ms", required=False)
+    def read(reader):
+        guesses = reader.read(SMOKE_QUESTION, list(SMOKE_PASSAGES), top=1)
+        got = guesses[0].text if guesses else None
+        return bool(got) and "Marshfield" in got, f"{SMOKE_QUESTION!r} → {_short(got)}"
+
+    return _checkpoint_check("model: span reader", default_checkpoint(settings), smoke,
+                             "mkgrag's CPU reader falls back to the rule reader", load_reader, SpanReaderUnavailable,
+                             read)
 
 
 def _ranker_check(settings: Settings, smoke: bool) -> Check:
     """mKG-RAG's passage ranker (the order of the context's chunks; the paper's order when it cannot load)."""
     from kgqa.models.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_ranker
 
-    name, path = "model: passage ranker", default_checkpoint(settings)
-    if not smoke:
-        return Check(name, path.is_file(), f"{path}" + ("" if path.is_file() else ": missing; mkgrag keeps the "
-                                                        "paper's chunk order"), required=False)
-    try:
-        ranker, load_s = _timed(lambda: load_ranker(path))
-    except PassageRankerUnavailable as e:
-        return Check(name, False, f"{e}; mkgrag keeps the paper's chunk order", required=False)
-    scores, s = _timed(lambda: ranker.score(SMOKE_QUESTION, list(SMOKE_PASSAGES)))
-    ok = bool(len(scores) == 2 and scores[1] > scores[0])
-    return Check(name, ok, f"{path} · {_trained_on(ranker.meta)} · loaded in {load_s:.1f} s · smoke: the "
-                           f"answering passage {'first' if ok else 'NOT first'} ({scores[1]:.2f} against "
-                           f"{scores[0]:.2f}) in {1000 * s:.0f} ms", required=False)
+    def read(ranker):
+        scores = ranker.score(SMOKE_QUESTION, list(SMOKE_PASSAGES))
+        ok = bool(len(scores) == 2 and scores[1] > scores[0])
+        return ok, (f"the answering passage {'first' if ok else 'NOT first'} ({scores[1]:.2f} against "
+                    f"{scores[0]:.2f})")
+
+    return _checkpoint_check("model: passage ranker", default_checkpoint(settings), smoke,
+                             "mkgrag keeps the paper's chunk order", load_ranker, PassageRankerUnavailable, read)
 
 
 def _chain_reader_check(settings: Settings, smoke: bool) -> Check:
