@@ -239,7 +239,7 @@ def _chain_reader_check(settings: Settings, smoke: bool) -> Check:
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
     from kgqa.core.kg import KG
-    from kgqa.models.chain_reader import default_reader_checkpoint, load_reader
+    from kgqa.models.chain_reader import catalogue_overlap, default_reader_checkpoint, load_reader
 
     name, path = "model: chain reader", default_reader_checkpoint(settings)
     if not smoke:
@@ -252,10 +252,8 @@ def _chain_reader_check(settings: Settings, smoke: bool) -> Check:
         return Check(name, False, f"{e}; until then VisPath's path rules answer", required=False)
     except KgqaError as e:
         return Check(name, False, f"not checked: {e}", required=False)
-    trained = reader.meta.get("relations") or []
-    have = {n.casefold() for n in reader.names.values()}
-    held = sum(1 for n in trained if n.casefold() in have)
-    return Check(name, True, f"{path} · {reader.arch}-encoder · trained on {len(trained)} relations, {held} of them "
+    held, trained = catalogue_overlap(reader.meta, reader.names)
+    return Check(name, True, f"{path} · {reader.arch}-encoder · trained on {trained} relations, {held} of them "
                              f"in the loaded KG ({len(reader.names)} in all) · loaded in {load_s:.1f} s",
                  required=False)
 

@@ -203,15 +203,20 @@ def read_meta(path: Path) -> dict:
     return meta
 
 
-def check_catalogue(path: Path, meta: dict, names: dict[str, str]) -> None:
-    """One line when the loaded KG holds too few of the relations the reader was trained on."""
+def catalogue_overlap(meta: dict, names: dict[str, str]) -> tuple[int, int]:
+    """(relations the reader was trained on that the loaded KG holds under the same name, all it was trained on)."""
     trained = set(meta.get("relations") or [])
     have = {n.casefold() for n in names.values()}
-    held = sum(1 for n in trained if n.casefold() in have)
-    if not trained or held < MIN_OVERLAP * len(trained):
+    return sum(1 for n in trained if n.casefold() in have), len(trained)
+
+
+def check_catalogue(path: Path, meta: dict, names: dict[str, str]) -> None:
+    """One line when the loaded KG holds too few of the relations the reader was trained on."""
+    held, trained = catalogue_overlap(meta, names)
+    if not trained or held < MIN_OVERLAP * trained:
         raise InvalidInput(
             f"{path} was trained on another KG (relation catalogue {meta.get('catalogue', '?')}: the loaded KG "
-            f"holds {held} of its {len(trained)} relations under the same names, {len(names)} relations in all); "
+            f"holds {held} of its {trained} relations under the same names, {len(names)} relations in all); "
             "train one for this KG with `kgqa train paths` (minutes)")
 
 
@@ -238,7 +243,7 @@ def load_reader(path: Path, kg) -> ChainReader:
     return ChainReader(ce, meta, names, kg.relation_aliases())
 
 
-__all__ = ["ChainReader", "load_reader", "save_reader", "read_meta", "relation_text", "new_cross_encoder",
+__all__ = ["ChainReader", "catalogue_overlap", "load_reader", "save_reader", "read_meta", "relation_text", "new_cross_encoder",
            "catalogue_fingerprint", "FORMAT"]
 
 

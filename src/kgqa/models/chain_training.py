@@ -196,7 +196,7 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
     def text(c: tuple[str, ...]) -> str:
         return chain_text(c, names, aliases)
 
-    pairs = [(q.question, text(c), lab) for q in train for c, lab in q.pairs]
+    n_pairs = sum(len(q.pairs) for q in train)
     t_prep = time.perf_counter() - t0
 
     if arch == "bi":
@@ -264,17 +264,17 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
             "catalogue": catalogue_fingerprint(list(names.values())), "depth": depth,
             "trained_on": {**info, "data": str(data) if data else None,
                            "exclude": [str(p) for p in exclude or []]},
-            "questions": len(train), "pairs": len(pairs), "epochs": epochs, "lr": lr, "batch": batch,
+            "questions": len(train), "pairs": n_pairs, "epochs": epochs, "lr": lr, "batch": batch,
             "seed": seed, "epoch_losses": epoch_losses,
             "held_out": {"questions": len(val), "gold_first": first}}
     save_reader(ce, checkpoint, meta)
     total = time.perf_counter() - t0
-    return {**info, "arch": arch, "questions": len(items), "train_questions": len(train), "pairs": len(pairs),
+    return {**info, "arch": arch, "questions": len(items), "train_questions": len(train), "pairs": n_pairs,
             "epochs": epochs, "epoch_losses": epoch_losses, "step_losses": step_losses,
             "held_out": {"questions": len(val), "gold_first": first,
                          "rate": round(first / len(val), 4) if val else None},
             "seconds": {"prepare": round(t_prep, 1), "train": round(t_train, 1), "total": round(total, 1)},
-            "pairs_per_s": round(len(pairs) * epochs / max(t_train, 1e-9), 1),
+            "pairs_per_s": round(n_pairs * epochs / max(t_train, 1e-9), 1),
             "threads": torch.get_num_threads(), "checkpoint": str(checkpoint),
             "bytes": Path(checkpoint).stat().st_size}
 
