@@ -5,6 +5,7 @@
     KGQA_TORCH_THREADS=1 python -m bench.squad heldout --checkpoints A,B [--distractors K]
     KGQA_TORCH_THREADS=1 python -m bench.squad open [--heldout] [--load [--load-only]] [--articles N] [--limit N]
                                                 [--ask FROM:TO] [-o KEY=VALUE] [--dump FILE] [--verbose]
+    python -m bench.squad abstain --answerable A.jsonl --unanswerable B.jsonl [--thresholds -2,-1,-0.5,0]
 
 * ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
   no punctuation, no articles a/an/the, single spaces; the best over the gold answers; an abstention
@@ -29,6 +30,12 @@
   ``--heldout``: the training sample's 4 held-out articles (``kgqa train reader``'s split, never trained on)
   instead of dev, written to ``.kgqa/squad/heldout-articles`` and loaded beside whatever the server holds: where
   mkgrag's options are chosen before dev is read.
+
+* ``abstain``: what abstaining by the passage ranker (mkgrag's ``rank_abstain``) would cost and catch, from two
+  ``open --dump`` files of the same questions: ``--answerable`` asked with their articles loaded and
+  ``--unanswerable`` asked on a server from which those articles were removed (``kgqa docs rm``). Per system and
+  threshold: EM on the answerable questions (an answer whose best ranker score is below the threshold becomes
+  an abstention) and the share of the unanswerable ones still answered (each such answer is wrong).
 
 * ``heldout``: checkpoints on the training sample's held-out articles (never trained on, not dev): the best
   span on each question's own paragraph, and by margin over it and its K most similar other paragraphs of the
@@ -412,7 +419,9 @@ def bench_open(args) -> None:
                            "chunk": chunk_recalled(q, texts), "chunks": len(texts),
                            "em": exact_match(a.answer, golds), "f1": f1_score(a.answer, golds),
                            "abstained": a.answer is None, "why": a.stop_reason,
-                           "context_tokens": a.details.get("context_tokens")}
+                           "context_tokens": a.details.get("context_tokens"),
+                           "rank_best": max((a.details.get("chunk_rank_scores") or {}).values(), default=None),
+                           "reader_score": a.details.get("reader_score")}
                     rows.append(row)
                     preds.append(a.answer)
                     if dump:
@@ -442,6 +451,31 @@ def bench_open(args) -> None:
         print(f"  {k:<40} " + " ".join(f"{t[k]:>16}" for t in tables))
 
 
+def bench_abstain(args) -> None:
+    """EM on answerable questions and answers given to unanswerable ones, per ranker threshold (module doc)."""
+    import json
+
+    def rows(path):
+        return [json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+
+    def kept(r, t):                 # the answer survives abstention at threshold t (no ranker score: kept)
+        return not r["abstained"] and (t is None or r.get("rank_best") is None or r["rank_best"] >= t)
+
+    ans, una = rows(args.answerable), rows(args.unanswerable)
+    ts = [None] + [float(x) for x in args.thresholds.split(",")]
+    print(f"abstention by the passage ranker's best score · answerable: {args.answerable} · unanswerable: "
+          f"{args.unanswerable}")
+    print(f"  {'system':<30} {'threshold':>9} {'EM answerable':>14} {'answered unanswerable':>22}")
+    for system in dict.fromkeys(r["system"] for r in ans):
+        a = [r for r in ans if r["system"] == system]
+        u = [r for r in una if r["system"] == system]
+        for t in ts:
+            em = 100.0 * sum(r["em"] for r in a if kept(r, t)) / max(len(a), 1)
+            answered = 100.0 * sum(kept(r, t) for r in u) / max(len(u), 1)
+            print(f"  {system:<30} {'off' if t is None else f'{t:+.2f}':>9} {em:>8.2f} ({len(a)}) "
+                  f"{answered:>15.1f} % ({len(u)})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -466,6 +500,10 @@ def main() -> None:
     b.add_argument("-o", "--option", action="append", help="KEY=VALUE: an mkgrag option for both systems")
     b.add_argument("--dump", default=None, help="write one JSON line per question and system here")
     b.add_argument("--verbose", action="store_true", help="print each question's outcome")
+    d = sub.add_parser("abstain")
+    d.add_argument("--answerable", required=True, help="an open --dump of questions asked with their articles")
+    d.add_argument("--unanswerable", required=True, help="an open --dump of questions asked without them")
+    d.add_argument("--thresholds", default="-2,-1,-0.75,-0.5,-0.25,0", help="ranker-score thresholds")
     c = sub.add_parser("heldout")
     c.add_argument("--checkpoints", required=True, help="comma-separated span-reader checkpoints")
     c.add_argument("--data", default=str(SQUAD / "train-sample-44.json.gz"), help="the training sample")
@@ -473,7 +511,7 @@ def main() -> None:
     c.add_argument("--seed", type=int, default=0, help="the split's seed (as kgqa train reader --seed)")
     c.add_argument("--distractors", type=int, default=2, help="other paragraphs of the article read beside each")
     args = ap.parse_args()
-    {"reading": bench_reading, "open": bench_open, "heldout": bench_heldout}[args.cmd](args)
+    {"reading": bench_reading, "open": bench_open, "heldout": bench_heldout, "abstain": bench_abstain}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,11 @@ Where we go beyond the paper (measured in docs/benchmarks.md, the paper's readin
   as BERTserini, arXiv:1902.01718, weighs its retriever's score). ``ranker=none`` is the paper's order. The
   default since 2026-12-06, with the learned reader and ``chunk_share`` 0.75: on the SQuAD training sample's
   held-out articles it answers more than the rule reader with the paper's order (docs/benchmarks.md).
+* abstention by the passage ranker (``rank_abstain``, CPU readers only, off by default): when the ranker scores
+  no candidate chunk as answering the question, the CPU reader abstains instead of reading a guess from the
+  best of them. The paper's MLLM always answers; a served LLM still does here. Off by default because it
+  costs 1.25 EM on SQuAD dev's open setting for halving the answers given to unanswerable questions
+  (docs/benchmarks.md).
 
 Interpretations where the paper is silent (also noted where they happen):
 * Kg counts entities and relations together (the paper's "top Kg best-matched candidates").
@@ -69,10 +74,10 @@ Ablations (Table 7): ``chunks_only`` (naive RAG: the top chunks of the Kd docume
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kgqa.methods.mkgrag import prompts as P
 from kgqa.methods.mkgrag.evidence import chunk_evidence, figures_of, locate, render, support_of
@@ -132,6 +137,13 @@ class MKGRAGOptions(BaseModel):
                                "span's margin gains this times its chunk's ranker score minus the best chunk's (0: "
                                "the ranker only orders the chunks; 2 chosen among 0, 0.5, 2, 5 on the SQuAD training "
                                "sample's held-out articles, docs/benchmarks.md)")
+    rank_abstain: float | None = Field(None, ge=-100.0, le=100.0, description="CPU readers, with ranker=learned: "
+                                       "abstain when the passage ranker's best score over the candidate chunks is "
+                                       "below this (no retrieved chunk answers the question); default off. For the "
+                                       "shipped ranker, -0.5 (the highest at which EM on the SQuAD training sample's "
+                                       "held-out articles falls at most 0.5 point) halves the answers given to "
+                                       "questions no loaded document answers and costs 1.25 EM on SQuAD dev, "
+                                       "docs/benchmarks.md; off (or none): never")
     rerank_k: int = Field(10, ge=1, le=200, description="candidate chunks the passage ranker reads (the rest keep "
                                                          "their order after them)")
     naive_k: int = Field(5, ge=1, le=100, description="chunks retrieved by the chunks-only baseline")
@@ -151,6 +163,12 @@ class MKGRAGOptions(BaseModel):
     chunks_only: bool = Field(False, description="ablation: naive RAG over chunks of the Kd documents (no graph)")
     no_expansion: bool = Field(False, description="ablation: no subgraph expansion (G_r^0 only)")
     no_visual_graph: bool = Field(False, description="ablation: image regions neither scored nor put in context")
+
+    @field_validator("rank_abstain", mode="before")
+    @classmethod
+    def _off(cls, v):
+        """``-o rank_abstain=off`` (or none, null): no abstention by the ranker."""
+        return None if isinstance(v, str) and v.strip().lower() in ("off", "none", "null") else v
 
 
 @dataclass
@@ -276,13 +294,26 @@ class MKGRAG(BaseMethod):
                                        threshold=self.opt.reader_threshold, prior=r.rank_scores,
                                        prior_weight=self.opt.rank_weight)
                 reading.cpu_reader = "learned"
-                return reading
+                return self._unanswered(reading, r)
             r.fallbacks.append(Fallback("reader", f"learned reader unavailable ({why}); the rule reader answers"))
-        return read(question, r.chunks, r.elements, self.kg.embed, image_note=r.image_note,
-                    titles={d["id"]: d["title"] for d in r.documents[:1]},
-                    doc_cos={d["id"]: d["cos"] for d in r.documents},
-                    doc_titles={d["id"]: d["title"] for d in r.documents},
-                    min_sentence_cos=self.opt.min_sentence_cos)
+        return self._unanswered(read(question, r.chunks, r.elements, self.kg.embed, image_note=r.image_note,
+                                     titles={d["id"]: d["title"] for d in r.documents[:1]},
+                                     doc_cos={d["id"]: d["cos"] for d in r.documents},
+                                     doc_titles={d["id"]: d["title"] for d in r.documents},
+                                     min_sentence_cos=self.opt.min_sentence_cos), r)
+
+    def _unanswered(self, reading: Reading, r: Retrieval) -> Reading:
+        """The CPU reader abstains when the passage ranker finds no candidate chunk that answers the question
+        (its best score below ``rank_abstain``): a span read there is a guess ("Who founded the company that
+        builds the rocket?" over a page that never names a founder)."""
+        t = self.opt.rank_abstain
+        if reading.answer is None or t is None or not r.rank_scores:
+            return reading
+        best = max(r.rank_scores.values())
+        if best >= t:
+            return reading
+        return replace(reading, answer=None, reason=f"abstained: no retrieved chunk answers the question by the "
+                                                    f"passage ranker (best score {best:.2f} < {t:.2f})")
 
     def retrieve(self, question: str, image=None, scope: tuple[str, ...] = ()) -> Retrieval:
         """Stages 1 and 2 and the context; ``scope``: stage 1 ranks only these documents (exact cosine)."""
@@ -460,7 +491,7 @@ class MKGRAG(BaseMethod):
         """The first ``rerank_k`` candidate chunks in the passage ranker's order, the rest after them in theirs
         (beyond the paper, whose context orders chunks by the graph elements citing them)."""
         o = self.opt
-        if o.ranker == "none" or len(chunks) < 2 or o.rerank_k < 2:
+        if o.ranker == "none" or not chunks:
             return chunks
         ranker, why = self.passage_ranker()
         if ranker is None:
@@ -611,6 +642,10 @@ class MKGRAG(BaseMethod):
                 "reader": "cpu" if reading is not None else "llm",
                 "cpu_reader": reading.cpu_reader if reading is not None else None,
                 "answer_type": reading.answer_type if reading is not None else None,
+                # the CPU reader's best candidate's score (the learned reader: its margin with the question's
+                # adjustments), also when it abstained
+                "reader_score": (reading.candidate.score if reading is not None and reading.candidate is not None
+                                 else None),
                 "support": support,
                 "figures": figures,
             },
