@@ -100,6 +100,9 @@ def test_a_question_no_document_answers_abstains(loaded):
     graph, replay = loaded
     a = ask(replay, "Who painted the Mona Lisa?", env={"KGQA_CHAT_BACKEND": "none"})
     assert a["answer"] is None and "abstained" in a["stop_reason"]
+    # --no-abstain: the reader gives its best candidate all the same, and says what it would have abstained for
+    b = ask(replay, "Who painted the Mona Lisa?", "--no-abstain", env={"KGQA_CHAT_BACKEND": "none"})
+    assert b["answer"] and "answered with abstention off (it would have abstained: " in b["stop_reason"]
 
 
 def test_rank_abstain_makes_the_cpu_reader_abstain_when_no_chunk_answers(loaded):

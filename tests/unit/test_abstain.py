@@ -97,10 +97,12 @@ def test_no_abstain_sets_the_option_only_in_methods_that_have_it():
     from kgqa.core.method import parse_options
     from kgqa.methods.registry import get_method
 
-    opts = no_abstain({"vispath": {"abstain_below": "0.5", "M1": "10"}, "mkgrag": {}}, ["vispath", "mkgrag", "grasp"])
+    opts = no_abstain({"vispath": {"abstain_below": "0.5", "M1": "10"}, "mkgrag": {"Kd": "5"}},
+                      ["vispath", "mkgrag", "grasp"])
     assert opts["vispath"] == {"abstain_below": 0.0, "M1": "10"}
-    assert opts["mkgrag"] == {} and "grasp" not in opts
+    assert opts["mkgrag"] == {"Kd": "5", "abstain": False} and "grasp" not in opts
     assert parse_options(get_method("vispath"), opts["vispath"]).abstain_below == 0.0
+    assert parse_options(get_method("mkgrag"), opts["mkgrag"]).abstain is False
 
 
 @pytest.mark.parametrize("command", ["ask", "compare", "eval"])

@@ -26,7 +26,8 @@ def _ask_args(args: list[str]):
     return (Path(args[0]), check_question(args[1])) if len(args) == 2 else (None, check_question(args[0]))
 
 
-NO_ABSTAIN_HELP = "Never abstain: answer however weakly the start is grounded (-o abstain_below=0, the paper's)."
+NO_ABSTAIN_HELP = ("Never abstain, as the papers do: VisPath answers however weakly the start is grounded "
+                   "(-o abstain_below=0); mKG-RAG's CPU reader gives its best candidate (-o abstain=false).")
 
 
 def grounding_line(ans) -> str | None:

@@ -78,18 +78,21 @@ def scoped_options(pairs: list[str] | None, methods: list[str]) -> dict[str, dic
     return out
 
 
-#: ``--no-abstain`` (ask, compare, eval): the option it sets to 0 in every method that has it (VisPath).
-ABSTAIN_OPTION = "abstain_below"
+#: ``--no-abstain`` (ask, compare, eval): the options it sets in every method that has them (VisPath's grounding
+#: bar to 0; mKG-RAG's CPU readers answer their best candidate)
+ABSTAIN_OPTIONS = {"abstain_below": 0.0, "abstain": False}
 
 
 def no_abstain(opts: dict[str, dict], methods: list[str]) -> dict[str, dict]:
-    """``--no-abstain``: ``abstain_below=0`` for each of ``methods`` whose options have it (the paper's
+    """``--no-abstain``: each of ``ABSTAIN_OPTIONS`` for each of ``methods`` whose options have it (the papers'
     behaviour: always answer); other methods are left as they are."""
     from kgqa.methods.registry import get_method
 
     for m in methods:
-        if ABSTAIN_OPTION in get_method(m).Options.model_fields:
-            opts.setdefault(m, {})[ABSTAIN_OPTION] = 0.0
+        fields = get_method(m).Options.model_fields
+        for key, value in ABSTAIN_OPTIONS.items():
+            if key in fields:
+                opts.setdefault(m, {})[key] = value
     return opts
 
 

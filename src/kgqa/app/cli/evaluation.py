@@ -39,8 +39,8 @@ def eval_cmd(
     drop_edges: float = typer.Option(0.0, "--drop-edges", min=0.0, max=0.99, help="Incomplete KG: hide this share "
                                      "of each topic entity's facts at query time (the graph is not changed)."),
     seed: int = typer.Option(0, "--seed", help="Seed choosing the hidden facts (--drop-edges)."),
-    no_abstain_: bool = typer.Option(False, "--no-abstain", help="Never abstain (-o abstain_below=0 in each method "
-                                     "that has it, the paper's behaviour)."),
+    no_abstain_: bool = typer.Option(False, "--no-abstain", help="Never abstain, the papers' behaviour "
+                                     "(VisPath: -o abstain_below=0; mKG-RAG's CPU reader: -o abstain=false)."),
 ):
     """Run methods over a question set: SBERT@0.3, exact match, Hits@1, start entity, gold path, cost, fallbacks.
 

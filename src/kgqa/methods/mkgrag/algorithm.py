@@ -144,6 +144,9 @@ class MKGRAGOptions(BaseModel):
                                        "held-out articles falls at most 0.5 point) halves the answers given to "
                                        "questions no loaded document answers and costs 1.25 EM on SQuAD dev, "
                                        "docs/benchmarks.md; off (or none): never")
+    abstain: bool = Field(True, description="CPU readers: abstain where the reader finds no answer it trusts "
+                          "(below its threshold, where the question's names are absent, by rank_abstain); false "
+                          "(--no-abstain): give the best candidate all the same, as the paper's MLLM always answers")
     rerank_k: int = Field(10, ge=1, le=200, description="candidate chunks the passage ranker reads (the rest keep "
                                                          "their order after them)")
     naive_k: int = Field(5, ge=1, le=100, description="chunks retrieved by the chunks-only baseline")
@@ -294,26 +297,29 @@ class MKGRAG(BaseMethod):
                                        threshold=self.opt.reader_threshold, prior=r.rank_scores,
                                        prior_weight=self.opt.rank_weight)
                 reading.cpu_reader = "learned"
-                return self._unanswered(reading, r)
+                return self._settle(reading, r)
             r.fallbacks.append(Fallback("reader", f"learned reader unavailable ({why}); the rule reader answers"))
-        return self._unanswered(read(question, r.chunks, r.elements, self.kg.embed, image_note=r.image_note,
-                                     titles={d["id"]: d["title"] for d in r.documents[:1]},
-                                     doc_cos={d["id"]: d["cos"] for d in r.documents},
-                                     doc_titles={d["id"]: d["title"] for d in r.documents},
-                                     min_sentence_cos=self.opt.min_sentence_cos), r)
+        return self._settle(read(question, r.chunks, r.elements, self.kg.embed, image_note=r.image_note,
+                                 titles={d["id"]: d["title"] for d in r.documents[:1]},
+                                 doc_cos={d["id"]: d["cos"] for d in r.documents},
+                                 doc_titles={d["id"]: d["title"] for d in r.documents},
+                                 min_sentence_cos=self.opt.min_sentence_cos), r)
 
-    def _unanswered(self, reading: Reading, r: Retrieval) -> Reading:
-        """The CPU reader abstains when the passage ranker finds no candidate chunk that answers the question
-        (its best score below ``rank_abstain``): a span read there is a guess ("Who founded the company that
-        builds the rocket?" over a page that never names a founder)."""
+    def _settle(self, reading: Reading, r: Retrieval) -> Reading:
+        """The CPU reader's abstentions beyond its own: with ``rank_abstain`` it abstains when the passage ranker
+        finds no candidate chunk that answers the question (its best score below the bar: a span read there is
+        a guess, "Who founded the company that builds the rocket?" over a page that never names a founder).
+        With ``abstain=false`` (``--no-abstain``) it never abstains: the best candidate is the answer, and the
+        reason says what it would have abstained for."""
         t = self.opt.rank_abstain
-        if reading.answer is None or t is None or not r.rank_scores:
-            return reading
-        best = max(r.rank_scores.values())
-        if best >= t:
-            return reading
-        return replace(reading, answer=None, reason=f"abstained: no retrieved chunk answers the question by the "
-                                                    f"passage ranker (best score {best:.2f} < {t:.2f})")
+        if reading.answer is not None and t is not None and r.rank_scores and max(r.rank_scores.values()) < t:
+            reading = replace(reading, answer=None, reason=f"abstained: no retrieved chunk answers the question by "
+                                                           f"the passage ranker (best score "
+                                                           f"{max(r.rank_scores.values()):.2f} < {t:.2f})")
+        if not self.opt.abstain and reading.answer is None and reading.candidate is not None:
+            reading = replace(reading, answer=reading.candidate.text,
+                              reason=f"answered with abstention off (it would have {reading.reason})")
+        return reading
 
     def retrieve(self, question: str, image=None, scope: tuple[str, ...] = ()) -> Retrieval:
         """Stages 1 and 2 and the context; ``scope``: stage 1 ranks only these documents (exact cosine)."""
