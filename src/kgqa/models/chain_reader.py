@@ -243,8 +243,8 @@ def load_reader(path: Path, kg) -> ChainReader:
     return ChainReader(ce, meta, names, kg.relation_aliases())
 
 
-__all__ = ["ChainReader", "catalogue_overlap", "load_reader", "save_reader", "read_meta", "relation_text", "new_cross_encoder",
-           "catalogue_fingerprint", "FORMAT"]
+__all__ = ["ChainReader", "catalogue_overlap", "load_reader", "save_reader", "read_meta", "relation_text",
+           "new_cross_encoder", "catalogue_fingerprint", "FORMAT"]
 
 
 CHECKPOINT_NAME = "chain-reader.safetensors"

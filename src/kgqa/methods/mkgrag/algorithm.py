@@ -311,11 +311,10 @@ class MKGRAG(BaseMethod):
         a guess, "Who founded the company that builds the rocket?" over a page that never names a founder).
         With ``abstain=false`` (``--no-abstain``) it never abstains: the best candidate is the answer, and the
         reason says what it would have abstained for."""
-        t = self.opt.rank_abstain
-        if reading.answer is not None and t is not None and r.rank_scores and max(r.rank_scores.values()) < t:
+        t, best = self.opt.rank_abstain, max(r.rank_scores.values(), default=None)
+        if reading.answer is not None and t is not None and best is not None and best < t:
             reading = replace(reading, answer=None, reason=f"abstained: no retrieved chunk answers the question by "
-                                                           f"the passage ranker (best score "
-                                                           f"{max(r.rank_scores.values()):.2f} < {t:.2f})")
+                                                           f"the passage ranker (best score {best:.2f} < {t:.2f})")
         if not self.opt.abstain and reading.answer is None and reading.candidate is not None:
             reading = replace(reading, answer=reading.candidate.text,
                               reason=f"answered with abstention off (it would have {reading.reason})")
