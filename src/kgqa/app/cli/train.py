@@ -377,6 +377,27 @@ def _squad_split(data: list[Path], holdout: int, seed: int, limit: int | None, s
     return train, held
 
 
+@train_app.command("reader-ensemble")
+def train_reader_ensemble_cmd(
+    members: list[Path] = typer.Argument(..., help="Span-reader checkpoints (two or more) trained on the same "
+                                         "held-out articles, e.g. with --seed 0 and --seed 1 (one --split-seed)."),
+    data: list[Path] = typer.Option(..., "--data", help="The SQuAD-format file(s) they were trained on: their "
+                                    "held-out articles choose the ensemble's abstention threshold."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="The ensemble's checkpoint (one file "
+                                              "holding every member). Default: <data dir>/models/reader/"
+                                              "span-reader.safetensors, what mkgrag's learned reader loads first."),
+):
+    """Join span readers into one logit-mean ensemble (each reads every window; their start and end logits
+    are averaged); chooses its abstention threshold on the members' held-out articles."""
+    from kgqa.models.span_reader import CHECKPOINT_NAME, ensemble, load_squad
+
+    s = env_settings()
+    qas = []
+    for p in data:
+        qas += load_squad(p)
+    ensemble(members, qas, checkpoint or Path(s.models_dir) / "reader" / CHECKPOINT_NAME)
+
+
 @train_app.command("reader")
 def train_reader_cmd(
     data: list[Path] = typer.Option(..., "--data", help="SQuAD v1.1-format file(s) (.json or .json.gz) to train "
@@ -406,6 +427,9 @@ def train_reader_cmd(
     negatives: float = typer.Option(0.1, "--negatives", min=0.0, max=1.0, help="Share of questions also paired "
                                     "with another paragraph of their article (target: no answer)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the held-out split, the order and the head's weights."),
+    split_seed: Optional[int] = typer.Option(None, "--split-seed", help="Seed of the held-out split alone "
+                                             "(default: --seed): readers trained with other seeds on the same "
+                                             "split compare on the same held-out articles."),
     time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Stop training after this many seconds."),
     attention_dropout: float = typer.Option(0.0, "--attention-dropout", min=0.0, max=0.9, help="Dropout on the "
                                             "attention probabilities (the base model's 0.1 costs a quarter of "
@@ -434,7 +458,7 @@ def train_reader_cmd(
     s = env_settings()
     ckpt = checkpoint or Path(s.models_dir) / "reader" / CHECKPOINT_NAME
     say = _sayer(as_json)
-    train, held = _squad_split(data, holdout, seed, limit, s, say)
+    train, held = _squad_split(data, holdout, seed if split_seed is None else split_seed, limit, s, say)
     gen_train, gen_held, gen_info = _reading_questions(s, generated, list(exclude or []), seed, say) \
         if generated else ([], [], {})
     train = train + gen_train
