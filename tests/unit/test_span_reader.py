@@ -430,3 +430,29 @@ def test_train_reader_with_a_missing_init_checkpoint_is_one_line_and_writes_noth
     assert "Traceback" not in p.stderr and str(missing) in p.stderr
     assert len([line for line in p.stderr.splitlines() if str(missing) in line]) == 1
     assert not out.exists()
+
+
+def test_split_seed_keeps_the_held_out_articles_while_seed_changes(tmp_path):
+    """`kgqa train reader --seed 1 --split-seed 0` holds out the articles `--seed 0` holds out (readers trained
+    with other seeds compare on the same held-out questions), where `--seed 1` alone holds out others."""
+    import os
+    import subprocess
+    import sys
+
+    titles = [f"Article_{k}" for k in range(6)]
+    arts = [{"title": t, "paragraphs": [{"context": f"The {t} tower is in Paris.", "qas": [
+        {"id": t, "question": f"Where is the {t} tower?",
+         "answers": [{"text": "Paris", "answer_start": len(f"The {t} tower is in ")}]}]}]} for t in titles]
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps({"data": arts}))
+    qas = S.load_squad(data)
+    want = sorted({q.article for q in S.split_articles(qas, 2, 0)[1]})
+    assert want != sorted({q.article for q in S.split_articles(qas, 2, 1)[1]})     # the seeds do split apart
+    out = tmp_path / "r.safetensors"
+    p = subprocess.run([sys.executable, "-m", "kgqa.app.cli", "train", "reader", "--data", str(data), "--holdout", "2",
+                        "--steps", "1", "--batch-size", "2", "--max-length", "64", "--seed", "1", "--split-seed", "0",
+                        "--checkpoint", str(out)], capture_output=True, text=True,
+                       env={**os.environ, "KGQA_DATA_DIR": str(tmp_path / "d"), "KGQA_TORCH_THREADS": "1"})
+    assert p.returncode == 0, p.stderr
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["trained_on"]["holdout_articles"] == want and meta["seed"] == 1

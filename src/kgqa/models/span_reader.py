@@ -416,17 +416,16 @@ def save_checkpoint(model, meta: dict, path: str | Path) -> int:
 def save_bert_checkpoint(model, meta: dict, path: str | Path, fmt: str, version: int) -> int:
     """A fine-tuned all-MiniLM-L6-v2 (``model.bert`` and a head) as fp16 safetensors of every parameter but the
     frozen word-piece embeddings, with ``meta`` (plus format, version, the embeddings' fingerprint) in its header
-    and in a ``.json`` beside it; written to a temporary file first. Returns the file's size. An ensemble
-    (``mean_of``) is stored as its members' tensors (``members.<i>.…``), with ``members`` in ``meta``."""
+    and in a ``.json`` beside it; written to a temporary file first. Returns the file's size."""
     import torch
     from safetensors.torch import save_file
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()
-             if not _unstored(k)}
+             if k != FROZEN and not k.endswith("position_ids")}
     meta = {**meta, "format": fmt, "version": version,
-            "base_fingerprint": _fingerprint(_bert(model).embeddings.word_embeddings.weight),
+            "base_fingerprint": _fingerprint(model.bert.embeddings.word_embeddings.weight),
             "parameters_stored": int(sum(v.numel() for v in state.values()))}
     tmp = path.with_suffix(".tmp")
     save_file(state, str(tmp), metadata={"kgqa": json.dumps(meta, ensure_ascii=False)})
@@ -457,54 +456,21 @@ def load_bert_checkpoint(path: Path, fmt: str, version: int, build: Callable, er
         raise error(f"{path} is not a {fmt} v{version} checkpoint "
                     f"(format {meta.get('format')!r}, version {meta.get('version')!r})")
     try:
-        built = [build(base_model_path()) for _ in range(max(1, len(meta.get("members") or ())))]
+        model, tok = build(base_model_path())
     except Exception as e:
         raise error(f"the base model of the {kind.replace('-', ' ')} cannot be loaded: {e}") from e
-    tok = built[0][1]
-    model = mean_of([m for m, _ in built]) if meta.get("members") else built[0][0]
-    fp = _fingerprint(_bert(model).embeddings.word_embeddings.weight)
+    fp = _fingerprint(model.bert.embeddings.word_embeddings.weight)
     if fp != meta.get("base_fingerprint"):
         raise error(f"{path} was trained on another base model (embeddings {meta.get('base_fingerprint')}"
                     f", installed {fp})")
     own = model.state_dict()
     wrong = [k for k, v in state.items() if k not in own or tuple(own[k].shape) != tuple(v.shape)]
-    missing = [k for k in own if k not in state and not _unstored(k)]
+    missing = [k for k in own if k not in state and k != FROZEN and not k.endswith("position_ids")]
     if wrong or missing:
         raise error(f"{path} does not fit the base model ({len(wrong)} tensors of another "
                     f"shape or name, {len(missing)} missing)")
     model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
     return model, tok, meta
-
-
-def _unstored(key: str) -> bool:
-    """A parameter a checkpoint does not store: the frozen word-piece embeddings (of a member, too)."""
-    return key == FROZEN or key.endswith("." + FROZEN) or key.endswith("position_ids")
-
-
-def _bert(model):
-    """The BERT encoder of a reader, or of an ensemble's first member (they share the frozen embeddings)."""
-    return model.members[0].bert if hasattr(model, "members") else model.bert
-
-
-def mean_of(models):
-    """One module whose start and end logits are the mean of ``models``' own: a logit-mean ensemble of span
-    readers fine-tuned from the same base model with other seeds (each member reads every window, so an
-    ensemble of n costs n readers' time). Its checkpoint is one file holding every member."""
-    import torch
-    from transformers.modeling_outputs import QuestionAnsweringModelOutput
-
-    class MeanOfReaders(torch.nn.Module):
-        def __init__(self, members):
-            super().__init__()
-            self.members = torch.nn.ModuleList(members)
-
-        def forward(self, **inputs):
-            outs = [m(**inputs) for m in self.members]
-            return QuestionAnsweringModelOutput(
-                start_logits=torch.stack([o.start_logits.float() for o in outs]).mean(0),
-                end_logits=torch.stack([o.end_logits.float() for o in outs]).mean(0))
-
-    return MeanOfReaders(models)
 
 
 _LOADED: dict[str, SpanReader] = {}
@@ -951,52 +917,6 @@ def choose_threshold(reader: SpanReader, holdout: list[QA], seed: int = 0, k: in
                 "answered_own": round(100 * sum(1 for m, _, _ in pos if m >= best_t) / n, 2),
                 "abstained_other": round(100 * sum(1 for m in negm if m < best_t) / n, 2)})
     return best_t, out
-
-
-def ensemble(paths: Sequence[str | Path], qas: list[QA], checkpoint: str | Path,
-             say: Callable[[str], None] = print) -> dict:
-    """Join span-reader checkpoints into one logit-mean ensemble checkpoint (``mean_of``). The members must
-    share the base model, the window and the held-out articles (train them with ``--seed`` n and one
-    ``--split-seed``); the ensemble's abstention threshold is chosen again on those held-out articles, taken
-    from ``qas`` (the data they were trained on). Returns the checkpoint's metadata."""
-    if len(paths) < 2:
-        raise InvalidInput("an ensemble needs at least two span-reader checkpoints")
-    readers = [load_reader(p) for p in paths]
-    first = readers[0].meta
-    held_titles = sorted((first.get("trained_on") or {}).get("holdout_articles") or [])
-    for p, r in zip(paths, readers):
-        if r.meta.get("members"):
-            raise InvalidInput(f"{p} is an ensemble already; give its members")
-        for key in ("max_length", "doc_stride", "max_answer_tokens", "shared_norm"):
-            if r.meta.get(key) != first.get(key):
-                raise InvalidInput(f"{p}: {key} {r.meta.get(key)!r} differs from {paths[0]}'s {first.get(key)!r}")
-        if sorted((r.meta.get("trained_on") or {}).get("holdout_articles") or []) != held_titles:
-            raise InvalidInput(f"{p} held out other articles than {paths[0]} (train the members with the same "
-                               "--split-seed)")
-    if not held_titles:
-        raise InvalidInput(f"{paths[0]} records no held-out articles to choose the threshold on")
-    held = [q for q in qas if q.article in set(held_titles)]
-    if not held:
-        raise InvalidInput(f"none of the held-out articles ({', '.join(held_titles)}) is in the given data")
-    model = mean_of([r.model for r in readers])
-    reader = SpanReader(model, readers[0].tok, dict(first))
-    t0 = time.perf_counter()
-    threshold, hold = choose_threshold(reader, held, k=int(first.get("shared_norm") or 0))
-    say(f"ensemble of {len(paths)}: held-out articles ({hold['questions']} questions): EM {hold['em']} F1 "
-        f"{hold['f1']}; threshold {threshold:.2f} (answers {hold['answered_own']} % on their own paragraph, "
-        f"abstains on {hold['abstained_other']} % on another article's) · {time.perf_counter() - t0:.0f} s")
-    keep = ("base_model", "head", "frozen", "trained_on", "examples", "no_answer_pairs", "windows", "max_length",
-            "doc_stride", "max_answer_tokens", "shared_norm", "bf16_autocast", "attention_dropout",
-            "hidden_dropout")
-    meta = {**{k: first[k] for k in keep if k in first},
-            "members": [{"checkpoint": str(p), **{k: v for k, v in r.meta.items()
-                                                   if k not in ("format", "version", "base_fingerprint")}}
-                        for p, r in zip(paths, readers)],
-            "train_seconds": round(sum(float(r.meta.get("train_seconds") or 0) for r in readers), 1),
-            "threshold": threshold, "threshold_how": first.get("threshold_how"), "holdout": hold}
-    size = save_checkpoint(model, meta, checkpoint)
-    say(f"wrote {checkpoint} ({size / 1e6:.1f} MB, {len(paths)} members)")
-    return meta
 
 
 def default_checkpoint(settings) -> Path:

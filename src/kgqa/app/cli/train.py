@@ -377,27 +377,6 @@ def _squad_split(data: list[Path], holdout: int, seed: int, limit: int | None, s
     return train, held
 
 
-@train_app.command("reader-ensemble")
-def train_reader_ensemble_cmd(
-    members: list[Path] = typer.Argument(..., help="Span-reader checkpoints (two or more) trained on the same "
-                                         "held-out articles, e.g. with --seed 0 and --seed 1 (one --split-seed)."),
-    data: list[Path] = typer.Option(..., "--data", help="The SQuAD-format file(s) they were trained on: their "
-                                    "held-out articles choose the ensemble's abstention threshold."),
-    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="The ensemble's checkpoint (one file "
-                                              "holding every member). Default: <data dir>/models/reader/"
-                                              "span-reader.safetensors, what mkgrag's learned reader loads first."),
-):
-    """Join span readers into one logit-mean ensemble (each reads every window; their start and end logits
-    are averaged); chooses its abstention threshold on the members' held-out articles."""
-    from kgqa.models.span_reader import CHECKPOINT_NAME, ensemble, load_squad
-
-    s = env_settings()
-    qas = []
-    for p in data:
-        qas += load_squad(p)
-    ensemble(members, qas, checkpoint or Path(s.models_dir) / "reader" / CHECKPOINT_NAME)
-
-
 @train_app.command("reader")
 def train_reader_cmd(
     data: list[Path] = typer.Option(..., "--data", help="SQuAD v1.1-format file(s) (.json or .json.gz) to train "
