@@ -456,3 +456,4 @@ def test_split_seed_keeps_the_held_out_articles_while_seed_changes(tmp_path):
     assert p.returncode == 0, p.stderr
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["trained_on"]["holdout_articles"] == want and meta["seed"] == 1
+    assert meta["trained_on"]["split_seed"] == 0

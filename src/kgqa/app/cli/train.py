@@ -405,7 +405,8 @@ def train_reader_cmd(
                                           "(reading caps it at 20 tokens, kgqa.models.span_reader.ANSWER_CAP)."),
     negatives: float = typer.Option(0.1, "--negatives", min=0.0, max=1.0, help="Share of questions also paired "
                                     "with another paragraph of their article (target: no answer)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the held-out split, the order and the head's weights."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the held-out split (unless --split-seed), the order and "
+                          "the head's weights."),
     split_seed: Optional[int] = typer.Option(None, "--split-seed", help="Seed of the held-out split alone "
                                              "(default: --seed): readers trained with other seeds on the same "
                                              "split compare on the same held-out articles."),
@@ -450,6 +451,7 @@ def train_reader_cmd(
                        trained_on={"files": [p.name for p in data], "questions": len(train) - len(gen_train),
                                    "articles": len({q.article for q in train if not q.article.startswith("kg:")}),
                                    "limit": limit, "holdout_articles": sorted({q.article for q in held}),
+                                   "split_seed": seed if split_seed is None else split_seed,
                                    "generated": gen_info})
     if gen_held:
         g = rep.meta["holdout_generated"]
