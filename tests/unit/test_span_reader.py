@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from kgqa.models import span_reader as S
+from tests.conftest import run_kgqa
 
 SHIPPED = Path(__file__).resolve().parents[2] / "data" / "reader" / S.CHECKPOINT_NAME
 
@@ -413,19 +414,14 @@ def test_mkgrag_reads_the_wider_context_only_with_a_shared_normalised_checkpoint
 def test_train_reader_with_a_missing_init_checkpoint_is_one_line_and_writes_nothing(tmp_path):
     """`kgqa train reader --init` naming no checkpoint: one line naming the file, exit 2, no traceback, and no
     checkpoint written."""
-    import os
-    import subprocess
-    import sys
-
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps({"data": [{"title": "T", "paragraphs": [{
         "context": "The tower is in Paris.",
         "qas": [{"id": "q1", "question": "Where is the tower?", "answers": [{"text": "Paris", "answer_start": 16}]}]}]}]}))
     out = tmp_path / "out.safetensors"
     missing = tmp_path / "missing.safetensors"
-    p = subprocess.run([sys.executable, "-m", "kgqa.app.cli", "train", "reader", "--data", str(data), "--holdout", "0",
-                        "--steps", "1", "--init", str(missing), "--checkpoint", str(out)],
-                       capture_output=True, text=True, env={**os.environ, "KGQA_DATA_DIR": str(tmp_path / "d")})
+    p = run_kgqa("train", "reader", "--data", str(data), "--holdout", "0", "--steps", "1", "--init", str(missing),
+                 "--checkpoint", str(out), env={"KGQA_DATA_DIR": str(tmp_path / "d")})
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr and str(missing) in p.stderr
     assert len([line for line in p.stderr.splitlines() if str(missing) in line]) == 1
@@ -435,10 +431,6 @@ def test_train_reader_with_a_missing_init_checkpoint_is_one_line_and_writes_noth
 def test_split_seed_keeps_the_held_out_articles_while_seed_changes(tmp_path):
     """`kgqa train reader --seed 1 --split-seed 0` holds out the articles `--seed 0` holds out (readers trained
     with other seeds compare on the same held-out questions), where `--seed 1` alone holds out others."""
-    import os
-    import subprocess
-    import sys
-
     titles = [f"Article_{k}" for k in range(6)]
     arts = [{"title": t, "paragraphs": [{"context": f"The {t} tower is in Paris.", "qas": [
         {"id": t, "question": f"Where is the {t} tower?",
@@ -449,10 +441,9 @@ def test_split_seed_keeps_the_held_out_articles_while_seed_changes(tmp_path):
     want = sorted({q.article for q in S.split_articles(qas, 2, 0)[1]})
     assert want != sorted({q.article for q in S.split_articles(qas, 2, 1)[1]})     # the seeds do split apart
     out = tmp_path / "r.safetensors"
-    p = subprocess.run([sys.executable, "-m", "kgqa.app.cli", "train", "reader", "--data", str(data), "--holdout", "2",
-                        "--steps", "1", "--batch-size", "2", "--max-length", "64", "--seed", "1", "--split-seed", "0",
-                        "--checkpoint", str(out)], capture_output=True, text=True,
-                       env={**os.environ, "KGQA_DATA_DIR": str(tmp_path / "d"), "KGQA_TORCH_THREADS": "1"})
+    p = run_kgqa("train", "reader", "--data", str(data), "--holdout", "2", "--steps", "1", "--batch-size", "2",
+                 "--max-length", "64", "--seed", "1", "--split-seed", "0", "--checkpoint", str(out),
+                 env={"KGQA_DATA_DIR": str(tmp_path / "d"), "KGQA_TORCH_THREADS": "1"})
     assert p.returncode == 0, p.stderr
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["trained_on"]["holdout_articles"] == want and meta["seed"] == 1

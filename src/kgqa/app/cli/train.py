@@ -438,7 +438,8 @@ def train_reader_cmd(
     s = env_settings()
     ckpt = checkpoint or Path(s.models_dir) / "reader" / CHECKPOINT_NAME
     say = _sayer(as_json)
-    train, held = _squad_split(data, holdout, seed if split_seed is None else split_seed, limit, s, say)
+    split_seed = seed if split_seed is None else split_seed
+    train, held = _squad_split(data, holdout, split_seed, limit, s, say)
     gen_train, gen_held, gen_info = _reading_questions(s, generated, list(exclude or []), seed, say) \
         if generated else ([], [], {})
     train = train + gen_train
@@ -451,7 +452,7 @@ def train_reader_cmd(
                        trained_on={"files": [p.name for p in data], "questions": len(train) - len(gen_train),
                                    "articles": len({q.article for q in train if not q.article.startswith("kg:")}),
                                    "limit": limit, "holdout_articles": sorted({q.article for q in held}),
-                                   "split_seed": seed if split_seed is None else split_seed,
+                                   "split_seed": split_seed,
                                    "generated": gen_info})
     if gen_held:
         g = rep.meta["holdout_generated"]
