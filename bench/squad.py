@@ -47,7 +47,6 @@ Prints the settings (threads, checkpoint and what it was trained on) and the tab
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
 import subprocess
@@ -93,84 +92,6 @@ def _chunk(q, k: int) -> dict:
             "sections": []}
 
 
-def onnx_reader(reader, cache_dir: str | Path, *, quantized: bool = True,
-                threads: int = 1):
-    """The same reader run by onnxruntime: the checkpoint exported once (``torch.onnx``) into ``cache_dir``
-    (keyed by the checkpoint's SHA-256), with ``quantized`` onnxruntime's dynamic int8 quantisation of every
-    MatMul (per channel). Same windows, same span search; only the logits come from another runtime."""
-    import numpy as np
-    import torch
-
-    src = Path(reader.path) if reader.path else None
-    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16] if src and src.is_file() else "memory"
-    folder = Path(cache_dir) / f"span-reader-{digest}"
-    folder.mkdir(parents=True, exist_ok=True)
-    fp32 = folder / "reader.onnx"
-    target = folder / ("reader_int8.onnx" if quantized else "reader.onnx")
-    tag = f".tmp-{os.getpid()}"
-    if not fp32.exists():
-        import warnings
-
-        class _Logits(torch.nn.Module):
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, input_ids, token_type_ids, attention_mask):
-                out = self.m(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask)
-                return out.start_logits, out.end_logits
-
-        ex = reader.tok(["a question"], ["a passage of some words"], return_tensors="pt")
-        axes = {k: {0: "batch", 1: "tokens"} for k in ("input_ids", "token_type_ids", "attention_mask",
-                                                       "start_logits", "end_logits")}
-        tmp = fp32.with_name(fp32.name + tag)
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(_Logits(reader.model.float().eval()), (ex["input_ids"], ex["token_type_ids"],
-                              ex["attention_mask"]), str(tmp), input_names=["input_ids", "token_type_ids",
-                              "attention_mask"], output_names=["start_logits", "end_logits"], dynamic_axes=axes,
-                              opset_version=17, dynamo=False)
-        os.replace(tmp, fp32)
-    if quantized and not target.exists():
-        import logging
-
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        tmp = target.with_name(target.name + tag)
-        logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))
-        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
-        os.replace(tmp, target)
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = max(1, threads)
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    sess = ort.InferenceSession(str(target), so, providers=["CPUExecutionProvider"])
-
-    class _Session:
-        def eval(self):
-            return self
-
-        def __call__(self, input_ids, token_type_ids, attention_mask):
-            s, e = sess.run(None, {"input_ids": input_ids.numpy().astype(np.int64),
-                                   "token_type_ids": token_type_ids.numpy().astype(np.int64),
-                                   "attention_mask": attention_mask.numpy().astype(np.int64)})
-            return _Out(torch.from_numpy(s), torch.from_numpy(e))
-
-    from kgqa.models.span_reader import SpanReader
-
-    return SpanReader(_Session(), reader.tok, {**reader.meta, "runtime": "onnx-int8" if quantized else "onnx"},
-                      target)
-
-
-@dataclass
-class _Out:
-    start_logits: object
-    end_logits: object
-
-
 def bench_reading(args) -> None:
     from kgqa.methods.mkgrag.learned import learned_read
     from kgqa.models.span_reader import default_checkpoint, load_reader, load_squad
@@ -180,7 +101,7 @@ def bench_reading(args) -> None:
     qas = _spread(load_squad(Path(args.squad) / "dev-v1.1.json.gz"), args.limit)
     ckpt = Path(args.checkpoint) if args.checkpoint else default_checkpoint(Settings())
     which = set(args.readers.split(","))
-    reader = load_reader(ckpt) if which & {"learned", "learned-fp32", "typed", "onnx", "onnx-int8"} else None
+    reader = load_reader(ckpt) if which & {"learned", "learned-fp32", "typed", "onnx"} else None
     m = reader.meta if reader else {}
     print(f"SQuAD v1.1 dev, reading setting · {len(qas)} questions · torch threads {threads} · load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -204,11 +125,12 @@ def bench_reading(args) -> None:
         best = reader.read_many([q.question for q in qas], [q.context for q in qas], top=1, bf16=False)
         preds = [g[0].text if g else None for g in best]
         rows.append(("learned span reader, torch fp32 (best span)", *_scores(preds, qas), time.perf_counter() - t))
-    for rt in ("onnx", "onnx-int8"):
+    for rt in ("onnx",):
         if rt not in which:
             continue
         t = time.perf_counter()
-        other = onnx_reader(reader, REPO / ".kgqa" / "onnx", quantized=rt == "onnx-int8", threads=threads)
+        other = load_reader(ckpt, backend="onnx", cache_dir=REPO / ".kgqa" / "onnx", threads=threads)
+        other.path = other.model.path
         t_export = time.perf_counter() - t
         t = time.perf_counter()
         best = other.read_many([q.question for q in qas], [q.context for q in qas], top=1)
@@ -265,7 +187,7 @@ def bench_heldout(args) -> None:
           f"torch threads {threads} · load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"  {'checkpoint':<52} {'own EM':>7} {'F1':>6} {f'+{args.distractors} EM':>7} {'F1':>6} {'s':>6}")
     for path in args.checkpoints.split(","):
-        reader = load_reader(path)
+        reader = load_reader(path, backend=args.backend, cache_dir=REPO / ".kgqa" / "onnx", threads=threads)
         if sorted(reader.meta.get("trained_on", {}).get("holdout_articles") or titles) != titles:
             print(f"  {path}: held out other articles ({reader.meta['trained_on']['holdout_articles']}); skipped")
             continue
@@ -484,8 +406,8 @@ def main() -> None:
     a.add_argument("--squad", default=str(SQUAD), help="the folder of dev-v1.1.json.gz")
     a.add_argument("--checkpoint", default=None, help="the span reader (default: what mkgrag loads)")
     a.add_argument("--readers", default="learned,typed,rules", help="rows to compute: learned (best span; torch, "
-                   "bf16 autocast where the CPU has it), learned-fp32 (torch without autocast: a CPU without native bf16), onnx / onnx-int8 (the same checkpoint through onnxruntime, "
-                   "fp32 or dynamic int8), typed (as mKG-RAG reads), rules (the rule reader, the slowest)")
+                   "bf16 autocast where the CPU has it), learned-fp32 (torch without autocast: a CPU without native bf16), onnx (the same checkpoint through onnxruntime, "
+                   "fp32: KGQA_READER_BACKEND=onnx), typed (as mKG-RAG reads), rules (the rule reader, the slowest)")
     b = sub.add_parser("open")
     b.add_argument("--load", action="store_true", help="write and load the 48 articles first")
     b.add_argument("--load-only", action="store_true", help="with --load: stop after loading")
@@ -509,6 +431,8 @@ def main() -> None:
     c.add_argument("--data", default=str(SQUAD / "train-sample-44.json.gz"), help="the training sample")
     c.add_argument("--holdout", type=int, default=4, help="held-out articles (as kgqa train reader --holdout)")
     c.add_argument("--seed", type=int, default=0, help="the split's seed (as kgqa train reader --seed)")
+    c.add_argument("--backend", choices=("torch", "onnx"), default="torch", help="the readers' runtime "
+                   "(KGQA_READER_BACKEND; onnx: fp32, exported once into .kgqa/onnx)")
     c.add_argument("--distractors", type=int, default=2, help="other paragraphs of the article read beside each")
     args = ap.parse_args()
     {"reading": bench_reading, "open": bench_open, "heldout": bench_heldout, "abstain": bench_abstain}[args.cmd](args)

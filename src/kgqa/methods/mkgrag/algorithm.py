@@ -242,21 +242,23 @@ class MKGRAG(BaseMethod):
 
     def span_reader(self):
         """The learned span reader (loaded once per process and checkpoint), or (None, why) when it cannot be used."""
+        from kgqa.models.bert_runtime import runtime_of
         from kgqa.models.span_reader import SpanReaderUnavailable, default_checkpoint, load_reader
 
         path = self.opt.reader_checkpoint or default_checkpoint(self.settings)
         try:
-            return load_reader(path), None
+            return load_reader(path, **runtime_of(self.settings)), None
         except SpanReaderUnavailable as e:
             return None, str(e)
 
     def passage_ranker(self):
         """The learned passage ranker (loaded once per process and checkpoint), or (None, why) when it cannot be used."""
+        from kgqa.models.bert_runtime import runtime_of
         from kgqa.models.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_ranker
 
         path = self.opt.ranker_checkpoint or default_checkpoint(self.settings)
         try:
-            return load_ranker(path), None
+            return load_ranker(path, **runtime_of(self.settings)), None
         except PassageRankerUnavailable as e:
             return None, str(e)
 

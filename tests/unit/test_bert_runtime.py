@@ -1,0 +1,120 @@
+"""The learned reader and ranker on onnxruntime (kgqa.models.bert_runtime): the same word pieces as the
+transformers tokenizer they were trained with, torch's answers, and no torch import once exported."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kgqa.core.errors import InvalidInput
+from kgqa.models import bert_runtime as R
+from kgqa.models import span_reader as S
+from kgqa.models.encoder import _tokenizer, default_model_path
+from kgqa.models.passage_ranker import PassageRankerUnavailable, load_ranker
+from tests.conftest import REPO
+
+READER = REPO / "data" / "reader" / "span-reader.safetensors"
+RANKER = REPO / "data" / "ranker" / "passage-ranker.safetensors"
+
+PASSAGES = [
+    "The bridge was designed by Skidmore, Owings and Merrill in 1998 and opened two years later.",
+    "Café Ünïcödé in Zürich — naïve façades, 東京 and Москва; it cost about 330 metres of rope (≈ €1,200).",
+    "The Sydney Opera House is a multi-venue performing arts centre in Sydney. It was designed by Danish "
+    "architect Jørn Utzon and formally opened on 20 October 1973. " * 6,
+]
+QUESTIONS = ["Who designed the bridge?", "How much rope did it cost?", "When was the Opera House opened?"]
+
+
+@pytest.fixture(scope="module")
+def hf():
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(default_model_path())
+
+
+def test_word_pieces_and_offsets_are_the_transformers_tokenizers(hf):
+    """Checkpoints were trained on transformers' tokenisation; reading without it must see the same ids."""
+    tk = R.wordpieces(default_model_path())
+    ids, offs = R.encode_texts(tk, PASSAGES + QUESTIONS)
+    ref = hf(PASSAGES + QUESTIONS, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    assert ids == ref["input_ids"]
+    assert [[tuple(o) for o in x] for x in offs] == [[tuple(o) for o in x] for x in ref["offset_mapping"]]
+    for max_length in (24, 384):
+        got = R.pair_batch(tk, QUESTIONS, PASSAGES, max_length)
+        want = hf(QUESTIONS, PASSAGES, padding=True, truncation="only_second", max_length=max_length,
+                  return_tensors="np")
+        for k in ("input_ids", "token_type_ids", "attention_mask"):
+            assert (got[k] == want[k]).all(), k
+
+
+def test_the_query_encoders_tokenizer_is_the_transformers_one(hf):
+    texts = PASSAGES + QUESTIONS + ["", "Q42", "x" * 2000]
+    got = _tokenizer(default_model_path(), 256)(texts)
+    want = hf(texts, padding=True, truncation=True, max_length=256, return_tensors="np")
+    for k in ("input_ids", "token_type_ids", "attention_mask"):
+        assert (got[k] == want[k]).all(), k
+
+
+def test_onnx_reader_reads_torch_fp32s_spans(tmp_path):
+    torch_reader = S.load_reader(READER)
+    onnx_reader = S.load_reader(READER, backend="onnx", cache_dir=tmp_path)
+    assert onnx_reader.runtime == "onnx" and torch_reader.runtime == "torch"
+    assert onnx_reader.threshold == torch_reader.threshold
+    for q in QUESTIONS:
+        a = torch_reader.read(q, PASSAGES, top=3, bf16=False)
+        b = onnx_reader.read(q, PASSAGES, top=3)
+        assert [(x.passage, x.text) for x in a] == [(x.passage, x.text) for x in b]
+        assert np.allclose([x.score for x in a], [x.score for x in b], atol=1e-3)
+    assert "1973" in onnx_reader.read(QUESTIONS[2], PASSAGES, top=1)[0].text
+
+
+def test_onnx_ranker_scores_as_torch_fp32(tmp_path):
+    a = load_ranker(RANKER).score(QUESTIONS[2], PASSAGES, bf16=False)
+    b = load_ranker(RANKER, backend="onnx", cache_dir=tmp_path).score(QUESTIONS[2], PASSAGES)
+    assert np.allclose(a, b, atol=1e-3) and int(np.argmax(b)) == 2
+
+
+def test_a_second_process_reads_from_the_export_without_importing_torch(tmp_path):
+    """What makes a cold `kgqa ask --method mkgrag` quick: once exported, neither torch nor transformers load."""
+    S.load_reader(READER, backend="onnx", cache_dir=tmp_path)
+    load_ranker(RANKER, backend="onnx", cache_dir=tmp_path)
+    code = (
+        "import sys, json\n"
+        "from kgqa.models.span_reader import load_reader\n"
+        "from kgqa.models.passage_ranker import load_ranker\n"
+        f"r = load_reader({str(READER)!r}, backend='onnx', cache_dir={str(tmp_path)!r})\n"
+        f"k = load_ranker({str(RANKER)!r}, backend='onnx', cache_dir={str(tmp_path)!r})\n"
+        f"g = r.read({QUESTIONS[2]!r}, {PASSAGES!r}, top=1)[0].text\n"
+        f"s = k.score({QUESTIONS[0]!r}, {PASSAGES!r}).tolist()\n"
+        "print(json.dumps([g, s, 'torch' in sys.modules, 'transformers' in sys.modules]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    text, scores, torch_loaded, transformers_loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "1973" in text and len(scores) == 3
+    assert not torch_loaded and not transformers_loaded
+
+
+def test_a_damaged_export_is_one_line_naming_it(tmp_path):
+    load_ranker(RANKER, backend="onnx", cache_dir=tmp_path)
+    (onnx,) = tmp_path.glob("passage-ranker-*/model.onnx")
+    onnx.write_bytes(b"not an onnx file")
+    other = tmp_path / "copy.safetensors"                         # another path: not the loaded one
+    other.write_bytes(RANKER.read_bytes())
+    with pytest.raises(PassageRankerUnavailable, match=r"ONNX export .*model\.onnx.*KGQA_READER_BACKEND=torch"):
+        load_ranker(other, backend="onnx", cache_dir=tmp_path)
+
+
+def test_a_checkpoint_of_another_kind_is_refused_before_any_export(tmp_path):
+    with pytest.raises(S.SpanReaderUnavailable, match="not a kgqa-span-reader"):
+        S.load_reader(RANKER, backend="onnx", cache_dir=tmp_path)
+    assert not list(tmp_path.rglob("*.onnx"))
+
+
+def test_backend_setting():
+    assert R.resolve_backend("torch") == "torch"
+    assert R.resolve_backend("auto", device="cuda") == "torch"
+    assert R.resolve_backend("auto") == "onnx"                    # onnxruntime is part of `make setup`
+    with pytest.raises(InvalidInput, match="KGQA_READER_BACKEND 'tensorrt'"):
+        R.resolve_backend("tensorrt")
