@@ -118,3 +118,37 @@ def test_backend_setting():
     assert R.resolve_backend("auto") == "onnx"                    # onnxruntime is part of `make setup`
     with pytest.raises(InvalidInput, match="KGQA_READER_BACKEND 'tensorrt'"):
         R.resolve_backend("tensorrt")
+
+
+CHAIN = REPO / "data" / "demo" / "paths" / "chain-reader.safetensors"
+
+
+class _Catalogue:
+    """The relation catalogue the shipped demo chain reader was trained on (what KG.relations() gives)."""
+
+    def __init__(self):
+        from kgqa.models.chain_reader import read_meta
+
+        self.names = {f"P{k}": n for k, n in enumerate(read_meta(CHAIN)["relations"])}
+
+    def relations(self):
+        return {rid: (name, None) for rid, name in self.names.items()}
+
+    def relation_aliases(self):
+        return {}
+
+
+def test_onnx_chain_reader_scores_as_torch(tmp_path):
+    """VisPath's and GraSP's bi-encoder chain reader on onnxruntime: torch's scores (it runs in fp32 on both)."""
+    from kgqa.models.chain_reader import load_reader as load_chain_reader
+
+    kg = _Catalogue()
+    by_name = {n: r for r, n in kg.names.items()}
+    chains = [[by_name["architect"]], [by_name["architect"], by_name["place of birth"]],
+              [by_name["architect"], by_name["place of birth"], by_name["country"]]]
+    q = "Where was the architect of the building shown here born?"
+    a = load_chain_reader(CHAIN, kg).score(q, chains)
+    onnx = load_chain_reader(CHAIN, kg, backend="onnx", cache_dir=tmp_path)
+    assert onnx.runtime == "onnx" and onnx.arch == "bi"
+    b = onnx.score(q, chains)
+    assert np.allclose(a, b, atol=1e-3) and int(np.argmax(b)) == 1

@@ -244,6 +244,7 @@ def _chain_reader_check(settings: Settings, smoke: bool) -> Check:
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
     from kgqa.core.kg import KG
+    from kgqa.models.bert_runtime import runtime_of
     from kgqa.models.chain_reader import catalogue_overlap, default_reader_checkpoint, load_reader
 
     name, path = "model: chain reader", default_reader_checkpoint(settings)
@@ -252,13 +253,13 @@ def _chain_reader_check(settings: Settings, smoke: bool) -> Check:
                                                         "answer (`kgqa train paths` trains one)"), required=False)
     try:
         with Graph(settings) as g:
-            reader, load_s = _timed(lambda: load_reader(path, KG(g, None)))
+            reader, load_s = _timed(lambda: load_reader(path, KG(g, None), **runtime_of(settings)))
     except InvalidInput as e:
         return Check(name, False, f"{e}; until then VisPath's path rules answer", required=False)
     except KgqaError as e:
         return Check(name, False, f"not checked: {e}", required=False)
     held, trained = catalogue_overlap(reader.meta, reader.names)
-    return Check(name, True, f"{path} · {reader.arch}-encoder · trained on {trained} relations, {held} of them "
+    return Check(name, True, f"{path} · {reader.arch}-encoder on {reader.runtime} · trained on {trained} relations, {held} of them "
                              f"in the loaded KG ({len(reader.names)} in all) · loaded in {load_s:.1f} s",
                  required=False)
 

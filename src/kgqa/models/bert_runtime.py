@@ -1,4 +1,5 @@
-"""How the fine-tuned BERT heads (the span reader, the passage ranker) tokenise and run at ask time.
+"""How the fine-tuned BERT models (the span reader, the passage ranker, the bi-encoder chain reader) tokenise
+and run at ask time.
 
 Tokenisation is Hugging Face ``tokenizers`` over the base model's ``tokenizer.json`` (the same word pieces
 and character offsets as ``transformers``' fast tokenizer, which wraps it; a unit test compares them), so

@@ -111,8 +111,14 @@ def trained_state(model) -> dict:
 class ChainReader:
     """A loaded reader bound to a KG's relation catalogue; ``score(question, chains)`` is what methods call."""
 
-    def __init__(self, ce, meta: dict, names: dict[str, str], aliases: dict[str, list[str]]):
-        self.ce = ce                     # a CrossEncoder (arch "cross") or a SentenceTransformer (arch "bi")
+    def __init__(self, ce, meta: dict, names: dict[str, str], aliases: dict[str, list[str]], threads: int = 1):
+        # a CrossEncoder (arch "cross"), a SentenceTransformer (arch "bi"), or the bi-encoder's ONNX export
+        # (encoder.OnnxSentenceModel: the ``onnx`` runtime, torch fp32's vectors without importing torch)
+        self.ce = ce
+        from kgqa.models.encoder import OnnxSentenceModel
+
+        self.runtime = "onnx" if isinstance(ce, OnnxSentenceModel) else "torch"
+        self.threads = threads
         self.meta = meta
         self.arch = meta.get("arch", "cross")
         self.scale = float(meta.get("scale", 20.0))
@@ -133,12 +139,12 @@ class ChainReader:
         return self.score_texts(question, texts)
 
     def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
-        import torch
-
         if not texts:
             return np.zeros(0, dtype=np.float32)
         if self.arch == "bi":
             return self._score_bi(question, texts)
+        import torch
+
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if (question, t) not in self._cache]
         if missing:
@@ -157,14 +163,17 @@ class ChainReader:
 
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised vectors of ``texts``; a chain's vector is computed once per process (an LRU)."""
-        import torch
-
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._vec]
-        if missing:
+        if missing and self.runtime == "onnx":
+            v = self.ce.encode(missing, self.batch, self.threads)
+        elif missing:
+            import torch
+
             with torch.inference_mode():
                 v = self.ce.encode(missing, batch_size=self.batch, normalize_embeddings=True,
                                    convert_to_numpy=True, show_progress_bar=False)
+        if missing:
             with self._lock:
                 for t, x in zip(missing, np.asarray(v, dtype=np.float32)):
                     self._vec[t] = x
@@ -195,7 +204,7 @@ def save_reader(ce, path: Path, meta: dict) -> Path:
 def read_meta(path: Path) -> dict:
     from safetensors import safe_open
 
-    with safe_open(str(path), framework="pt") as f:
+    with safe_open(str(path), framework="numpy") as f:
         raw = (f.metadata() or {}).get(META_KEY)
     meta = json.loads(raw) if raw else {}
     if meta.get("format") != FORMAT:
@@ -220,11 +229,12 @@ def check_catalogue(path: Path, meta: dict, names: dict[str, str]) -> None:
             "train one for this KG with `kgqa train paths` (minutes)")
 
 
-def load_reader(path: Path, kg) -> ChainReader:
+def load_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str | Path | None = None,
+                threads: int = 1) -> ChainReader:
     """A reader for ``kg`` (kgqa.core.kg.KG: its relation names and aliases); InvalidInput (one line) when the
-    file is missing, is not a reader, or was trained on another KG."""
-    from safetensors.torch import load_file
-
+    file is missing, is not a reader, or was trained on another KG. ``backend`` ``onnx`` (``KGQA_READER_BACKEND``,
+    ``kgqa.models.bert_runtime``): a bi-encoder checkpoint is exported once (fp32) into ``cache_dir`` and run by
+    onnxruntime, torch's vectors without importing torch; a cross-encoder stays on torch."""
     path = Path(path)
     if not path.is_file():
         raise InvalidInput(f"{path}: no chain-reader checkpoint (train one with `kgqa train paths`)")
@@ -232,6 +242,39 @@ def load_reader(path: Path, kg) -> ChainReader:
     names = {rid: name for rid, (name, _) in kg.relations().items()}
     check_catalogue(path, meta, names)
     bi = meta.get("arch", "cross") == "bi"
+    if bi and backend == "onnx":
+        from kgqa.models.bert_runtime import cached_export, export, export_key
+        from kgqa.models.encoder import OnnxSentenceModel
+
+        target = cached_export(cache_dir or Path.home() / ".cache" / "kgqa" / "onnx", "chain-reader",
+                               export_key(path, base_model_path()))
+        if not target.exists():
+            export(lambda: _hidden_states(_torch_reader(path, meta, True)), ["last_hidden_state"], target)
+        return ChainReader(OnnxSentenceModel(base_model_path(), None, onnx_path=target), meta, names,
+                           kg.relation_aliases(), threads=threads)
+    return ChainReader(_torch_reader(path, meta, bi), meta, names, kg.relation_aliases())
+
+
+def _hidden_states(st):
+    """The bi-encoder's transformer as the module the ``onnx`` runtime exports (its last hidden states)."""
+    import torch
+
+    class _Hidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            return self.m(input_ids=input_ids, token_type_ids=token_type_ids,
+                          attention_mask=attention_mask).last_hidden_state
+
+    return _Hidden(st[0].auto_model)
+
+
+def _torch_reader(path: Path, meta: dict, bi: bool):
+    """The checkpoint's model on torch: the base model with the stored parameters."""
+    from safetensors.torch import load_file
+
     ce = new_bi_encoder() if bi else new_cross_encoder(int(meta.get("max_length", 64)))
     module = ce if bi else ce.model
     state = {k: v.float() for k, v in load_file(str(path)).items()}
@@ -240,7 +283,7 @@ def load_reader(path: Path, kg) -> ChainReader:
         raise InvalidInput(f"{path}: chain-reader weights do not fit {meta.get('base', 'all-MiniLM-L6-v2')} "
                            f"({len(unexpected)} unexpected, {len(missing)} missing tensors)")
     module.eval()
-    return ChainReader(ce, meta, names, kg.relation_aliases())
+    return ce
 
 
 __all__ = ["ChainReader", "catalogue_overlap", "load_reader", "save_reader", "read_meta", "relation_text",
@@ -268,6 +311,7 @@ class ReaderSlot:
 
     def __init__(self, kg, settings, checkpoint: str = ""):
         self.kg = kg
+        self.settings = settings
         self.path = Path(checkpoint) if checkpoint else default_reader_checkpoint(settings)
         self.error: str | None = None
         self._done = False
@@ -281,7 +325,9 @@ class ReaderSlot:
                     key = (str(self.path.resolve()), st.st_mtime_ns if st else 0, st.st_size if st else 0,
                            catalogue_fingerprint([n for n, _ in self.kg.relations().values()]))
                     if key not in _LOADED:
-                        _LOADED[key] = load_reader(self.path, self.kg)
+                        from kgqa.models.bert_runtime import runtime_of
+
+                        _LOADED[key] = load_reader(self.path, self.kg, **runtime_of(self.settings))
                     self._reader = _LOADED[key]
                 except InvalidInput as e:
                     self.error = str(e)

@@ -236,12 +236,15 @@ def _tokenizer(model_path: str, max_length: int):
         texts, padding=True, truncation=True, max_length=max_length, return_tensors="np").items()}
 
 
-class _OnnxModel:
-    """onnxruntime session(s) over the exported transformer; tokenizer from the same folder."""
+class OnnxSentenceModel:
+    """onnxruntime session(s) over the exported transformer, mean pooling and L2 norm in numpy; tokenizer from
+    the same folder. ``onnx_path``: an export made elsewhere (the chain reader's fine-tuned bi-encoder) of a
+    model with ``model_path``'s tokenizer and pooling; else ``model_path`` itself is exported into ``cache_dir``."""
 
-    def __init__(self, model_path: str, cache_dir: Path, quantized: bool):
+    def __init__(self, model_path: str, cache_dir: Path | None, quantized: bool = False,
+                 onnx_path: Path | None = None):
         self.max_length = _check_mean_pooling(Path(model_path))
-        self.path = export_onnx(model_path, cache_dir, quantized)
+        self.path = onnx_path or export_onnx(model_path, cache_dir, quantized)
         self.tokenize = _tokenizer(model_path, self.max_length)
         self._sessions: dict[int, object] = {}
         self._inputs: list[str] = []
@@ -301,7 +304,7 @@ class SentenceEncoder:
         if self._model is None:
             if self.backend.startswith("onnx"):
                 try:
-                    self._model = _OnnxModel(self.model_path, self.cache_dir, self.backend == "onnx-int8")
+                    self._model = OnnxSentenceModel(self.model_path, self.cache_dir, self.backend == "onnx-int8")
                     self._model.session(self.threads or 1)
                 except ModelUnavailable:
                     raise
