@@ -142,9 +142,9 @@ def cached_export(cache_dir: str | Path, kind: str, key: str) -> Path:
     return Path(cache_dir) / f"{kind}-{key}" / "model.onnx"
 
 
-def export(module_of: Callable[[], object], outputs: Sequence[str], target: Path) -> Path:
-    """Export ``module_of()`` (a torch module taking input_ids, token_type_ids, attention_mask in that order
-    and returning ``outputs``) to ``target`` unless it is there; written to a temporary file, then renamed."""
+def export(model_of: Callable[[], object], forward: Callable, outputs: Sequence[str], target: Path) -> Path:
+    """Export ``forward(model, input_ids, token_type_ids, attention_mask)`` → ``outputs`` of the torch module
+    ``model_of()`` (in fp32, eval mode) to ``target`` unless it is there; a temporary file first, then renamed."""
     with _LOCK:
         if target.exists():
             return target
@@ -152,8 +152,16 @@ def export(module_of: Callable[[], object], outputs: Sequence[str], target: Path
 
         import torch
 
+        class _Forward(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, token_type_ids, attention_mask):
+                return forward(self.m, input_ids, token_type_ids, attention_mask)
+
         target.parent.mkdir(parents=True, exist_ok=True)
-        module = module_of().eval()
+        module = _Forward(model_of().float()).eval()
         ex = (torch.tensor([[101, 2054, 102, 1037, 2773, 102]]), torch.tensor([[0, 0, 0, 1, 1, 1]]),
               torch.ones(1, 6, dtype=torch.long))
         names = ["input_ids", "token_type_ids", "attention_mask"]

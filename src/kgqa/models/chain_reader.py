@@ -249,26 +249,16 @@ def load_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str | Path
         target = cached_export(cache_dir or Path.home() / ".cache" / "kgqa" / "onnx", "chain-reader",
                                export_key(path, base_model_path()))
         if not target.exists():
-            export(lambda: _hidden_states(_torch_reader(path, meta, True)), ["last_hidden_state"], target)
+            export(lambda: _torch_reader(path, meta, True)[0].auto_model, _hidden_states, ["last_hidden_state"],
+                   target)
         return ChainReader(OnnxSentenceModel(base_model_path(), None, onnx_path=target), meta, names,
                            kg.relation_aliases(), threads=threads)
     return ChainReader(_torch_reader(path, meta, bi), meta, names, kg.relation_aliases())
 
 
-def _hidden_states(st):
-    """The bi-encoder's transformer as the module the ``onnx`` runtime exports (its last hidden states)."""
-    import torch
-
-    class _Hidden(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids, token_type_ids, attention_mask):
-            return self.m(input_ids=input_ids, token_type_ids=token_type_ids,
-                          attention_mask=attention_mask).last_hidden_state
-
-    return _Hidden(st[0].auto_model)
+def _hidden_states(model, input_ids, token_type_ids, attention_mask):
+    """What the ``onnx`` runtime exports of the bi-encoder: its transformer's last hidden states."""
+    return model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).last_hidden_state
 
 
 def _torch_reader(path: Path, meta: dict, bi: bool):

@@ -135,21 +135,10 @@ def save_checkpoint(model, meta: dict, path: str | Path) -> int:
     return save_bert_checkpoint(model, meta, path, FORMAT, VERSION)
 
 
-def _rank_head(model):
-    """The torch module the ``onnx`` runtime exports: one relevance logit per row, in fp32."""
-    import torch
-
-    class _RankLogit(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids, token_type_ids, attention_mask):
-            pooled = self.m.bert(input_ids=input_ids, token_type_ids=token_type_ids,
-                                 attention_mask=attention_mask).pooler_output
-            return self.m.classifier(pooled).squeeze(-1)
-
-    return _RankLogit(model.float())
+def _rank_logit(model, input_ids, token_type_ids, attention_mask):
+    """What the ``onnx`` runtime exports of the ranker: one relevance logit per row."""
+    pooled = model.bert(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).pooler_output
+    return model.classifier(pooled).squeeze(-1)
 
 
 _LOADED: dict[tuple, PassageRanker] = {}
@@ -167,7 +156,7 @@ def load_ranker(path: str | Path, *, backend: str = "torch", cache_dir: str | Pa
         if key not in _LOADED:
             if backend == "onnx":
                 model, tok, meta = load_onnx_head(
-                    path, FORMAT, VERSION, _build, _rank_head, ["logit"], PassageRankerUnavailable,
+                    path, FORMAT, VERSION, _build, _rank_logit, ["logit"], PassageRankerUnavailable,
                     "passage-ranker", "kgqa train ranker", cache_dir or Path.home() / ".cache" / "kgqa" / "onnx",
                     threads)
             else:

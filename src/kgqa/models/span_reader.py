@@ -494,12 +494,12 @@ def load_bert_checkpoint(path: Path, fmt: str, version: int, build: Callable, er
     return model, tok, meta
 
 
-def load_onnx_head(path: Path, fmt: str, version: int, build: Callable, head: Callable, outputs: Sequence[str],
+def load_onnx_head(path: Path, fmt: str, version: int, build: Callable, forward: Callable, outputs: Sequence[str],
                    error: type[Exception], kind: str, command: str, cache_dir: str | Path, threads: int,
                    base: str | None = None):
     """(OnnxHead, word pieces, meta) of a ``save_bert_checkpoint`` checkpoint on onnxruntime
     (``kgqa.models.bert_runtime``). The export is made once, by torch, after every check of
-    ``load_bert_checkpoint``; ``head(model)`` is the torch module it exports. A later process finds it by the
+    ``load_bert_checkpoint``; ``forward(model, input_ids, token_type_ids, attention_mask)`` is what it exports. A later process finds it by the
     checkpoint's bytes and the base model's files and reads only the checkpoint's header: no torch."""
     from kgqa.models.bert_runtime import OnnxHead, cached_export, export, export_key, wordpieces
 
@@ -520,7 +520,7 @@ def load_onnx_head(path: Path, fmt: str, version: int, build: Callable, head: Ca
     if not target.exists():
         model, _, meta = load_bert_checkpoint(path, fmt, version, build, error, kind, command)
         try:
-            export(lambda: head(model), outputs, target)
+            export(lambda: model, forward, outputs, target)
         except Exception as e:  # noqa: BLE001 - an export failure is one line; KGQA_READER_BACKEND=torch avoids it
             raise error(f"cannot export the {kind.replace('-', ' ')} to ONNX: {type(e).__name__}: {e} "
                         "(KGQA_READER_BACKEND=torch avoids it)") from e
@@ -531,20 +531,10 @@ def load_onnx_head(path: Path, fmt: str, version: int, build: Callable, head: Ca
                     "(delete it to export again, or set KGQA_READER_BACKEND=torch)") from e
 
 
-def _span_head(model):
-    """The torch module the ``onnx`` runtime exports: (start logits, end logits) in fp32."""
-    import torch
-
-    class _SpanLogits(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids, token_type_ids, attention_mask):
-            out = self.m(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask)
-            return out.start_logits, out.end_logits
-
-    return _SpanLogits(model.float())
+def _span_logits(model, input_ids, token_type_ids, attention_mask):
+    """What the ``onnx`` runtime exports of the reader: (start logits, end logits)."""
+    out = model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask)
+    return out.start_logits, out.end_logits
 
 
 _LOADED: dict[tuple, SpanReader] = {}
@@ -563,7 +553,7 @@ def load_reader(path: str | Path, base: str | None = None, *, backend: str = "to
             build = lambda b: _build(base or b)  # noqa: E731
             if backend == "onnx":
                 model, tok, meta = load_onnx_head(
-                    path, FORMAT, VERSION, build, _span_head, ["start_logits", "end_logits"],
+                    path, FORMAT, VERSION, build, _span_logits, ["start_logits", "end_logits"],
                     SpanReaderUnavailable, "span-reader", "kgqa train reader",
                     cache_dir or Path.home() / ".cache" / "kgqa" / "onnx", threads, base)
             else:
