@@ -44,6 +44,7 @@ import string
 import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -354,10 +355,10 @@ class SpanReader:
         order = sorted(range(len(ws)), key=lambda k: len(ws[k].input_ids))
         guesses: dict[int, list[SpanGuess]] = {g: [] for g in dict.fromkeys(group)}
         nulls: dict[int, float] = {}                    # per group: the best [CLS] score over its windows
-        with self._lock:
+        with self._lock, self._runtime(bf16):
             for b in range(0, len(order), batch_size):
                 part = [ws[k] for k in order[b:b + batch_size]]
-                s_all, e_all = self._logits(part, bf16)
+                s_all, e_all = self._logits(part)
                 for r, w in enumerate(part):
                     g = self._best(w, s_all[r], e_all[r], passages[w.item], top)
                     for x in g:
@@ -377,19 +378,27 @@ class SpanReader:
             res.append(list(seen.values())[:top])
         return res
 
-    def _logits(self, part: Sequence[Window], bf16: bool | None) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end logits (float32, windows × tokens) of a batch of windows: the ONNX export in fp32, or
-        torch in bf16 autocast where the CPU multiplies bf16 natively (``bf16`` overrides)."""
+    @contextmanager
+    def _runtime(self, bf16: bool | None):
+        """Around a whole read: nothing for the ONNX export (fp32); for torch, inference mode and bf16 autocast
+        where the CPU multiplies bf16 natively (``bf16`` overrides), one region, so weights are cast once."""
         if self.onnx:
-            s_all, e_all = self.model.run(*_batch(part, as_torch=False))
-            return s_all, e_all
+            yield
+            return
         import torch
 
         use_bf16 = _bf16_ok() if bf16 is None else bf16
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
-            ids, types, mask = _batch(part)
-            out = self.model(input_ids=ids, token_type_ids=types, attention_mask=mask)
-            return out.start_logits.float().numpy(), out.end_logits.float().numpy()
+            yield
+
+    def _logits(self, part: Sequence[Window]) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end logits (float32, windows × tokens) of a batch of windows (inside ``_runtime``)."""
+        if self.onnx:
+            s_all, e_all = self.model.run(*_batch(part, as_torch=False))
+            return s_all, e_all
+        ids, types, mask = _batch(part)
+        out = self.model(input_ids=ids, token_type_ids=types, attention_mask=mask)
+        return out.start_logits.float().numpy(), out.end_logits.float().numpy()
 
     def _best(self, w: Window, s: np.ndarray, e: np.ndarray, passage: str, top: int) -> list[SpanGuess]:
         n = len(w.input_ids)
