@@ -129,7 +129,7 @@ def bench_reading(args) -> None:
             continue
         t = time.perf_counter()
         other = load_reader(ckpt, backend="onnx", cache_dir=REPO / ".kgqa" / "onnx", threads=threads)
-        other.path = other.model.path
+        onnx_file = other.model.path
         t_export = time.perf_counter() - t
         t = time.perf_counter()
         best = other.read_many([q.question for q in qas], [q.context for q in qas], top=1)
@@ -137,7 +137,7 @@ def bench_reading(args) -> None:
         preds = [g[0].text if g else None for g in best]
         same = (f", same answer as the torch row on {100 * sum(a == b for a, b in zip(preds, base_preds)) / len(qas):.1f} %"
                 if base_preds else "")
-        print(f"{rt}: {other.path.name} ({other.path.stat().st_size / 1e6:.1f} MB), export+load {t_export:.1f} s{same}")
+        print(f"{rt}: {onnx_file.name} ({onnx_file.stat().st_size / 1e6:.1f} MB), export+load {t_export:.1f} s{same}")
         rows.append((f"learned span reader, {rt} (best span)", *_scores(preds, qas), dt))
     chunks = {}
     for q in qas:

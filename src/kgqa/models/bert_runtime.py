@@ -137,8 +137,13 @@ def export_key(checkpoint: Path, base: str) -> str:
     return h.hexdigest()[:16]
 
 
-def cached_export(cache_dir: str | Path, kind: str, key: str) -> Path:
-    """Where the export of ``kind`` (``span-reader``, ``passage-ranker``) with ``key`` lives."""
+def cached_export(cache_dir: str | Path | None, kind: str, key: str) -> Path:
+    """Where the export of ``kind`` (``span-reader``, ``passage-ranker``, ``chain-reader``) with ``key`` lives:
+    under ``cache_dir`` (the data dir's ``models/onnx``), else the per-user cache's ``onnx`` folder."""
+    if cache_dir is None:
+        from kgqa.models.gguf import user_cache_dir
+
+        cache_dir = user_cache_dir() / "onnx"
     return Path(cache_dir) / f"{kind}-{key}" / "model.onnx"
 
 

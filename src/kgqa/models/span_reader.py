@@ -325,7 +325,6 @@ class SpanReader:
         from kgqa.models.bert_runtime import OnnxHead
 
         self.onnx = isinstance(model, OnnxHead)
-        self.runtime = "onnx" if self.onnx else "torch"
         self.model = model if self.onnx else model.eval()
         self.tok = tok
         self.meta = meta
@@ -355,7 +354,7 @@ class SpanReader:
         order = sorted(range(len(ws)), key=lambda k: len(ws[k].input_ids))
         guesses: dict[int, list[SpanGuess]] = {g: [] for g in dict.fromkeys(group)}
         nulls: dict[int, float] = {}                    # per group: the best [CLS] score over its windows
-        with self._lock, self._runtime(bf16):
+        with self._lock, inference(self.onnx, bf16):
             for b in range(0, len(order), batch_size):
                 part = [ws[k] for k in order[b:b + batch_size]]
                 s_all, e_all = self._logits(part)
@@ -378,21 +377,12 @@ class SpanReader:
             res.append(list(seen.values())[:top])
         return res
 
-    @contextmanager
-    def _runtime(self, bf16: bool | None):
-        """Around a whole read: nothing for the ONNX export (fp32); for torch, inference mode and bf16 autocast
-        where the CPU multiplies bf16 natively (``bf16`` overrides), one region, so weights are cast once."""
-        if self.onnx:
-            yield
-            return
-        import torch
-
-        use_bf16 = _bf16_ok() if bf16 is None else bf16
-        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
-            yield
+    @property
+    def runtime(self) -> str:
+        return "onnx" if self.onnx else "torch"
 
     def _logits(self, part: Sequence[Window]) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end logits (float32, windows × tokens) of a batch of windows (inside ``_runtime``)."""
+        """Start and end logits (float32, windows × tokens) of a batch of windows (inside ``inference``)."""
         if self.onnx:
             s_all, e_all = self.model.run(*_batch(part, as_torch=False))
             return s_all, e_all
@@ -421,6 +411,21 @@ class SpanReader:
                 out.append(SpanGuess(w.item, c0, c1, passage[c0:c1], sc, sc - null))
         out.sort(key=lambda x: -x.score)
         return out[:top]
+
+
+@contextmanager
+def inference(onnx: bool, bf16: bool | None):
+    """Around a whole read of the reader or the ranker: nothing for an ONNX export (fp32); for torch, inference
+    mode and bf16 autocast where the CPU multiplies bf16 natively (``bf16`` overrides), one region, so the
+    weights are cast once."""
+    if onnx:
+        yield
+        return
+    import torch
+
+    use_bf16 = _bf16_ok() if bf16 is None else bf16
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+        yield
 
 
 def _bf16_ok() -> bool:
@@ -504,12 +509,13 @@ def load_bert_checkpoint(path: Path, fmt: str, version: int, build: Callable, er
 
 
 def load_onnx_head(path: Path, fmt: str, version: int, build: Callable, forward: Callable, outputs: Sequence[str],
-                   error: type[Exception], kind: str, command: str, cache_dir: str | Path, threads: int,
+                   error: type[Exception], kind: str, command: str, cache_dir: str | Path | None, threads: int,
                    base: str | None = None):
     """(OnnxHead, word pieces, meta) of a ``save_bert_checkpoint`` checkpoint on onnxruntime
     (``kgqa.models.bert_runtime``). The export is made once, by torch, after every check of
-    ``load_bert_checkpoint``; ``forward(model, input_ids, token_type_ids, attention_mask)`` is what it exports. A later process finds it by the
-    checkpoint's bytes and the base model's files and reads only the checkpoint's header: no torch."""
+    ``load_bert_checkpoint``; ``forward(model, input_ids, token_type_ids, attention_mask)`` is what it exports.
+    A later process finds it by the checkpoint's bytes and the base model's files and reads only the
+    checkpoint's header: no torch."""
     from kgqa.models.bert_runtime import OnnxHead, cached_export, export, export_key, wordpieces
 
     base = base or base_model_path()
@@ -563,8 +569,7 @@ def load_reader(path: str | Path, base: str | None = None, *, backend: str = "to
             if backend == "onnx":
                 model, tok, meta = load_onnx_head(
                     path, FORMAT, VERSION, build, _span_logits, ["start_logits", "end_logits"],
-                    SpanReaderUnavailable, "span-reader", "kgqa train reader",
-                    cache_dir or Path.home() / ".cache" / "kgqa" / "onnx", threads, base)
+                    SpanReaderUnavailable, "span-reader", "kgqa train reader", cache_dir, threads, base)
             else:
                 model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, build, SpanReaderUnavailable,
                                                         "span-reader", "kgqa train reader")
