@@ -104,6 +104,7 @@ def run(args) -> None:
     from kgqa.core.config import Settings
 
     s = Settings()
+    extra = dict(kv.split("=", 1) for kv in args.option)       # VisPath options of the reader rows
     questions, _ = load_questions(args.questions)
     print(f"{args.graph}: {len(questions)} questions · graph-only · torch threads {s.torch_threads} · "
           f"{os.cpu_count()} CPUs (shared) · {s.neo4j_uri}", flush=True)
@@ -123,7 +124,7 @@ def run(args) -> None:
             rows = dict(ROWS)
             gen = args.out / "generated.safetensors"
             if gen.is_file():
-                rows[GENERATED] = {"path_scorer": "reader", "reader_checkpoint": str(gen)}
+                rows[GENERATED] = {"path_scorer": "reader", "reader_checkpoint": str(gen), **extra}
             for name, opts in rows.items():
                 if done(setting, name):
                     continue
@@ -141,8 +142,9 @@ def run(args) -> None:
                 save(setting, name, answer_by_folds(s, shared, questions, args, method, opts, gold))
                 print(f"  {setting} · {name}: {time.perf_counter() - t0:.0f} s", flush=True)
 
-            by_folds(FOLDS, "vispath", {"path_scorer": "reader", **({"terminal_weights": str(args.terminal_weights)}
-                                                                     if args.terminal_weights else {})})
+            by_folds(FOLDS, "vispath", {"path_scorer": "reader", **extra,
+                                        **({"terminal_weights": str(args.terminal_weights)}
+                                           if args.terminal_weights else {})})
             if args.grasp_checkpoint:       # GraSP: its node head, and the fold readers ranking its subgraph's nodes
                 head = {"checkpoint": str(args.grasp_checkpoint)}
                 if not done(setting, GRASP_HEAD):
@@ -323,6 +325,8 @@ def main() -> None:
     ap.add_argument("--checkpoint", type=Path, default=None, help="latency: the reader (default: the shipped one)")
     ap.add_argument("--terminal-weights", type=Path, default=None, help="run: the fold rows' VisPath terminal "
                     "weights (default: each fold reader's own <reader>.terminal.json when fitted, else the fixed sum)")
+    ap.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE", help="run: a VisPath "
+                    "option of the reader rows (repeatable), e.g. ends_split=false")
     ap.add_argument("--grasp-checkpoint", type=Path, default=None, help="run: GraSP rows with this node head "
                     "(kgqa train grasp --head nodes on the same KG)")
     args = ap.parse_args()

@@ -76,10 +76,13 @@ def test_onnx_ranker_scores_as_torch_fp32(tmp_path):
     assert np.allclose(a, b, atol=1e-3) and int(np.argmax(b)) == 2
 
 
-def test_a_second_process_reads_from_the_export_without_importing_torch(tmp_path):
-    """What makes a cold `kgqa ask --method mkgrag` quick: once exported, neither torch nor transformers load."""
+def test_a_second_process_reads_from_the_export_without_importing_torch(tmp_path, capfd):
+    """What makes a cold `kgqa ask --method mkgrag` quick: once exported, neither torch nor transformers load.
+    The export itself says so, once, on stderr (the first ask waits for it)."""
     S.load_reader(READER, backend="onnx", cache_dir=tmp_path)
     load_ranker(RANKER, backend="onnx", cache_dir=tmp_path)
+    said = capfd.readouterr().err
+    assert "exporting span-reader to ONNX once" in said and "exporting passage-ranker to ONNX once" in said
     code = (
         "import sys, json\n"
         "from kgqa.models.span_reader import load_reader\n"
@@ -91,6 +94,7 @@ def test_a_second_process_reads_from_the_export_without_importing_torch(tmp_path
         "print(json.dumps([g, s, 'torch' in sys.modules, 'transformers' in sys.modules]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr
+    assert "exporting" not in out.stderr
     text, scores, torch_loaded, transformers_loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert "1973" in text and len(scores) == 3
     assert not torch_loaded and not transformers_loaded

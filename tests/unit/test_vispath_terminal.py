@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.methods.vispath.terminal import (FEATURES, TerminalSlot, TerminalWeights, feature_rows, fit,
-                                           fixed_weights, load_weights, sha256, top1)
+from kgqa.methods.vispath.terminal import (FEATURES, TerminalSlot, TerminalWeights, chain_ends, feature_rows, fit,
+                                           fixed_weights, load_weights, sha256, split_offset, top1)
 
 
 def _path(n, reader, rules):
@@ -87,3 +87,40 @@ def test_the_slot_is_silent_without_a_file_and_one_fallback_line_with_a_bad_one(
     (tmp_path / "bad.json").write_text("{")
     assert TerminalSlot(tmp_path / "r.safetensors", str(tmp_path / "bad.json")).get(run) is None
     assert len(falls) == 1 and "unreadable terminal weights" in falls[0][0] and falls[0][1] == "checkpoint"
+
+
+def _chain(relations, end, reader):
+    edges = tuple(SimpleNamespace(relation_id=r) for r in relations)
+    return SimpleNamespace(edges=edges, end_id=end, reader_score=reader, rules_sigma=0.0)
+
+
+def test_chain_ends_counts_the_entities_one_relation_chain_reaches():
+    paths = [_chain(["P1", "P1"], "Qgold", 16.2)] + [_chain(["P1", "P1", "P361"], f"Qd{k}", 17.9) for k in range(3)]
+    paths.append(_chain(["P1"], "Qmid", 14.3))
+    assert np.allclose(np.exp(chain_ends(paths)), [1, 3, 3, 3, 1])
+
+
+def test_the_ends_split_puts_a_one_end_chain_above_an_equally_read_k_way_guess():
+    """The reader reads the extension a little better (17.9 against 16.9), but it reaches three entities: shared
+    among them, the chain with one end ranks first, under the fixed sum and under learned weights alike."""
+    paths = [_chain(["P1", "P1"], "Qgold", 16.9)] + [_chain(["P1", "P1", "P361"], f"Qd{k}", 17.9) for k in range(3)]
+    X = feature_rows(paths, {}, None, 0.0)
+    for w, learned in ((fixed_weights(1.0), False), (fixed_weights(1.0) * 3.0, True)):
+        assert int(np.argmax(X @ w)) != 0                                    # without the split: a guess wins
+        assert int(np.argmax(X @ w + split_offset(chain_ends(paths), learned))) == 0
+    far = [_chain(["P1", "P1"], "Qgold", 10.0)] + [_chain(["P2"], f"Qd{k}", 30.0) for k in range(3)]
+    Xf = feature_rows(far, {}, None, 0.0)                   # a chain read far better still wins when shared
+    assert int(np.argmax(Xf @ fixed_weights(1.0) + split_offset(chain_ends(far), False))) != 0
+
+
+def test_fit_and_top1_add_the_offset_without_fitting_it():
+    rng = np.random.default_rng(2)
+    groups = []
+    for X, y in _groups(rng, 60, FEATURES.index("reader")):
+        off = np.zeros(len(y))
+        off[y == 1] = 5.0                                    # the offset alone finds every answer
+        groups.append((X, y, off))
+    assert top1(groups, np.zeros(len(FEATURES))) == 1.0
+    assert top1([(X, y) for X, y, _ in groups], np.zeros(len(FEATURES))) < 0.5
+    w, rep = fit(groups)
+    assert top1(groups, w) == 1.0 and rep["learned_top1"] == 1.0

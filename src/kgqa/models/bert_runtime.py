@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Callable, Sequence
@@ -166,6 +167,8 @@ def export(model_of: Callable[[], object], forward: Callable, outputs: Sequence[
                 return forward(self.m, input_ids, token_type_ids, attention_mask)
 
         target.parent.mkdir(parents=True, exist_ok=True)
+        print(f"kgqa: exporting {target.parent.name.rsplit('-', 1)[0]} to ONNX once ({target.parent}); later runs "
+              "read the export", file=sys.stderr, flush=True)
         module = _Forward(model_of().float()).eval()
         ex = (torch.tensor([[101, 2054, 102, 1037, 2773, 102]]), torch.tensor([[0, 0, 0, 1, 1, 1]]),
               torch.ones(1, 6, dtype=torch.long))

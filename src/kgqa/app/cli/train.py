@@ -296,14 +296,17 @@ def train_terminal_cmd(
         groups = collect(p.method, items, tick)
     w, rep = fit(groups, seed)
     out = TerminalWeights(w, sha256(slot.path), {"questions": len(items), "seed": seed, **rep,
+                                                 "ends_split": p.method.opt.ends_split,
                                                  "exclude": [str(f) for f in exclude or []]}
                           ).save(terminal_path(slot.path))
     rep = {**rep, "weights": dict(zip(FEATURES, (round(float(x), 4) for x in w))), "file": str(out),
+           "ends_split": p.method.opt.ends_split,
            "seconds": round(time.perf_counter() - t0, 1)}
     if as_json:
         print(json.dumps(rep, indent=2))
         return
-    print("weights: " + ", ".join(f"{k} {v:+.3f}" for k, v in rep["weights"].items()))
+    print("weights: " + ", ".join(f"{k} {v:+.3f}" for k, v in rep["weights"].items())
+          + (" · a chain's score shared among its ends (ends_split)" if rep["ends_split"] else ""))
     print(f"gold answer ranked first on the {rep['groups']} questions whose answer was kept: fixed sum "
           f"{100 * rep['fixed_top1']:.1f} %, learned {100 * rep['learned_top1']:.1f} % (L2 {rep['l2']}, chosen on a "
           f"held-out fifth)")

@@ -154,6 +154,9 @@ class VisPathOptions(BaseModel):
     terminal_weights: str = Field("", description="path_scorer=reader: terminal selection's weights (kgqa train "
                                   "terminal); empty = <reader checkpoint>.terminal.json when fitted for that "
                                   "reader, else the fixed sum (reader + reader_rules_weight × rules + typing)")
+    ends_split: bool = Field(True, description="path_scorer=reader: terminal selection shares a relation "
+                             "chain's score among the k entities it reaches from the start (−log k), so a chain "
+                             "with one end outranks an equally read chain that is a k-way guess (terminal.py)")
     reader_beam: int = Field(15, ge=0, description="path_scorer=reader: paths the reader keeps per hop (best "
                              "score), beside the M3_fallback paths the rules keep")
     learned_weight: float = Field(2.0, ge=0.0, le=10.0, description="path_scorer=mixed: the weight of the "

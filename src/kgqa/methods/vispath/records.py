@@ -169,9 +169,10 @@ class VisPathRun:
     # the chain reader scored the chains (path_scorer=reader|auto, checkpoint usable, no LLM chain examination)
     reader: bool = False
     # terminal selection under the reader: the weights learned on this KG (kgqa train terminal), else None (the
-    # fixed sum); and the candidates' features and end ids, kept for fitting those weights
+    # fixed sum); and the candidates' features, end ids and log k (the ends their chain reaches), kept for
+    # fitting those weights
     terminal_weights: np.ndarray | None = None
-    terminal_candidates: tuple[np.ndarray, list[str]] | None = None
+    terminal_candidates: tuple[np.ndarray, list[str], np.ndarray] | None = None
     # terminal selection: other endpoints whose best path ranks exactly as the answer's (id, name); the answer
     # is the first of them in the retained order, not a choice the scores made
     tied_with: list[tuple[str, str]] = field(default_factory=list)

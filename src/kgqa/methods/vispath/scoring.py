@@ -35,7 +35,7 @@ import numpy as np
 
 from kgqa.core.kg import KG, cos_from_neo4j
 from kgqa.core.result import Step
-from kgqa.methods.vispath.terminal import feature_rows, fixed_weights
+from kgqa.methods.vispath.terminal import chain_ends, feature_rows, fixed_weights, split_offset
 from kgqa.methods.vispath.options import VisPathOptions
 from kgqa.core.question import (PHRASE_STOP, answer_noun_tokens, greedy_relation_matches, mention_tokens,
                                 question_phrases, type_nouns)
@@ -295,10 +295,13 @@ class Scorer:
         if run.reader:         # the chain reader's σ (every length) decides, the answer's type weighed in
             rs = run.relation_sketch                      # computed by terminal selection (VisPath.sketch_of)
             X = feature_rows(paths, typing, rs.depth if rs is not None else None, self.opt.reader_rules_weight)
-            run.terminal_candidates = (X, [p.end_id for p in paths])
-            w = (run.terminal_weights if run.terminal_weights is not None
-                 else fixed_weights(self.opt.reader_typing_weight))     # learned on this KG, else the fixed sum
-            s = X @ w
+            log_ends = chain_ends(paths)
+            run.terminal_candidates = (X, [p.end_id for p in paths], log_ends)
+            learned = run.terminal_weights is not None
+            w = run.terminal_weights if learned else fixed_weights(self.opt.reader_typing_weight)
+            s = X @ w                                       # learned on this KG, else the fixed sum
+            if self.opt.ends_split:                         # a chain's score shared among its k ends
+                s = s + split_offset(log_ends, learned)
             keys = {id(p): (-float(s[k]), -float(X[k, 2])) for k, p in enumerate(paths)}
         elif run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
             keys = {id(p): (-(p.sigma if p.sigma is not None else -1.0), -typing.get(id(p), 0.0)) for p in paths}

@@ -20,6 +20,13 @@ per KG, from questions generated from that KG's own walks (no evaluation questio
 Features of a path (``FEATURES``): the reader's logit / 20, the rules' σ × ``reader_rules_weight`` / 20 (the
 fixed sum's two terms on one scale), the answer-type match, the distance (in hops) from the depth range the
 question's relation sketch reads, and its length (one-hot 1–4, longer paths share the last).
+
+Ends shared (``ends_split``, ours): the reader scores a relation chain, not an entity, so every entity one chain
+reaches from the start gets that chain's score, and a chain that reaches k entities is a k-way guess. The ranking
+treats its score as the chain's and shares the chain's probability evenly among its ends: −log k in the units of
+the softmax that ranks (the fit's X·w for learned weights; the reader's logits, X·w × ``SCALE``, for the fixed
+sum). k counts the distinct end entities of the retained paths with that relation chain. No weight is fitted for
+it: the fit learns the other weights with the split in place.
 """
 
 from __future__ import annotations
@@ -52,21 +59,40 @@ def feature_rows(paths, typing: dict[int, float], depth_range: tuple[int, int] |
     return np.asarray(rows, dtype=np.float64).reshape(-1, len(FEATURES))
 
 
+def chain_ends(paths) -> np.ndarray:
+    """log k per path: k = the distinct end entities that the paths with its relation chain reach."""
+    ends: dict[tuple, set] = {}
+    for p in paths:
+        ends.setdefault(tuple(e.relation_id for e in p.edges), set()).add(p.end_id)
+    return np.log(np.asarray([len(ends[tuple(e.relation_id for e in p.edges)]) for p in paths], dtype=np.float64))
+
+
+def split_offset(log_ends: np.ndarray, learned: bool) -> np.ndarray:
+    """What ``ends_split`` adds to X·w: −log k in the ranking softmax's units (see the module text)."""
+    return -log_ends if learned else -log_ends / SCALE
+
+
+def _offset(group) -> np.ndarray:
+    """A group's fixed offset on X·w (its third element: the ends split in the fit's units), else none."""
+    return group[2] if len(group) > 2 else np.zeros(len(group[1]))
+
+
 def fixed_weights(typing_weight: float) -> np.ndarray:
     """The fixed sum (reader + λ·rules + typing_weight·typing) as weights over ``FEATURES``."""
     return np.array([1.0, 1.0, typing_weight / SCALE, 0, 0, 0, 0, 0], dtype=np.float64)
 
 
-def _train(groups: list[tuple[np.ndarray, np.ndarray]], l2: float, steps: int = 600, lr: float = 0.3) -> np.ndarray:
-    """Listwise softmax regression: per group, cross-entropy between softmax(X·w) and the gold rows' uniform
-    share; full-batch gradient descent from the fixed sum's weights, L2 towards them (a strong L2 keeps the
-    fixed sum)."""
+def _train(groups: list[tuple], l2: float, steps: int = 600, lr: float = 0.3) -> np.ndarray:
+    """Listwise softmax regression: per group, cross-entropy between softmax(X·w + offset) and the gold rows'
+    uniform share; full-batch gradient descent from the fixed sum's weights, L2 towards them (a strong L2 keeps
+    the fixed sum)."""
     w0 = fixed_weights(1.0)
     w = w0.copy()
     for _ in range(steps):
         g = l2 * (w - w0)
-        for X, y in groups:
-            s = X @ w
+        for grp in groups:
+            X, y = grp[0], grp[1]
+            s = X @ w + _offset(grp)
             p = np.exp(s - s.max())
             p /= p.sum()
             g += X.T @ (p - y / y.sum()) / len(groups)
@@ -74,15 +100,17 @@ def _train(groups: list[tuple[np.ndarray, np.ndarray]], l2: float, steps: int = 
     return w
 
 
-def top1(groups: list[tuple[np.ndarray, np.ndarray]], w: np.ndarray) -> float:
-    """Share of groups whose best-scored row is gold (groups with no gold row count as misses)."""
-    return sum(bool(y[int(np.argmax(X @ w))]) for X, y in groups) / max(len(groups), 1)
+def top1(groups: list[tuple], w: np.ndarray, offset_scale: float = 1.0) -> float:
+    """Share of groups whose best-scored row (X·w + offset_scale × offset) is gold (groups with no gold row
+    count as misses)."""
+    return sum(bool(g[1][int(np.argmax(g[0] @ w + offset_scale * _offset(g)))]) for g in groups) / max(len(groups), 1)
 
 
-def fit(groups: list[tuple[np.ndarray, np.ndarray]], seed: int = 0) -> tuple[np.ndarray, dict]:
-    """Weights over ``FEATURES`` from (features, is-gold) groups; the L2 strength of ``L2_GRID`` that puts the
-    most held-out groups' gold first (a fifth held out, drawn with ``seed``), then refitted on all of them."""
-    usable = [(X, y) for X, y in groups if len(y) and y.any()]
+def fit(groups: list[tuple], seed: int = 0) -> tuple[np.ndarray, dict]:
+    """Weights over ``FEATURES`` from (features, is-gold[, offset]) groups; the L2 strength of ``L2_GRID`` that
+    puts the most held-out groups' gold first (a fifth held out, drawn with ``seed``), then refitted on all of
+    them. An offset (the ends split, in the fit's units) is added to X·w and not fitted."""
+    usable = [g for g in groups if len(g[1]) and g[1].any()]
     if len(usable) < 10:
         raise InvalidInput(f"terminal weights: {len(usable)} generated questions reached their answer; at least "
                            "10 are needed (a bigger --questions, or a KG with longer walks)")
@@ -93,7 +121,7 @@ def fit(groups: list[tuple[np.ndarray, np.ndarray]], seed: int = 0) -> tuple[np.
     best = max(L2_GRID, key=lambda l2: (scores[l2], l2))
     w = _train(usable, best)
     return w, {"l2": best, "held_out_top1": {str(k): round(v, 4) for k, v in scores.items()},
-               "groups": len(usable), "fixed_top1": round(top1(usable, fixed_weights(1.0)), 4),
+               "groups": len(usable), "fixed_top1": round(top1(usable, fixed_weights(1.0), 1 / SCALE), 4),
                "learned_top1": round(top1(usable, w), 4)}
 
 
@@ -168,20 +196,22 @@ class TerminalSlot:
         return self._w
 
 
-def collect(vispath, questions, on_question=None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(features, is-gold) of the terminal candidates of each question (gold start, the chain reader scoring):
-    ``questions`` are (question, topic id, answer id)."""
+def collect(vispath, questions, on_question=None) -> list[tuple]:
+    """(features, is-gold, offset) of the terminal candidates of each question (gold start, the chain reader
+    scoring): ``questions`` are (question, topic id, answer id); the offset is the ends split in the fit's units
+    when VisPath's ``ends_split`` is on, else 0."""
     groups = []
     for k, (q, topic, answer) in enumerate(questions, 1):
         run = vispath.run(q, entity_id=topic)
         cand = run.terminal_candidates
         if cand is not None:
-            X, ends = cand
-            groups.append((X, np.array([e == answer for e in ends], dtype=np.float64)))
+            X, ends, log_ends = cand
+            off = split_offset(log_ends, True) if vispath.opt.ends_split else np.zeros(len(ends))
+            groups.append((X, np.array([e == answer for e in ends], dtype=np.float64), off))
         if on_question:
             on_question(k, len(questions))
     return groups
 
 
-__all__ = ["FEATURES", "feature_rows", "fixed_weights", "fit", "top1", "collect", "load_weights",
+__all__ = ["FEATURES", "feature_rows", "chain_ends", "split_offset", "fixed_weights", "fit", "top1", "collect", "load_weights",
            "TerminalWeights", "TerminalSlot", "terminal_path", "sha256"]
