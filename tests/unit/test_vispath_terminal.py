@@ -124,3 +124,44 @@ def test_fit_and_top1_add_the_offset_without_fitting_it():
     assert top1([(X, y) for X, y, _ in groups], np.zeros(len(FEATURES))) < 0.5
     w, rep = fit(groups)
     assert top1(groups, w) == 1.0 and rep["learned_top1"] == 1.0
+
+
+def test_terminal_selection_answers_from_the_chain_with_one_end_unless_ends_split_is_off():
+    """What VisPath answers (Scorer.rank_endpoints, the chain reader scoring, learned weights): a chain read a little
+    better that reaches three entities loses to the chain with one end; with ends_split=false it wins, and the
+    answer is one of its three tied ends."""
+    from kgqa.core.kg import KG
+    from kgqa.core.result import Step
+    from kgqa.methods.vispath.options import VisPathOptions
+    from kgqa.methods.vispath.records import HopRecord, ReasoningPath, StartCandidate, VisPathRun
+    from kgqa.methods.vispath.scoring import Scorer
+    from tests.fakes.vispath import BagOfWordsEncoder, FakeGraph
+
+    names = {"M": "Mount Tiny", "R1": "Tiny Range", "R2": "Big Cordillera", "D1": "Far Range A",
+             "D2": "Far Range B", "D3": "Far Range C"}
+    rel = {"P4552": "mountain range", "P361": "part of"}
+    facts = [("M", "P4552", "R1"), ("R1", "P4552", "R2")] + [("R2", "P361", d) for d in ("D1", "D2", "D3")]
+
+    def p(*triples, reader):
+        edges = tuple(Step(h, names[h], r, rel[r], t, names[t], k, score=0.5) for k, (h, r, t) in enumerate(triples, 1))
+        return ReasoningPath("M", names["M"], edges, sigma=0.5, reader_score=reader, rules_sigma=0.0)
+
+    two = p(("M", "P4552", "R1"), ("R1", "P4552", "R2"), reader=16.9)
+    three = [p(("M", "P4552", "R1"), ("R1", "P4552", "R2"), ("R2", "P361", d), reader=17.9) for d in ("D1", "D2", "D3")]
+    enc = BagOfWordsEncoder()
+    g = FakeGraph(names, rel, facts, encoder=enc)
+
+    def answer(**opts):
+        sc = Scorer(KG(g, enc), g, VisPathOptions(answer_typing=False, **opts))
+        run = VisPathRun(question="What is the range that the range of this mountain is part of?",
+                         start=StartCandidate("M", names["M"]))
+        run.reader = True
+        run.terminal_weights = fixed_weights(1.0) * 3.0
+        run.hops = [HopRecord(hop=1, intent="", retained=[]), HopRecord(hop=2, intent="", retained=[two]),
+                    HopRecord(hop=3, intent="", retained=three)]
+        ends = sc.rank_endpoints(run.question, False, run)
+        return ends[0].end_id, run.tied_with
+
+    assert answer() == ("R2", [])
+    first, tied = answer(ends_split=False)
+    assert first in ("D1", "D2", "D3") and len(tied) == 2
