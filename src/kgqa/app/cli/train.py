@@ -295,13 +295,12 @@ def train_terminal_cmd(
 
         groups = collect(p.method, items, tick)
     w, rep = fit(groups, seed)
-    out = TerminalWeights(w, sha256(slot.path), {"questions": len(items), "seed": seed, **rep,
-                                                 "ends_split": p.method.opt.ends_split,
+    split = p.method.opt.ends_split
+    out = TerminalWeights(w, sha256(slot.path), {"questions": len(items), "seed": seed, **rep, "ends_split": split,
                                                  "exclude": [str(f) for f in exclude or []]}
                           ).save(terminal_path(slot.path))
     rep = {**rep, "weights": dict(zip(FEATURES, (round(float(x), 4) for x in w))), "file": str(out),
-           "ends_split": p.method.opt.ends_split,
-           "seconds": round(time.perf_counter() - t0, 1)}
+           "ends_split": split, "seconds": round(time.perf_counter() - t0, 1)}
     if as_json:
         print(json.dumps(rep, indent=2))
         return

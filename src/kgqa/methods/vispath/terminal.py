@@ -61,10 +61,11 @@ def feature_rows(paths, typing: dict[int, float], depth_range: tuple[int, int] |
 
 def chain_ends(paths) -> np.ndarray:
     """log k per path: k = the distinct end entities that the paths with its relation chain reach."""
+    chains = [tuple(e.relation_id for e in p.edges) for p in paths]
     ends: dict[tuple, set] = {}
-    for p in paths:
-        ends.setdefault(tuple(e.relation_id for e in p.edges), set()).add(p.end_id)
-    return np.log(np.asarray([len(ends[tuple(e.relation_id for e in p.edges)]) for p in paths], dtype=np.float64))
+    for c, p in zip(chains, paths):
+        ends.setdefault(c, set()).add(p.end_id)
+    return np.log(np.asarray([len(ends[c]) for c in chains], dtype=np.float64))
 
 
 def split_offset(log_ends: np.ndarray, learned: bool) -> np.ndarray:
