@@ -131,6 +131,32 @@ def test_segmentation_keeps_image_sections_whole_merges_and_splits_text(tmp_path
     assert [c.id for c in chunks] == [f"x#c{i}" for i in range(len(chunks))]
 
 
+def test_with_paragraphs_a_long_section_is_split_at_paragraph_ends_and_keeps_its_breaks(tmp_path):
+    """With ``--paragraphs`` a section over the chunk size is cut where its paragraphs end (whole paragraphs packed
+    up to the size, their blank lines kept, so the reader can read each as the unit it was trained on); only a
+    paragraph longer than the size is cut inside, at its sentences. Without it, at any sentence end, as before; and
+    the option is part of the document's content hash, so a reload with it re-chunks."""
+    d = corpus(tmp_path)
+    paras = [" ".join(f"Paragraph {p} sentence {i}." for i in range(5)) for p in range(6)]       # 20 words each
+    huge = " ".join(f"Huge sentence {i} here." for i in range(30))                               # 120 words
+    write(d / "p.md", "# P\n\n" + "\n\n".join(paras[:3] + [huge] + paras[3:]) + "\n")
+    r, _ = rejects()
+    [doc] = discover(d, DocOptions(), r)
+    chunks = segment(doc, words, chunk_tokens=50, paragraphs=True)
+    texts = [c.text for c in chunks]
+    assert texts[0] == paras[0] + "\n\n" + paras[1]            # two whole paragraphs fit, a third does not
+    assert texts[1] == paras[2]
+    huge_parts = [t for t in texts if "Huge" in t]
+    assert len(huge_parts) == 3 and " ".join(huge_parts) == huge   # only the long paragraph is cut inside
+    assert texts[-2:] == [paras[3] + "\n\n" + paras[4], paras[5]]
+    for p in paras:                                             # no other paragraph is cut
+        assert sum(p in t for t in texts) == 1
+    assert all(c.tokens <= 50 for c in chunks)
+    plain = segment(doc, words, chunk_tokens=50)
+    assert not any("\n\n" in c.text for c in plain) and plain[0].text.startswith(paras[0] + " " + paras[1])
+    assert content_hash(doc, DocOptions()) != content_hash(doc, DocOptions(paragraphs=True))
+
+
 # --------------------------------------------------------------------------- bad input
 def test_non_utf8_strict_names_file_and_line_lenient_counts(tmp_path):
     d = corpus(tmp_path)

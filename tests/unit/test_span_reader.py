@@ -247,6 +247,37 @@ def test_each_table_row_is_a_passage_of_its_own_cited_under_its_section():
     assert r.candidate.heading == "Records" and r.candidate.chunk_id == "bridge#c0"
 
 
+def test_read_by_paragraph_each_paragraph_is_a_passage_with_its_own_ranker_prior():
+    """The reader was trained on single paragraphs: with ``by_paragraph`` a chunk holding two (``kgqa load documents
+    --paragraphs`` keeps their blank line) reaches it as two passages, each with its own no-answer score, and the
+    passage ranker's prior is each paragraph's own score; by default the chunk's prose is one passage and the prior
+    its chunk's, the same for every span of it."""
+    from kgqa.methods.mkgrag.learned import learned_read
+
+    c = chunk("The Glass Bridge opened in 2020 after a long delay.\n\nThe Stone Bridge opened in 1890.",
+              cid="bridge#c0", title="Glass Bridge")
+
+    class Years(_RowReader):                       # "1890" read a little better than "2020", each in its own place
+        def read(self, question, passages, top=20):
+            self.passages = list(passages)
+            return [S.SpanGuess(k, p.index(y), p.index(y) + 4, y, m, m)
+                    for k, p in enumerate(passages) for y, m in (("2020", 5.0), ("1890", 5.5)) if y in p]
+
+    def ranker(question, passages):                # the paragraph that answers is the one about the Glass Bridge
+        return [1.0 if "Glass" in p else -1.0 for p in passages]
+
+    q = "In which year did the bridge open?"
+    rec = Years()
+    r = learned_read(rec, q, [c], [], prior={"bridge#c0": 2.0}, prior_weight=2.0, by_paragraph=True,
+                     rank_passages=ranker)
+    assert rec.passages == ["The Glass Bridge opened in 2020 after a long delay.", "The Stone Bridge opened in 1890."]
+    assert r.answer == "2020"
+    rec = Years()
+    r = learned_read(rec, q, [c], [], prior={"bridge#c0": 2.0}, prior_weight=2.0, rank_passages=None)
+    assert rec.passages == ["The Glass Bridge opened in 2020 after a long delay. The Stone Bridge opened in 1890."]
+    assert r.answer == "1890"
+
+
 class _Proposes:
     """A reader that proposes the given spans of the first passage, best first (margins 9, 8, …)."""
 

@@ -101,6 +101,9 @@ def load_documents_cmd(
                                 "and count it."),
     chunk_tokens: int = typer.Option(300, "--chunk-tokens", min=32, help="Chunk size for sections without images "
                                      "(LLM tokens)."),
+    paragraphs: bool = typer.Option(False, "--paragraphs", help="Split a section longer than a chunk at its "
+                                    "paragraph ends (whole paragraphs per chunk, their blank lines kept) instead of "
+                                    "at any sentence end; read them with mkgrag's -o reader_passages=paragraph."),
     link: bool = typer.Option(True, "--link/--no-link", help="Link document entities to Wikidata entities (SAME_AS)."),
     link_threshold: float = typer.Option(0.8, "--link-threshold", help="Minimum SAME_AS score."),
     max_mb: float = typer.Option(5.0, "--max-mb", help="Largest Markdown/HTML file accepted, in MB (PDFs: "
@@ -119,7 +122,7 @@ def load_documents_cmd(
     from kgqa.loaders.documents.options import DocOptions
 
     s = env_settings(model_cache_dir=replay_cache)
-    opts = DocOptions(chunk_tokens=chunk_tokens, strict=strict, link=link, link_threshold=link_threshold,
+    opts = DocOptions(chunk_tokens=chunk_tokens, paragraphs=paragraphs, strict=strict, link=link, link_threshold=link_threshold,
                       max_bytes=int(max_mb * 1024 * 1024), images=images, write_batch=write_batch, force=force,
                       progress=False if as_json else (True if sys.stderr.isatty() else "log"))
     with writer_lock(s), open_runtime(s) as rt:

@@ -28,6 +28,8 @@ def content_hash(doc: ParsedDocument, options: DocOptions) -> str:
     h = hashlib.sha256()
     h.update(EXTRACTOR_VERSION.encode())
     h.update(f"chunk_tokens={options.chunk_tokens}".encode())
+    if options.paragraphs:                  # only then: the hashes of documents loaded without it stay as they were
+        h.update(b"paragraphs")
     h.update(doc.raw)
     for im in doc.images:
         h.update(im.sha256.encode())

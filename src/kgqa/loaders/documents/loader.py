@@ -201,7 +201,7 @@ class DocumentLoader:
         """Steps 2-9 for one document; ``old``: its stored status row (``docs_document_status``), if any."""
         prog = prog or DocumentProgress(0, enabled=False)
         t = time.perf_counter()
-        chunks = segment(doc, self.count_tokens, self.options.chunk_tokens)
+        chunks = segment(doc, self.count_tokens, self.options.chunk_tokens, self.options.paragraphs)
         report.stage("segment", time.perf_counter() - t)
         prog.note(f"{len(doc.raw) / 1024 / 1024:,.1f} MB in {len(chunks):,} chunks "
                   f"(segmented in {time.perf_counter() - t:,.1f} s)", len(chunks))

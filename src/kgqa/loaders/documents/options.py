@@ -17,6 +17,7 @@ STAND_IN = "whole-image stand-in"
 @dataclass
 class DocOptions:
     chunk_tokens: int = 300            # the fixed chunk size for sections without images (3.1)
+    paragraphs: bool = False           # a long section split at paragraph ends (whole paragraphs per chunk)
     strict: bool = True
     link: bool = True                  # SAME_AS links to Wikidata entities
     link_threshold: float = 0.8

@@ -1,6 +1,9 @@
 """Step 2 (mKG-RAG, Section 3.1): a parsed document cut into chunks. Sections with images are kept
 whole; runs of sections without images are merged up to ``chunk_tokens`` tokens and longer ones
-split at sentence ends. Nothing is dropped."""
+split at sentence ends, or with ``paragraphs`` (``kgqa load documents --paragraphs``) at paragraph ends
+where whole paragraphs fit (the recursive splitting of common RAG tools: paragraphs first, then
+sentences, then words), so that a chunk holds whole paragraphs, the unit a reader is trained on, and
+keeps their blank lines. Nothing is dropped."""
 
 from __future__ import annotations
 
@@ -29,9 +32,11 @@ class Chunk:
 
 # --------------------------------------------------------------------------- segmentation (3.1)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_PARAGRAPH = re.compile(r"\n\s*\n")
 
 
-def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_tokens: int) -> list[Chunk]:
+def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_tokens: int,
+            paragraphs: bool = False) -> list[Chunk]:
     """Sections with images whole; text-only sections merged up to ``chunk_tokens`` or split at
     sentence ends (a sentence longer than that is split by words). Nothing is dropped.
 
@@ -40,7 +45,9 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
     since counting the growing piece at every sentence made a 5 MB document take minutes."""
     pieces: list[tuple[list[str], str, list[DocImage], int, list]] = []   # (sections, text, images, tokens, pages)
     blocks = [(s, (f"{s.heading}\n{s.text}" if s.heading and not s.cont else s.text).strip()) for s in doc.sections]
-    sents = {k: [x for x in _SENTENCE.split(b) if x.strip()] for k, (s, b) in enumerate(blocks) if not s.images}
+    paras = {k: [p for p in (_PARAGRAPH.split(b) if paragraphs else [b]) if p.strip()]
+             for k, (s, b) in enumerate(blocks) if not s.images}
+    sents = {k: [x for p in ps for x in _SENTENCE.split(p) if x.strip()] for k, ps in paras.items()}
     flat = [" " + x for k in sorted(sents) for x in sents[k]]
     counts_flat = iter(count_many(count_tokens, flat))
     counts = {k: [next(counts_flat) for _ in sents[k]] for k in sorted(sents)}
@@ -67,7 +74,9 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
         n = sum(counts[k])
         if n > chunk_tokens:
             flush()
-            for part, m in _split(sents[k], counts[k], count_tokens, chunk_tokens):
+            parts = (_split_paragraphs(paras[k], counts[k], count_tokens, chunk_tokens) if paragraphs
+                     else _split(sents[k], counts[k], count_tokens, chunk_tokens))
+            for part, m in parts:
                 pieces.append(([s.heading], part, [], m, page_at(s)))
             continue
         if buf_tokens + n > chunk_tokens:
@@ -117,6 +126,32 @@ def _pack(parts: list[str], counts: list[int], limit: int, out: list[tuple[str, 
         n += c
     if cur:
         out.append((" ".join(cur), n))
+
+
+def _split_paragraphs(paras: list[str], counts: list[int], count_tokens, limit: int) -> list[tuple[str, int]]:
+    """A long section's paragraphs packed whole up to ``limit`` tokens and joined by their blank line; a paragraph
+    longer than that is split by ``_split`` into pieces of its own. ``counts``: the token count of each sentence
+    of the paragraphs in order (``_SENTENCE`` within each paragraph)."""
+    out: list[tuple[str, int]] = []
+    cur: list[str] = []
+    n = 0
+    at = 0
+    for p in paras:
+        sents = [x for x in _SENTENCE.split(p) if x.strip()]
+        cs = counts[at:at + len(sents)]
+        at += len(sents)
+        c = sum(cs)
+        if cur and n + c > limit:
+            out.append(("\n\n".join(cur), n))
+            cur, n = [], 0
+        if c > limit:
+            out += _split(sents, cs, count_tokens, limit)
+            continue
+        cur.append(p)
+        n += c
+    if cur:
+        out.append(("\n\n".join(cur), n))
+    return out
 
 
 def _split(sents: list[str], counts: list[int], count_tokens, limit: int) -> list[tuple[str, int]]:

@@ -5,8 +5,9 @@ mKG-RAG ("mKG-RAG: Leveraging Multimodal Knowledge Graphs in Retrieval-Augmented
 Knowledge-intensive VQA", Section 3.2.2) gives the retrieved graph elements and their chunks to an MLLM;
 without one served, this reads the same context:
 
-1. **passages**: every retrieved chunk's prose as its sentences, and each of its Markdown table's rows as a
-   passage of its own (``Column: value; …``, ``kgqa.core.spans.text_lines``): a row is a record, read on its
+1. **passages**: every retrieved chunk's prose (with ``by_paragraph``, each of its paragraphs: the unit the reader
+   was trained on), and each of its Markdown table's rows as a passage of its own
+   (``Column: value; …``, ``kgqa.core.spans.text_lines``): a row is a record, read on its
    own rather than among its neighbours; bare as the reader was trained (no title line in front), and
    the G_r elements whose text no retrieved chunk holds (an entity's description, a relation's sentence) as
    one more passage each;
@@ -27,7 +28,9 @@ without one served, this reads the same context:
    of the same kind: +``TYPE_BONUS``). Spans the question (or what the image shows, or the top document's
    title) already names are not answers, nor spans holding ``RESTATED_WORDS`` consecutive words of the question
    (a clause restating it); a span read where a name the question gives (or what the image
-   shows) occurs gains ``SUBJECT_BONUS``;
+   shows) occurs gains ``SUBJECT_BONUS``; with the passage ranker, ``rank_weight`` times the ranker's score of the
+   span's chunk (read by paragraph: of its paragraph) below the best one's (a retrieval prior, as BERTserini weighs
+   its retriever's: Yang et al., arXiv:1902.01718);
 5. the best span is the answer and the sentence holding it the evidence; the reader abstains when the best
    margin is below the checkpoint's threshold (chosen on held-out training articles, ``threshold`` option to
    override), or when none of the names the question gives (nor what the image shows) occurs in the passage
@@ -61,6 +64,8 @@ _NAME_TAIL = re.compile(r"^(?:,?\s+[A-Z][\w.'&-]*)*,?\s+(?:and|&)\s+[A-Z][\w.'&-
 NAME_SLACK = 1.0
 #: what a span's text is stripped of at its ends (spaces and clause punctuation)
 _SPAN_EDGE = " \t\n,;:."
+#: a blank line: where a chunk's paragraphs meet (``kgqa.loaders.documents.segment`` keeps them)
+_PARAGRAPH = re.compile(r"\n\s*\n")
 #: a possessive ending of a name the question gives ("Did Karp's paper …"): the name is "Karp", not "karp s"
 _POSSESSIVE = re.compile(r"['’]s$")
 
@@ -128,23 +133,31 @@ def _passage(lines: list[str]) -> tuple[str, list[tuple[int, int, str]]]:
 def learned_read(reader, question: str, chunks: list[dict], elements: list, *, image_note: str | None = None,
                  titles: dict[str, str] | None = None, doc_titles: dict[str, str] | None = None,
                  threshold: float | None = None, top: int = 20, prior: dict[str, float] | None = None,
-                 prior_weight: float = 0.0) -> Reading:
+                 prior_weight: float = 0.0, by_paragraph: bool = False, rank_passages=None) -> Reading:
     """The learned reader's answer over the retrieved context (see the module doc). Arguments as ``reader.read``;
     ``reader``: a loaded ``SpanReader``; ``threshold``: the abstention margin (default: the checkpoint's);
     ``prior``: the passage ranker's score of each chunk (by id), added to a span's margin times ``prior_weight``
-    as its distance below the best chunk's (a passage of no ranked chunk: the lowest score)."""
+    as its distance below the best chunk's (a passage of no ranked chunk: the lowest score); ``by_paragraph``: each
+    paragraph of a chunk's prose (blank-line separated) is a passage of its own, else the chunk's prose is one;
+    ``rank_passages``: the passage ranker's scores of (question, passages), which then give the prior of each
+    passage itself (a paragraph, the unit the ranker was trained on) in place of its chunk's."""
     atype, noun = answer_type(question)
     doc_titles = doc_titles or {}
     passages: list[str] = []
     meta: list[dict] = []
     held = set()
     for c in chunks:
-        lines = text_lines(c["text"])
+        paras = [text_lines(p) for p in (_PARAGRAPH.split(c["text"]) if by_paragraph else [c["text"]])]
+        lines = [x for p in paras for x in p]
         whole = [x for x, _ in lines]
         held |= {" ".join(x.split()) for x in whole}
         title = c.get("title") or doc_titles.get(c.get("doc_id") or "", "")
-        # the chunk's prose is one passage, each table row one of its own (a record, read on its own)
-        groups = [[i for i, (_, row) in enumerate(lines) if not row]] + [[i] for i, (_, row) in enumerate(lines) if row]
+        # each paragraph's prose is one passage, each table row one of its own (a record, read on its own)
+        groups, at = [], 0
+        for p in paras:
+            groups.append([at + i for i, (_, row) in enumerate(p) if not row])
+            groups += [[at + i] for i, (_, row) in enumerate(p) if row]
+            at += len(p)
         for idx in groups:
             if not idx:
                 continue
@@ -183,6 +196,9 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     asked, allowed = KINDS[atype]
     use_prior = bool(prior) and prior_weight > 0
     p_top, p_low = (max(prior.values()), min(prior.values())) if use_prior else (0.0, 0.0)
+    own = [float(x) for x in rank_passages(question, passages)] if use_prior and rank_passages else None
+    if own:
+        p_top = max(own)
     scored: list[tuple[float, Candidate]] = []
     for g in guesses:
         m = meta[g.passage]
@@ -211,7 +227,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
         if q_names and any(n and _occurs(n, " ".join(m["lines"])) for n in q_names):
             adj += SUBJECT_BONUS
         if use_prior:
-            adj += prior_weight * (prior.get(m["chunk_id"], p_low) - p_top)
+            adj += prior_weight * ((own[g.passage] if own else prior.get(m["chunk_id"], p_low)) - p_top)
         heading = ""                                 # the last section heading of the chunk up to the sentence
         for s in m["lines"][:m["index"][si] + 1]:
             if s in m["sections"]:
