@@ -102,3 +102,51 @@ def test_the_torch_runtime_reads_the_same_name(loaded):
     p = run_kgqa("ask", LIGHTHOUSE, "--method", "mkgrag", "--json", env={**CPU, "KGQA_READER_BACKEND": "torch"})
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["answer"] == "Ada Ringstrom"
+
+
+CANAL = [
+    "The Harrowgate Canal is a narrow waterway in the county of Elmshire. It runs for 34 kilometres from the market "
+    "town of Brackwell to the river Ouse at Lydford, passing through twenty-one locks on the way. Barges carried coal, "
+    "lime and grain along it for more than a century, and the towpath beside it is now a public footpath that walkers "
+    "follow from one end to the other in two days.",
+    "Construction of the canal began in 1791 under the engineer Thomas Penlow, who had surveyed the route two years "
+    "earlier for a company of Brackwell merchants. Work stopped twice when the money ran out, and the last section to "
+    "Lydford was only finished in 1809, long after Penlow had left the company for a harbour scheme on the coast. The "
+    "final cost was nearly three times his estimate.",
+    "The largest structure on the canal is the Fennick Aqueduct, which carries it 22 metres above the river Tarn on "
+    "nine stone arches. The aqueduct was designed by the architect Margaret Holloway. It opened in 1803 and was the "
+    "longest navigable aqueduct in the county for fifty years. A flood in 1852 destroyed two of its arches, which were "
+    "rebuilt in brick.",
+    "Today the canal is maintained by the Elmshire Waterways Trust, a charity founded in 1974 by volunteers who cleared "
+    "the silted locks by hand. Pleasure boats now use the whole length in summer, and the trust runs a small museum in "
+    "the old toll house at Brackwell, where the company's ledgers and Penlow's survey drawings are kept.",
+]
+
+
+def test_a_long_section_loaded_with_paragraphs_is_read_a_paragraph_at_a_time(loaded, tmp_path):
+    """``kgqa load documents --paragraphs``: a section longer than a chunk is cut at its paragraph ends (each
+    paragraph whole in one chunk), and ``-o reader_passages=paragraph`` reads it a paragraph at a time and cites the
+    sentence; loaded again without the option the same file is replaced and cut at sentence ends as before."""
+    from kgqa.loaders.documents.store import remove_document
+
+    (tmp_path / "harrowgate_canal.md").write_text("# Harrowgate Canal\n\n" + "\n\n".join(CANAL) + "\n", encoding="utf-8")
+    try:
+        p = run_kgqa("load", "documents", str(tmp_path), "--paragraphs", "--json", env=CPU)
+        assert p.returncode == 0, p.stderr
+        show = run_kgqa("docs", "show", "harrowgate_canal", "--json", env=CPU)
+        texts = [c["text"] for c in json.loads(show.stdout)["chunks"]]
+        assert len(texts) > 1 and any("\n\n" in t for t in texts)
+        for para in CANAL:
+            assert sum(para in t for t in texts) == 1                     # whole, in one chunk
+        p = run_kgqa("ask", "Who designed the Fennick Aqueduct?", "--method", "mkgrag", "-o", "reader=learned",
+                     "-o", "reader_passages=paragraph", "--docs", "harrowgate_canal", "--json", env=CPU)
+        assert p.returncode == 0, p.stderr
+        a = json.loads(p.stdout)
+        assert a["answer"] == "Margaret Holloway"
+        assert a["details"]["support"]["sentence"] == "The aqueduct was designed by the architect Margaret Holloway."
+        p = run_kgqa("load", "documents", str(tmp_path), "--json", env=CPU)
+        assert p.returncode == 0, p.stderr
+        show = run_kgqa("docs", "show", "harrowgate_canal", "--json", env=CPU)
+        assert not any("\n\n" in c["text"] for c in json.loads(show.stdout)["chunks"])
+    finally:
+        remove_document(loaded, "harrowgate_canal")

@@ -122,8 +122,9 @@ def load_documents_cmd(
     from kgqa.loaders.documents.options import DocOptions
 
     s = env_settings(model_cache_dir=replay_cache)
-    opts = DocOptions(chunk_tokens=chunk_tokens, paragraphs=paragraphs, strict=strict, link=link, link_threshold=link_threshold,
-                      max_bytes=int(max_mb * 1024 * 1024), images=images, write_batch=write_batch, force=force,
+    opts = DocOptions(chunk_tokens=chunk_tokens, paragraphs=paragraphs, strict=strict, link=link,
+                      link_threshold=link_threshold, max_bytes=int(max_mb * 1024 * 1024), images=images,
+                      write_batch=write_batch, force=force,
                       progress=False if as_json else (True if sys.stderr.isatty() else "log"))
     with writer_lock(s), open_runtime(s) as rt:
         report = DocumentLoader(rt.graph, rt.models, s, opts).load(path)
