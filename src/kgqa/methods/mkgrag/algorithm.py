@@ -164,8 +164,8 @@ class MKGRAGOptions(BaseModel):
     reader_passages: Literal["chunk", "paragraph"] = Field(
         "chunk", description="learned reader: what it reads as one passage: each chunk's prose, or each paragraph of "
         "it (the unit it was trained on), with the passage ranker's prior taken per paragraph; for documents loaded "
-        "with --paragraphs (SQuAD dev open, 1,440 q: EM 46.25 -> 49.72; the bundled documents 86 -> 82 %; "
-        "docs/benchmarks.md). A table row is always a passage of its own")
+        "with --paragraphs (SQuAD dev open, 1,440 q: EM 46.25 -> 49.72; the bundled documents 82 percent "
+        "either way on onnxruntime; docs/benchmarks.md). A table row is always a passage of its own")
     min_sentence_cos: float = Field(0.3, ge=-1.0, le=1.0, description="cpu reader: abstain when the supporting "
                                                                       "sentence's cosine to the question is lower")
     chunks_only: bool = Field(False, description="ablation: naive RAG over chunks of the Kd documents (no graph)")
