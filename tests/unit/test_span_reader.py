@@ -263,7 +263,7 @@ def test_read_by_paragraph_each_paragraph_is_a_passage_with_its_own_ranker_prior
             return [S.SpanGuess(k, p.index(y), p.index(y) + 4, y, m, m)
                     for k, p in enumerate(passages) for y, m in (("2020", 5.0), ("1890", 5.5)) if y in p]
 
-    def ranker(question, passages):                # the paragraph that answers is the one about the Glass Bridge
+    def ranker(passages):                          # the paragraph that answers is the one about the Glass Bridge
         return [1.0 if "Glass" in p else -1.0 for p in passages]
 
     q = "In which year did the bridge open?"

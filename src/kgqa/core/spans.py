@@ -59,6 +59,15 @@ class Span:
     kind: str            # date | year | ratio | measure | count | name
 
 
+#: a blank line (spaces allowed): where two paragraphs meet
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+
+
+def paragraphs_of(text: str) -> list[str]:
+    """The blank-line-separated paragraphs of ``text``, empty ones left out."""
+    return [p for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a paragraph (split at . ! ? before a capital or digit)."""
     out = []

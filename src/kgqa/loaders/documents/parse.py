@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from kgqa.core.spans import paragraphs_of
+
+
 # --------------------------------------------------------------------------- parsed documents
 @dataclass
 class DocImage:
@@ -93,7 +96,7 @@ def clean_text(text: str) -> str:
     """Whitespace collapsed within a paragraph; table rows, list items and ``Key: value`` lines keep their own
     line (the CPU extractor reads them as structured facts)."""
     paras = []
-    for p in re.split(r"\n\s*\n", text):
+    for p in paragraphs_of(text):
         lines, prose = [], []
         for ln in p.split("\n"):
             if _STRUCTURED_LINE.match(ln):

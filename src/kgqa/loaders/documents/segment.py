@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kgqa.core.spans import paragraphs_of
 from kgqa.loaders.documents.parse import DocImage, ParsedDocument
 
 
@@ -32,7 +33,6 @@ class Chunk:
 
 # --------------------------------------------------------------------------- segmentation (3.1)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-_PARAGRAPH = re.compile(r"\n\s*\n")
 
 
 def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_tokens: int,
@@ -45,9 +45,10 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
     since counting the growing piece at every sentence made a 5 MB document take minutes."""
     pieces: list[tuple[list[str], str, list[DocImage], int, list]] = []   # (sections, text, images, tokens, pages)
     blocks = [(s, (f"{s.heading}\n{s.text}" if s.heading and not s.cont else s.text).strip()) for s in doc.sections]
-    paras = {k: [p for p in (_PARAGRAPH.split(b) if paragraphs else [b]) if p.strip()]
+    # each text section's paragraphs (the whole block as one without ``paragraphs``): (text, its sentences)
+    paras = {k: [(p, [x for x in _SENTENCE.split(p) if x.strip()]) for p in (paragraphs_of(b) if paragraphs else [b])]
              for k, (s, b) in enumerate(blocks) if not s.images}
-    sents = {k: [x for p in ps for x in _SENTENCE.split(p) if x.strip()] for k, ps in paras.items()}
+    sents = {k: [x for _, ps in pss for x in ps] for k, pss in paras.items()}
     flat = [" " + x for k in sorted(sents) for x in sents[k]]
     counts_flat = iter(count_many(count_tokens, flat))
     counts = {k: [next(counts_flat) for _ in sents[k]] for k in sorted(sents)}
@@ -128,16 +129,16 @@ def _pack(parts: list[str], counts: list[int], limit: int, out: list[tuple[str, 
         out.append((" ".join(cur), n))
 
 
-def _split_paragraphs(paras: list[str], counts: list[int], count_tokens, limit: int) -> list[tuple[str, int]]:
-    """A long section's paragraphs packed whole up to ``limit`` tokens and joined by their blank line; a paragraph
-    longer than that is split by ``_split`` into pieces of its own. ``counts``: the token count of each sentence
-    of the paragraphs in order (``_SENTENCE`` within each paragraph)."""
+def _split_paragraphs(paras: list[tuple[str, list[str]]], counts: list[int], count_tokens,
+                      limit: int) -> list[tuple[str, int]]:
+    """A long section's paragraphs, (text, its sentences), packed whole up to ``limit`` tokens and joined by a blank
+    line; a paragraph longer than that is split by ``_split`` into pieces of its own. ``counts``: the token count of
+    each sentence of the paragraphs in order."""
     out: list[tuple[str, int]] = []
     cur: list[str] = []
     n = 0
     at = 0
-    for p in paras:
-        sents = [x for x in _SENTENCE.split(p) if x.strip()]
+    for p, sents in paras:
         cs = counts[at:at + len(sents)]
         at += len(sents)
         c = sum(cs)

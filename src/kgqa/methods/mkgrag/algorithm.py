@@ -298,14 +298,14 @@ class MKGRAG(BaseMethod):
         if self.learned_reader:
             model, why = self.span_reader()
             if model is not None:
+                by_paragraph = self.opt.reader_passages == "paragraph"
                 reading = learned_read(model, question, r.chunks, r.elements, image_note=r.image_note,
                                        titles={d["id"]: d["title"] for d in r.documents[:1]},
                                        doc_titles={d["id"]: d["title"] for d in r.documents},
                                        threshold=self.opt.reader_threshold, prior=r.rank_scores,
                                        prior_weight=self.opt.rank_weight,
-                                       by_paragraph=self.opt.reader_passages == "paragraph",
-                                       rank_passages=self._passage_scorer(r)
-                                       if self.opt.reader_passages == "paragraph" else None)
+                                       by_paragraph=by_paragraph,
+                                       rank_passages=self._passage_scorer(r) if by_paragraph else None)
                 reading.cpu_reader = "learned"
                 return self._settle(reading, r)
             r.fallbacks.append(Fallback("reader", f"learned reader unavailable ({why}); the rule reader answers"))
@@ -324,7 +324,7 @@ class MKGRAG(BaseMethod):
         if ranker is None:
             return None
 
-        def score(_question: str, passages: list[str]):
+        def score(passages: list[str]):
             t = time.perf_counter()
             out = ranker.score(r.query_text, passages)        # as the chunks were: the question and the image's note
             r.timings["rank"] = r.timings.get("rank", 0.0) + time.perf_counter() - t

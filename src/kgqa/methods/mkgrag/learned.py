@@ -45,7 +45,7 @@ import re
 from dataclasses import replace
 
 from kgqa.core.kg import label_key
-from kgqa.core.spans import spans, text_lines
+from kgqa.core.spans import paragraphs_of, spans, text_lines
 from kgqa.methods.mkgrag.reader import (KINDS, ORG_NOUNS, PERSON_NOUNS, PLACE_NOUNS, Candidate, Reading,
                                         _content_words, _occurs, answer_type)
 
@@ -64,8 +64,6 @@ _NAME_TAIL = re.compile(r"^(?:,?\s+[A-Z][\w.'&-]*)*,?\s+(?:and|&)\s+[A-Z][\w.'&-
 NAME_SLACK = 1.0
 #: what a span's text is stripped of at its ends (spaces and clause punctuation)
 _SPAN_EDGE = " \t\n,;:."
-#: a blank line: where a chunk's paragraphs meet (``kgqa.loaders.documents.segment`` keeps them)
-_PARAGRAPH = re.compile(r"\n\s*\n")
 #: a possessive ending of a name the question gives ("Did Karp's paper …"): the name is "Karp", not "karp s"
 _POSSESSIVE = re.compile(r"['’]s$")
 
@@ -139,7 +137,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     ``prior``: the passage ranker's score of each chunk (by id), added to a span's margin times ``prior_weight``
     as its distance below the best chunk's (a passage of no ranked chunk: the lowest score); ``by_paragraph``: each
     paragraph of a chunk's prose (blank-line separated) is a passage of its own, else the chunk's prose is one;
-    ``rank_passages``: the passage ranker's scores of (question, passages), which then give the prior of each
+    ``rank_passages``: the passage ranker's scores of a list of passages, which then give the prior of each
     passage itself (a paragraph, the unit the ranker was trained on) in place of its chunk's."""
     atype, noun = answer_type(question)
     doc_titles = doc_titles or {}
@@ -147,7 +145,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     meta: list[dict] = []
     held = set()
     for c in chunks:
-        paras = [text_lines(p) for p in (_PARAGRAPH.split(c["text"]) if by_paragraph else [c["text"]])]
+        paras = [text_lines(p) for p in (paragraphs_of(c["text"]) if by_paragraph else [c["text"]])]
         lines = [x for p in paras for x in p]
         whole = [x for x, _ in lines]
         held |= {" ".join(x.split()) for x in whole}
@@ -196,7 +194,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     asked, allowed = KINDS[atype]
     use_prior = bool(prior) and prior_weight > 0
     p_top, p_low = (max(prior.values()), min(prior.values())) if use_prior else (0.0, 0.0)
-    own = [float(x) for x in rank_passages(question, passages)] if use_prior and rank_passages else None
+    own = [float(x) for x in rank_passages(passages)] if use_prior and rank_passages else None
     if own:
         p_top = max(own)
     scored: list[tuple[float, Candidate]] = []
