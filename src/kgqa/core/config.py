@@ -33,15 +33,16 @@ def source_checkout() -> Path | None:
     return root if (root / "neo4j-local" / "pom.xml").is_file() else None
 
 
-def own_or_shipped(settings, folder: str, name: str) -> Path:
+def own_or_shipped(settings, folder: str, name: str, shipped_in: str = "data/demo") -> Path:
     """A trained model file: <data dir>/models/<folder>/<name> when one was trained there, else the one shipped in
-    a source checkout's data/demo/<folder>/, else the own path (that does not exist yet)."""
+    a source checkout's <shipped_in>/<folder>/ (the demo's chain reader and GraSP heads: data/demo; the span
+    reader and the passage ranker: data), else the own path (that does not exist yet)."""
     models_dir = getattr(settings, "models_dir", None)
     own = Path(models_dir) / folder / name if models_dir else Path(name)
     if own.is_file():
         return own
     root = source_checkout()
-    shipped = root / "data" / "demo" / folder / name if root else None
+    shipped = root / shipped_in / folder / name if root else None
     return shipped if shipped is not None and shipped.is_file() else own
 
 

@@ -38,8 +38,6 @@ correctly by another.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 import sys
@@ -51,13 +49,13 @@ from typing import Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput, ModelUnavailable
-from kgqa.models.bert_runtime import onnxruntime_available, session  # noqa: F401 - callers import the first here
+from kgqa.models.runtime.backend import native_bf16, onnxruntime_available
+from kgqa.models.runtime.onnx import export, folder_fingerprint, hidden_states, session
+from kgqa.models.runtime.tokens import sentence_tokenizer
 
 _LOCK = threading.Lock()
 _CACHE: dict[tuple, "SentenceEncoder"] = {}
 BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
-#: bump when the export or quantisation recipe changes (a new cache folder)
-EXPORT_VERSION = 1
 _NOTED: set[str] = set()
 
 
@@ -98,27 +96,6 @@ def resolve_backend(backend: str | None, device: str = "cpu") -> str:
     return backend
 
 
-@functools.lru_cache(maxsize=1)
-def native_bf16() -> bool:
-    """Whether this CPU multiplies bf16 natively (AMX or AVX512-BF16; Linux's cpu flags), read once per
-    process (``passages_bf16`` asks on every ``encode_passages`` call)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return False
-    return any(f" {f}" in flags for f in ("amx_bf16", "avx512_bf16"))
-
-
-def _fingerprint(model_path: Path) -> str:
-    """Names, sizes and mtimes of the model folder's files (cheap; changes with the weights)."""
-    h = hashlib.sha256(f"v{EXPORT_VERSION}".encode())
-    for p in sorted(model_path.rglob("*")):
-        if p.is_file():
-            st = p.stat()
-            h.update(f"{p.relative_to(model_path)}:{st.st_size}:{int(st.st_mtime)}".encode())
-    return h.hexdigest()[:16]
-
-
 def _check_mean_pooling(model_path: Path) -> int:
     """The ONNX path re-implements only Transformer → mean Pooling (→ Normalize); the max length."""
     try:
@@ -155,7 +132,7 @@ def export_onnx(model_path: str | Path, cache_dir: str | Path, quantized: bool) 
     """``model.onnx`` (fp32) or ``model_int8.onnx`` for ``model_path``, exported once into
     ``cache_dir/<model>-<fingerprint>/`` from the local folder (torch + sentence-transformers)."""
     model_path = Path(model_path)
-    folder = Path(cache_dir) / f"{model_path.name}-{_fingerprint(model_path)}"
+    folder = Path(cache_dir) / f"{model_path.name}-{folder_fingerprint(model_path)}"
     fp32 = folder / "model.onnx"
     target = folder / ("model_int8.onnx" if quantized else "model.onnx")
     if target.exists():
@@ -163,36 +140,10 @@ def export_onnx(model_path: str | Path, cache_dir: str | Path, quantized: bool) 
     folder.mkdir(parents=True, exist_ok=True)
     tmp_tag = f".tmp-{os.getpid()}"
     if not fp32.exists():
-        import warnings
-
-        import torch
         from sentence_transformers import SentenceTransformer
 
         st = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
-        inner = st[0].auto_model.eval()
-
-        class _Hidden(torch.nn.Module):  # keyword call: BertModel.forward's positional order varies
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.m(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
-
-        ex = st.tokenizer(["an example", "a somewhat longer example name"], padding=True, return_tensors="pt")
-        if "token_type_ids" not in ex:
-            ex["token_type_ids"] = torch.zeros_like(ex["input_ids"])
-        axes = {k: {0: "batch", 1: "tokens"} for k in ("input_ids", "attention_mask", "token_type_ids",
-                                                       "last_hidden_state")}
-        tmp = fp32.with_name(fp32.name + tmp_tag)
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(_Hidden(inner), (ex["input_ids"], ex["attention_mask"], ex["token_type_ids"]),
-                              str(tmp), input_names=["input_ids", "attention_mask", "token_type_ids"],
-                              output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17,
-                              dynamo=False)
-        os.replace(tmp, fp32)
+        export(lambda: st[0].auto_model, hidden_states, ["last_hidden_state"], fp32, note=False)
     if quantized:
         import logging
 
@@ -206,35 +157,6 @@ def export_onnx(model_path: str | Path, cache_dir: str | Path, quantized: bool) 
     return target
 
 
-def _tokenizer(model_path: str, max_length: int):
-    """``texts -> {input_ids, attention_mask, token_type_ids}`` (int64 numpy, padded to the longest, cut at
-    ``max_length``): Hugging Face ``tokenizers`` over the folder's tokenizer.json when it has one and says how
-    to pad (importing ``transformers`` costs a cold ``kgqa ask`` about 1.5 s, and pulls in torch), else
-    ``transformers``' AutoTokenizer. Both give the same word pieces (tests/unit/test_bert_runtime.py)."""
-    path = Path(model_path) / "tokenizer.json"
-    if path.is_file():
-        from tokenizers import Tokenizer
-
-        tk = Tokenizer.from_file(str(path))
-        pad = tk.padding
-        if pad and pad.get("pad_token") is not None:
-            tk.enable_truncation(max_length)
-            tk.enable_padding(pad_id=pad["pad_id"], pad_token=pad["pad_token"], pad_type_id=pad["pad_type_id"])
-
-            def encode(texts: list[str]) -> dict[str, np.ndarray]:
-                encs = tk.encode_batch(texts)
-                return {"input_ids": np.array([e.ids for e in encs], dtype=np.int64),
-                        "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
-                        "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64)}
-
-            return encode
-    from transformers import AutoTokenizer
-
-    hf = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
-    return lambda texts: {k: np.asarray(v, dtype=np.int64) for k, v in hf(
-        texts, padding=True, truncation=True, max_length=max_length, return_tensors="np").items()}
-
-
 class OnnxSentenceModel:
     """onnxruntime session(s) over the exported transformer, mean pooling and L2 norm in numpy; tokenizer from
     the same folder. ``onnx_path``: an export made elsewhere (the chain reader's fine-tuned bi-encoder) of a
@@ -244,7 +166,7 @@ class OnnxSentenceModel:
                  onnx_path: Path | None = None):
         self.max_length = _check_mean_pooling(Path(model_path))
         self.path = onnx_path or export_onnx(model_path, cache_dir, quantized)
-        self.tokenize = _tokenizer(model_path, self.max_length)
+        self.tokenize = sentence_tokenizer(model_path, self.max_length)
         self._sessions: dict[int, object] = {}
         self._inputs: list[str] = []
 
@@ -341,7 +263,7 @@ class SentenceEncoder:
         the backend, the device and the passages' precision; saved vectors of another identity are not reused
         (``loaders/documents/embed_cache``)."""
         path = Path(self.model_path)
-        weights = _fingerprint(path) if path.is_dir() else str(path)
+        weights = folder_fingerprint(path) if path.is_dir() else str(path)
         return (f"{self.name}:{weights} · {self.backend} · {self.device} · "
                 f"passages {'bf16' if self.passages_bf16 else 'fp32'}")
 

@@ -7,7 +7,7 @@ Examples come from two sources:
   ways; the walk's relation chain is the gold chain;
 * question/answer pairs from a file (``--data``, the ``kgqa eval`` format): only the answer is used; the
   gold chains are the shortest relation chains from the topic that reach it, found by bounded search
-  (``kgqa.models.path_supervision``), as weak supervision in "Subgraph Retrieval Enhanced Model for
+  (``kgqa.training.path_supervision``), as weak supervision in "Subgraph Retrieval Enhanced Model for
   Multi-hop Knowledge Base Question Answering" (Zhang et al., ACL 2022).
 
 Per question, the pairs (question, chain) and their labels:
@@ -42,9 +42,13 @@ import numpy as np
 from kgqa.core.errors import InvalidInput
 from kgqa.core.qa_examples import TrainingExample, read_examples, topics_of
 from kgqa.core.walk_questions import generate_walk_questions
-from kgqa.models.chain_reader import (ChainReader, catalogue_fingerprint, chain_text, new_bi_encoder,
-                                      new_cross_encoder, save_reader)
-from kgqa.models.path_supervision import gold_chains, search_chains
+from kgqa.core.report import Report
+from kgqa.models.heads.chain_reader import (CHECKPOINT_NAME, ChainReader, catalogue_fingerprint, chain_text,
+                                            new_bi_encoder, new_cross_encoder, save_chain_reader,
+                                            terminal_weights_path)
+from kgqa.models.plot import plot_losses
+from kgqa.training.path_supervision import gold_chains, search_chains
+from kgqa.training.schedule import warmup_decay
 
 PREFIX_LABEL = 0.2
 HELD_OUT = 0.05
@@ -106,7 +110,7 @@ def _question_batches(items: list, batch: int, seed: int) -> list[list[int]]:
     """Shuffled batches of ``batch // 4`` questions (each brings its own ~8 candidate chains)."""
     order = list(range(len(items)))
     random.Random(seed).shuffle(order)
-    per = max(1, batch // 4)                     # = train_reader's per_step
+    per = max(1, batch // 4)                     # = train_chain_reader's per_step
     return [order[i:i + per] for i in range(0, len(order), per)]
 
 
@@ -167,14 +171,82 @@ def prepare(graph, kg, *, data: Path | None, examples: int, exclude: list[Path],
     return out, info
 
 
-def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examples: int = 2000,
-                 exclude: list[Path] | None = None, depth: int = 4, epochs: int = 2, lr: float = 8e-5,
-                 batch: int = 32, max_length: int = 80, seed: int = 0, threads: int | None = None,
-                 arch: str = "bi", scale: float = 20.0,
-                 on_step: Callable[[int, int, float], None] | None = None,
-                 on_item: Callable[[], None] | None = None) -> dict:
-    """The ``kgqa train paths`` run: prepare, fine-tune, save; returns its report (counts, seconds, pairs/s,
-    losses, held-out gold-first rate)."""
+class ChainReaderReport(Report):
+    """``train_chain_reader``'s report: the walks' counts (generated, from_file, file_dropped_no_path, hops,
+    inverse_relations), arch, questions, train_questions, pairs, epochs, epoch_losses, step_losses (not in
+    ``--json``), held_out, seconds, pairs_per_s, threads, checkpoint, bytes, terminal_weights_removed (when it
+    removed the previous reader's), plot."""
+
+    hidden = ("step_losses",)
+    named = False            # the checkpoint was named (the "next" line names it too)
+
+    def lines(self) -> list[str]:
+        sec, ho = self["seconds"], self["held_out"]
+        out = [f"questions: {self['questions']} ({self['generated']} generated, {self['from_file']} from the file, "
+               f"{self['file_dropped_no_path']} of those dropped: no chain reaches the answer); by hops "
+               + ", ".join(f"{h}: {n}" for h, n in self["hops"].items()),
+               f"pairs: {self['pairs']} ({self['arch']}) · {self['epochs']} epoch(s) · loss per epoch "
+               + ", ".join(f"{v:.4f}" for v in self["epoch_losses"]),
+               f"time: prepare {sec['prepare']} s, train {sec['train']} s ({self['pairs_per_s']} pairs/s), total "
+               f"{sec['total']} s · torch threads {self['threads']}"]
+        if ho["questions"]:
+            out.append(f"held out: the gold chain outscores every other candidate for {ho['gold_first']} of "
+                       f"{ho['questions']} questions ({100 * ho['rate']:.1f} %)")
+        return out + [
+            f"checkpoint: {self['checkpoint']} ({self['bytes'] / 1e6:.1f} MB)", f"loss curve: {self['plot']}",
+            "next: kgqa train terminal" + (f" --reader {self['checkpoint']}" if self.named else "")
+            + " learns VisPath's terminal selection for this reader (a few minutes on a small KG)"
+            + (f"; removed {self['terminal_weights_removed']}, fitted for the previous reader"
+               if self.get("terminal_weights_removed") else "")]
+
+
+def train_chain_reader(graph, kg, *, checkpoint: Path | None = None, models_dir: str | Path | None = None,
+                       data: Path | None = None, examples: int = 2000, exclude: list[Path] | None = None,
+                       depth: int = 4, epochs: int = 2, lr: float = 8e-5, batch: int = 32, max_length: int = 80,
+                       seed: int = 0, threads: int | None = None, arch: str = "bi", scale: float = 20.0,
+                       plot: Path | None = None, say: Callable[[str], None] | None = None,
+                       on_step: Callable[[int, int, float], None] | None = None,
+                       on_item: Callable[[], None] | None = None) -> ChainReaderReport:
+    """The ``kgqa train paths`` run: prepare, fine-tune, save (``checkpoint``, else ``models_dir``/paths/), remove
+    VisPath's terminal weights fitted for the previous reader there, draw the loss curve (``plot``, else beside
+    the checkpoint); returns its report (counts, seconds, pairs/s, losses, held-out gold-first rate). ``say``:
+    a line per 50 steps."""
+    named = checkpoint is not None
+    checkpoint = Path(checkpoint) if named else Path(models_dir or ".") / "paths" / CHECKPOINT_NAME
+    window: list[float] = []
+    if say:
+        say(f"preparing: {examples} generated questions (walks of 1–{depth} facts)" + (f" + {data}" if data else "")
+            + f" · torch threads {threads}")
+    t_steps = time.perf_counter()
+
+    def step_done(step: int, total: int, loss: float) -> None:
+        window.append(loss)
+        if say and (step % 50 == 0 or step == total):
+            say(f"step {step}/{total}: mean loss {sum(window) / len(window):.4f} (last {len(window)} steps) · "
+                f"{time.perf_counter() - t_steps:.0f} s")
+            window.clear()
+        if on_step:
+            on_step(step, total, loss)
+
+    rep = _fine_tune(graph, kg, checkpoint=checkpoint, data=data, examples=examples, exclude=exclude, depth=depth,
+                     epochs=epochs, lr=lr, batch=batch, max_length=max_length, seed=seed, threads=threads,
+                     arch=arch, scale=scale, on_step=step_done, on_item=on_item)
+    stale = terminal_weights_path(checkpoint)
+    if stale.is_file():
+        stale.unlink()
+        rep["terminal_weights_removed"] = str(stale)
+    png = Path(plot) if plot else checkpoint.with_suffix(".loss.png")
+    plot_losses(rep["step_losses"], rep["epoch_losses"], png, title="chain reader training loss")
+    rep["plot"] = str(png)
+    rep.named = named
+    return rep
+
+
+def _fine_tune(graph, kg, *, checkpoint: Path, data: Path | None, examples: int, exclude: list[Path] | None,
+               depth: int, epochs: int, lr: float, batch: int, max_length: int, seed: int, threads: int | None,
+               arch: str, scale: float, on_step: Callable[[int, int, float], None],
+               on_item: Callable[[], None] | None) -> ChainReaderReport:
+    """Prepare, fine-tune, save: the report without the loss curve."""
     import torch
 
     if threads:
@@ -214,8 +286,7 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
     per_step = max(1, batch // 4)                                     # questions per step
     steps_total = epochs * math.ceil(len(train) / per_step)
     warm = max(1, steps_total // 10)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warm, max(0.0, (steps_total - s) / max(steps_total - warm, 1))))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_decay(s, steps_total, warm))
     step_losses: list[float] = []
     epoch_losses: list[float] = []
     t1 = time.perf_counter()
@@ -249,8 +320,7 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
             step += 1
             step_losses.append(float(loss.detach()))
             tot += float(loss.detach()) * n
-            if on_step:
-                on_step(step, steps_total, step_losses[-1])
+            on_step(step, steps_total, step_losses[-1])
         epoch_losses.append(tot / len(train))
     t_train = time.perf_counter() - t1
     model.eval()
@@ -267,16 +337,17 @@ def train_reader(graph, kg, *, checkpoint: Path, data: Path | None = None, examp
             "questions": len(train), "pairs": n_pairs, "epochs": epochs, "lr": lr, "batch": batch,
             "seed": seed, "epoch_losses": epoch_losses,
             "held_out": {"questions": len(val), "gold_first": first}}
-    save_reader(ce, checkpoint, meta)
+    save_chain_reader(ce, checkpoint, meta)
     total = time.perf_counter() - t0
-    return {**info, "arch": arch, "questions": len(items), "train_questions": len(train), "pairs": n_pairs,
+    return ChainReaderReport({**info, "arch": arch, "questions": len(items), "train_questions": len(train),
+                              "pairs": n_pairs,
             "epochs": epochs, "epoch_losses": epoch_losses, "step_losses": step_losses,
             "held_out": {"questions": len(val), "gold_first": first,
                          "rate": round(first / len(val), 4) if val else None},
             "seconds": {"prepare": round(t_prep, 1), "train": round(t_train, 1), "total": round(total, 1)},
             "pairs_per_s": round(n_pairs * epochs / max(t_train, 1e-9), 1),
             "threads": torch.get_num_threads(), "checkpoint": str(checkpoint),
-            "bytes": Path(checkpoint).stat().st_size}
+            "bytes": Path(checkpoint).stat().st_size})
 
 
-__all__ = ["train_reader", "prepare", "label_question", "LabelledQuestion", "PREFIX_LABEL"]
+__all__ = ["train_chain_reader", "ChainReaderReport", "prepare", "label_question", "LabelledQuestion", "PREFIX_LABEL"]

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
+from kgqa.models.heads.chain_reader import terminal_weights_path
 
 FORMAT = "kgqa-vispath-terminal/1"
 FEATURES = ("reader", "rules", "typing", "depth_gap", "len1", "len2", "len3", "len4")
@@ -135,8 +136,8 @@ def sha256(path: Path) -> str:
 
 
 def terminal_path(reader_checkpoint: Path) -> Path:
-    """Where the weights of a reader live: beside its checkpoint."""
-    return reader_checkpoint.with_suffix(".terminal.json")
+    """Where the weights of a reader live: beside its checkpoint (``chain_reader.terminal_weights_path``)."""
+    return terminal_weights_path(reader_checkpoint)
 
 
 @dataclass

@@ -12,7 +12,7 @@ transformer layer; the word embeddings stay the package's, so a checkpoint holds
   chain text is ``r1 (alias) → r2 (alias) → …``;
 * ``cross``: one logit over the pair ``question [SEP] chain`` (a sentence-transformers ``CrossEncoder``).
 
-Training is ``kgqa.models.chain_training``. Checkpoints are safetensors files with JSON metadata: format,
+Training is ``kgqa.training.chain_reader``. Checkpoints are safetensors files with JSON metadata: format,
 arrangement, base model, max length, the relation names it was trained on (a KG that holds few of them gets
 one line saying to run ``kgqa train paths``), what it was trained on, examples, epochs, seed and losses.
 """
@@ -30,6 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
+from kgqa.models.heads.checkpoint import base_model_path
 
 FORMAT = "kgqa-chain-reader/1"
 META_KEY = "kgqa"
@@ -49,13 +50,6 @@ def relation_text(name: str, aliases: Sequence[str] = ()) -> str:
 
 def catalogue_fingerprint(names: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sorted(set(names))).encode()).hexdigest()[:16]
-
-
-def base_model_path() -> str:
-    """The all-MiniLM-L6-v2 files of the installed package (no download)."""
-    from kgqa.models.encoder import default_model_path
-
-    return default_model_path()
 
 
 @contextmanager
@@ -187,7 +181,7 @@ class ChainReader:
         return (self.scale * (self._vectors(list(texts)) @ q)).astype(np.float32)
 
 
-def save_reader(ce, path: Path, meta: dict) -> Path:
+def save_chain_reader(ce, path: Path, meta: dict) -> Path:
     """The trained parameters in fp16 with ``meta`` (JSON) beside them; written to a temporary file first."""
     from safetensors.torch import save_file
 
@@ -229,11 +223,11 @@ def check_catalogue(path: Path, meta: dict, names: dict[str, str]) -> None:
             "train one for this KG with `kgqa train paths` (minutes)")
 
 
-def load_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str | Path | None = None,
+def load_chain_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str | Path | None = None,
                 threads: int = 1) -> ChainReader:
     """A reader for ``kg`` (kgqa.core.kg.KG: its relation names and aliases); InvalidInput (one line) when the
     file is missing, is not a reader, or was trained on another KG. ``backend`` ``onnx`` (``KGQA_READER_BACKEND``,
-    ``kgqa.models.bert_runtime``): a bi-encoder checkpoint is exported once (fp32) into ``cache_dir`` and run by
+    ``kgqa.models.runtime``): a bi-encoder checkpoint is exported once (fp32) into ``cache_dir`` and run by
     onnxruntime, torch's vectors without importing torch; a cross-encoder stays on torch."""
     path = Path(path)
     if not path.is_file():
@@ -243,21 +237,16 @@ def load_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str | Path
     check_catalogue(path, meta, names)
     bi = meta.get("arch", "cross") == "bi"
     if bi and backend == "onnx":
-        from kgqa.models.bert_runtime import cached_export, export, export_key
         from kgqa.models.encoder import OnnxSentenceModel
+        from kgqa.models.runtime.onnx import cached_export, export, export_key, hidden_states
 
         target = cached_export(cache_dir, "chain-reader", export_key(path, base_model_path()))
         if not target.exists():
-            export(lambda: _torch_reader(path, meta, True)[0].auto_model, _hidden_states, ["last_hidden_state"],
+            export(lambda: _torch_reader(path, meta, True)[0].auto_model, hidden_states, ["last_hidden_state"],
                    target)
         return ChainReader(OnnxSentenceModel(base_model_path(), None, onnx_path=target), meta, names,
                            kg.relation_aliases(), threads=threads)
     return ChainReader(_torch_reader(path, meta, bi), meta, names, kg.relation_aliases())
-
-
-def _hidden_states(model, input_ids, token_type_ids, attention_mask):
-    """What the ``onnx`` runtime exports of the bi-encoder: its transformer's last hidden states."""
-    return model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).last_hidden_state
 
 
 def _torch_reader(path: Path, meta: dict, bi: bool):
@@ -275,14 +264,14 @@ def _torch_reader(path: Path, meta: dict, bi: bool):
     return ce
 
 
-__all__ = ["ChainReader", "catalogue_overlap", "load_reader", "save_reader", "read_meta", "relation_text",
-           "new_cross_encoder", "catalogue_fingerprint", "FORMAT"]
+__all__ = ["ChainReader", "catalogue_overlap", "load_chain_reader", "save_chain_reader", "read_meta",
+           "relation_text", "new_cross_encoder", "catalogue_fingerprint", "FORMAT"]
 
 
 CHECKPOINT_NAME = "chain-reader.safetensors"
 
 
-def default_reader_checkpoint(settings) -> Path:
+def default_chain_reader_checkpoint(settings) -> Path:
     """<data dir>/models/paths/chain-reader.safetensors when `kgqa train paths` wrote one there, else the shipped
     demo reader (data/demo/paths/, in a source checkout)."""
     from kgqa.core.config import own_or_shipped
@@ -301,7 +290,7 @@ class ReaderSlot:
     def __init__(self, kg, settings, checkpoint: str = ""):
         self.kg = kg
         self.settings = settings
-        self.path = Path(checkpoint) if checkpoint else default_reader_checkpoint(settings)
+        self.path = Path(checkpoint) if checkpoint else default_chain_reader_checkpoint(settings)
         self.error: str | None = None
         self._done = False
         self._reader: ChainReader | None = None
@@ -314,9 +303,9 @@ class ReaderSlot:
                     key = (str(self.path.resolve()), st.st_mtime_ns if st else 0, st.st_size if st else 0,
                            catalogue_fingerprint([n for n, _ in self.kg.relations().values()]))
                     if key not in _LOADED:
-                        from kgqa.models.bert_runtime import runtime_of
+                        from kgqa.models.runtime.backend import runtime_of
 
-                        _LOADED[key] = load_reader(self.path, self.kg, **runtime_of(self.settings))
+                        _LOADED[key] = load_chain_reader(self.path, self.kg, **runtime_of(self.settings))
                     self._reader = _LOADED[key]
                 except InvalidInput as e:
                     self.error = str(e)
@@ -326,4 +315,10 @@ class ReaderSlot:
         return self._reader
 
 
-__all__ += ["ReaderSlot", "default_reader_checkpoint", "CHECKPOINT_NAME"]
+def terminal_weights_path(checkpoint: Path) -> Path:
+    """Where VisPath's terminal-selection weights fitted for a chain reader live: beside its checkpoint (a new
+    reader makes them stale)."""
+    return Path(checkpoint).with_suffix(".terminal.json")
+
+
+__all__ += ["ReaderSlot", "default_chain_reader_checkpoint", "CHECKPOINT_NAME", "terminal_weights_path"]

@@ -1,23 +1,11 @@
-"""How the fine-tuned BERT models (the span reader, the passage ranker, the bi-encoder chain reader) tokenise
-and run at ask time.
-
-Tokenisation is Hugging Face ``tokenizers`` over the base model's ``tokenizer.json`` (the same word pieces
-and character offsets as ``transformers``' fast tokenizer, which wraps it; a unit test compares them), so
-reading needs neither ``transformers`` nor torch: importing those two is most of a cold ``kgqa ask``.
-
-Runtimes (``KGQA_READER_BACKEND``):
-
-- ``torch``: the checkpoint on torch, in bf16 autocast on a CPU that multiplies bf16 natively;
-- ``onnx``: the same network exported once to ONNX (``torch.onnx``, fp32) and run by onnxruntime: torch fp32's
-  logits (max difference ~1e-5). The export is cached under ``<data dir>/models/onnx/`` in a folder named by
-  the checkpoint's bytes and the base model's files, written atomically; later processes load it without
-  torch.
-- ``auto``: ``onnx`` on a CPU when onnxruntime is installed, else ``torch``.
+"""The one ONNX exporter and its cache: a torch module (a head of the span reader, the passage ranker, the chain
+reader, or the sentence encoder's transformer) exported once to ONNX (``torch.onnx``, fp32) and run by
+onnxruntime. An export is cached in a folder named by what it depends on (the checkpoint's bytes, the base
+model's files, the recipe), written atomically; later processes load it without torch.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import sys
@@ -27,93 +15,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-BACKENDS = ("auto", "torch", "onnx")
 #: bump when the export recipe changes (a new cache folder)
 EXPORT_VERSION = 1
 _LOCK = threading.Lock()
 
 
-def onnxruntime_available() -> bool:
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def resolve_backend(backend: str | None, device: str = "cpu") -> str:
-    """The concrete runtime of a setting: ``auto`` is ``onnx`` on a CPU when onnxruntime is importable."""
-    from kgqa.core.errors import InvalidInput
-
-    backend = backend or "auto"
-    if backend not in BACKENDS:
-        raise InvalidInput(f"KGQA_READER_BACKEND {backend!r}: not one of {', '.join(BACKENDS)}")
-    if backend == "auto":
-        return "onnx" if device == "cpu" and onnxruntime_available() else "torch"
-    return backend
-
-
-def runtime_of(settings) -> dict:
-    """``load_reader`` / ``load_ranker``'s runtime arguments for the settings: backend
-    (``KGQA_READER_BACKEND``), the export cache under the data dir, the query threads."""
-    models_dir = getattr(settings, "models_dir", None)
-    return {"backend": resolve_backend(getattr(settings, "reader_backend", "auto"),
-                                       getattr(settings, "device", "cpu") or "cpu"),
-            "cache_dir": Path(models_dir) / "onnx" if models_dir else None,
-            "threads": int(getattr(settings, "torch_threads", 1) or 1)}
-
-
-# ------------------------------------------------------------------------------------------------ word pieces
-@functools.lru_cache(maxsize=8)
-def _tokenizer_json(base: str) -> str:
-    return (Path(base) / "tokenizer.json").read_text(encoding="utf-8")
-
-
-def wordpieces(base: str):
-    """A ``tokenizers.Tokenizer`` of the base model without truncation or padding (its tokenizer.json may
-    carry a sentence-transformers length): a new object per caller, since those settings live on it."""
-    from tokenizers import Tokenizer
-
-    tk = Tokenizer.from_str(_tokenizer_json(base))
-    tk.no_truncation()
-    tk.no_padding()
-    return tk
-
-
-def encode_texts(tk, texts: Sequence[str]) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
-    """(word-piece ids, character offsets) of each text, no special tokens."""
-    encs = tk.encode_batch(list(texts), add_special_tokens=False)
-    return [e.ids for e in encs], [e.offsets for e in encs]
-
-
-def special_ids(tk) -> tuple[int, int]:
-    """([CLS], [SEP]) ids."""
-    return tk.token_to_id("[CLS]"), tk.token_to_id("[SEP]")
-
-
-def pair_batch(tk, questions: Sequence[str], passages: Sequence[str], max_length: int) -> dict[str, np.ndarray]:
-    """``[CLS] question [SEP] passage [SEP]`` rows, the passage cut to fit ``max_length``, padded to the
-    longest row: input_ids, token_type_ids, attention_mask (int64)."""
-    cls, sep = special_ids(tk)
-    qs, _ = encode_texts(tk, questions)
-    ps, _ = encode_texts(tk, passages)
-    rows, types = [], []
-    for q, p in zip(qs, ps):
-        room = max(0, max_length - len(q) - 3)
-        rows.append([cls] + q + [sep] + p[:room] + [sep])
-        types.append([0] * (len(q) + 2) + [1] * (min(len(p), room) + 1))
-    n = max((len(r) for r in rows), default=0)
-    ids = np.zeros((len(rows), n), dtype=np.int64)
-    tt = np.zeros((len(rows), n), dtype=np.int64)
-    mask = np.zeros((len(rows), n), dtype=np.int64)
-    for r, (row, ty) in enumerate(zip(rows, types)):
-        ids[r, :len(row)] = row
-        tt[r, :len(row)] = ty
-        mask[r, :len(row)] = 1
-    return {"input_ids": ids, "token_type_ids": tt, "attention_mask": mask}
-
-
-# ----------------------------------------------------------------------------------------------------- ONNX
 def session(path: str | Path, threads: int):
     """An onnxruntime CPU session: ``threads`` intra-op threads that wait without spinning (with Neo4j or
     anything busy on the same cores, spinning threads take the cores the work needs; bench/embed.py)."""
@@ -127,15 +33,26 @@ def session(path: str | Path, threads: int):
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
-def export_key(checkpoint: Path, base: str) -> str:
-    """What the export depends on: the checkpoint's bytes, the base model's files, the recipe."""
-    h = hashlib.sha256(f"v{EXPORT_VERSION}".encode())
-    h.update(checkpoint.read_bytes())
-    for p in sorted(Path(base).rglob("*")):               # the base model's files: names, sizes, mtimes
+def _with_folder(h, folder: str | Path):
+    """``h`` updated with a model folder's files: names, sizes and mtimes (cheap; changes with the weights)."""
+    for p in sorted(Path(folder).rglob("*")):
         if p.is_file():
             st = p.stat()
-            h.update(f"{p.relative_to(base)}:{st.st_size}:{int(st.st_mtime)}".encode())
-    return h.hexdigest()[:16]
+            h.update(f"{p.relative_to(folder)}:{st.st_size}:{int(st.st_mtime)}".encode())
+    return h
+
+
+def folder_fingerprint(folder: str | Path) -> str:
+    """A short key of a model folder's files and the export recipe: the sentence encoder's export folder, and
+    what its vectors are made by (``SentenceEncoder.identity``)."""
+    return _with_folder(hashlib.sha256(f"v{EXPORT_VERSION}".encode()), folder).hexdigest()[:16]
+
+
+def export_key(checkpoint: Path, base: str) -> str:
+    """What a head's export depends on: the checkpoint's bytes, the base model's files, the recipe."""
+    h = hashlib.sha256(f"v{EXPORT_VERSION}".encode())
+    h.update(checkpoint.read_bytes())
+    return _with_folder(h, base).hexdigest()[:16]
 
 
 def cached_export(cache_dir: str | Path | None, kind: str, key: str) -> Path:
@@ -148,9 +65,11 @@ def cached_export(cache_dir: str | Path | None, kind: str, key: str) -> Path:
     return Path(cache_dir) / f"{kind}-{key}" / "model.onnx"
 
 
-def export(model_of: Callable[[], object], forward: Callable, outputs: Sequence[str], target: Path) -> Path:
+def export(model_of: Callable[[], object], forward: Callable, outputs: Sequence[str], target: Path,
+           note: bool = True) -> Path:
     """Export ``forward(model, input_ids, token_type_ids, attention_mask)`` → ``outputs`` of the torch module
-    ``model_of()`` (in fp32, eval mode) to ``target`` unless it is there; a temporary file first, then renamed."""
+    ``model_of()`` (in fp32, eval mode) to ``target`` unless it is there; a temporary file first, then renamed.
+    ``note``: say so on stderr (a head's first export at ask time takes seconds)."""
     with _LOCK:
         if target.exists():
             return target
@@ -167,8 +86,9 @@ def export(model_of: Callable[[], object], forward: Callable, outputs: Sequence[
                 return forward(self.m, input_ids, token_type_ids, attention_mask)
 
         target.parent.mkdir(parents=True, exist_ok=True)
-        print(f"kgqa: exporting {target.parent.name.rsplit('-', 1)[0]} to ONNX once ({target.parent}); later runs "
-              "read the export", file=sys.stderr, flush=True)
+        if note:
+            print(f"kgqa: exporting {target.parent.name.rsplit('-', 1)[0]} to ONNX once ({target.parent}); "
+                  "later runs read the export", file=sys.stderr, flush=True)
         module = _Forward(model_of().float()).eval()
         ex = (torch.tensor([[101, 2054, 102, 1037, 2773, 102]]), torch.tensor([[0, 0, 0, 1, 1, 1]]),
               torch.ones(1, 6, dtype=torch.long))
@@ -195,3 +115,9 @@ class OnnxHead:
         return self.sess.run(None, {"input_ids": input_ids.astype(np.int64),
                                     "token_type_ids": token_type_ids.astype(np.int64),
                                     "attention_mask": attention_mask.astype(np.int64)})
+
+
+def hidden_states(model, input_ids, token_type_ids, attention_mask):
+    """What an export of a bare transformer (the sentence encoder, the bi-encoder chain reader) outputs: its last
+    hidden states (mean pooling is done in numpy)."""
+    return model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).last_hidden_state
