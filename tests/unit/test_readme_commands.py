@@ -133,6 +133,6 @@ def test_the_check_fails_on_drift():
 
 def test_a_slow_rate_is_not_printed_as_zero():
     """kgqa train grasp --head softprompt on a CPU trains ~0.2 examples/s: README promises examples/s, not 0."""
-    from kgqa.app.cli.common import per_second
+    from kgqa.core.report import per_second
 
     assert per_second(0.195) in ("0.2", "0.19") and per_second(91.3) == "91" and per_second(12_345.6) == "12,346"

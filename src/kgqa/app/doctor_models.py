@@ -208,8 +208,8 @@ def _checkpoint_check(name: str, path, smoke: bool, fallback: str, load, unavail
 
 def _span_reader_check(settings: Settings, smoke: bool) -> Check:
     """mKG-RAG's CPU reader (the learned span reader; the rule reader answers when it cannot load)."""
-    from kgqa.models.bert_runtime import runtime_of
-    from kgqa.models.span_reader import SpanReaderUnavailable, default_checkpoint, load_reader
+    from kgqa.models.runtime.backend import runtime_of
+    from kgqa.models.heads.span_reader import SpanReaderUnavailable, default_checkpoint, load_span_reader
 
     def read(reader):
         guesses = reader.read(SMOKE_QUESTION, list(SMOKE_PASSAGES), top=1)
@@ -218,14 +218,14 @@ def _span_reader_check(settings: Settings, smoke: bool) -> Check:
 
     return _checkpoint_check("model: span reader", default_checkpoint(settings), smoke,
                              "mkgrag's CPU reader falls back to the rule reader",
-                             lambda p: load_reader(p, **runtime_of(settings)), SpanReaderUnavailable,
+                             lambda p: load_span_reader(p, **runtime_of(settings)), SpanReaderUnavailable,
                              read)
 
 
 def _ranker_check(settings: Settings, smoke: bool) -> Check:
     """mKG-RAG's passage ranker (the order of the context's chunks; the paper's order when it cannot load)."""
-    from kgqa.models.bert_runtime import runtime_of
-    from kgqa.models.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_ranker
+    from kgqa.models.runtime.backend import runtime_of
+    from kgqa.models.heads.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_passage_ranker
 
     def read(ranker):
         scores = ranker.score(SMOKE_QUESTION, list(SMOKE_PASSAGES))
@@ -234,7 +234,7 @@ def _ranker_check(settings: Settings, smoke: bool) -> Check:
                     f"{scores[0]:.2f})")
 
     return _checkpoint_check("model: passage ranker", default_checkpoint(settings), smoke,
-                             "mkgrag keeps the paper's chunk order", lambda p: load_ranker(p, **runtime_of(settings)),
+                             "mkgrag keeps the paper's chunk order", lambda p: load_passage_ranker(p, **runtime_of(settings)),
                              PassageRankerUnavailable, read)
 
 
@@ -244,16 +244,16 @@ def _chain_reader_check(settings: Settings, smoke: bool) -> Check:
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
     from kgqa.core.kg import KG
-    from kgqa.models.bert_runtime import runtime_of
-    from kgqa.models.chain_reader import catalogue_overlap, default_reader_checkpoint, load_reader
+    from kgqa.models.runtime.backend import runtime_of
+    from kgqa.models.heads.chain_reader import catalogue_overlap, default_chain_reader_checkpoint, load_chain_reader
 
-    name, path = "model: chain reader", default_reader_checkpoint(settings)
+    name, path = "model: chain reader", default_chain_reader_checkpoint(settings)
     if not smoke:
         return Check(name, path.is_file(), f"{path}" + ("" if path.is_file() else ": missing; VisPath's path rules "
                                                         "answer (`kgqa train paths` trains one)"), required=False)
     try:
         with Graph(settings) as g:
-            reader, load_s = _timed(lambda: load_reader(path, KG(g, None), **runtime_of(settings)))
+            reader, load_s = _timed(lambda: load_chain_reader(path, KG(g, None), **runtime_of(settings)))
     except InvalidInput as e:
         return Check(name, False, f"{e}; until then VisPath's path rules answer", required=False)
     except KgqaError as e:

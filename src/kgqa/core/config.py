@@ -146,7 +146,7 @@ class Settings(BaseSettings):
     # use the same one; onnx gives torch's vectors, onnx-int8 stays >= 0.99 cosine to them.
     encoder_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         "auto", validation_alias=AliasChoices("KGQA_ENCODER_BACKEND", "encoder_backend"))
-    # Runtime of the learned span reader, passage ranker and (bi-encoder) chain reader (kgqa.models.bert_runtime):
+    # Runtime of the learned span reader, passage ranker and (bi-encoder) chain reader (kgqa.models.runtime):
     # torch (the span reader and ranker in bf16 autocast on a CPU with native bf16) | onnx (fp32, exported once,
     # no torch import at ask time) | auto (onnx on a CPU when onnxruntime is installed, else torch)
     reader_backend: Literal["auto", "torch", "onnx"] = Field(

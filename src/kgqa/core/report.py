@@ -4,6 +4,7 @@ trainer (the CLI prints it; it never reads a report's fields)."""
 from __future__ import annotations
 
 import json
+from typing import Any, ContextManager, Protocol
 
 
 def per_second(rate: float) -> str:
@@ -31,3 +32,18 @@ class Report(dict):
             return
         for line in self.lines():
             print(line)
+
+
+class TrainSession(Protocol):
+    """What ``kgqa train`` hands a training command (the app's, or a method's own: ``BaseMethod.train_commands``)."""
+
+    #: the environment's Settings (``kgqa.core.config.Settings``)
+    settings: Any
+    #: whether the report is printed as JSON (``say`` is then silent)
+    as_json: bool
+
+    def say(self, msg: str) -> None:
+        """A progress line on stdout (flushed), unless the report is printed as JSON."""
+
+    def context(self) -> ContextManager[Any]:
+        """The graph, models and KG over the settings as one ``kgqa.core.method.Context``, closed after use."""

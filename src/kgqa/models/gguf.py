@@ -90,7 +90,7 @@ def convert_gguf(gguf: Path, out: Path) -> Path:
 def llm_token_counter(settings: Settings) -> Callable[[str], int]:
     """Token counts with the local LLM's tokenizer (SmolLM2's; its folder is converted once), read by Hugging
     Face ``tokenizers`` from the folder's tokenizer.json: the counts of ``transformers``' fast tokenizer, which
-    wraps it (tests/unit/test_bert_runtime.py), without importing ``transformers`` (and torch) to count."""
+    wraps it (tests/unit/test_runtime.py), without importing ``transformers`` (and torch) to count."""
     folder = hf_folder(settings)
     if not (folder / "config.json").exists():
         convert_gguf(locate_gguf(settings), folder)

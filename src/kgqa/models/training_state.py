@@ -1,7 +1,7 @@
 """A trained module and its optimizer in one safetensors file: the format both trainers write.
 
 ``kgqa train grasp`` (``kgqa.gnn.checkpoint``) and ``kgqa train paths``
-(``kgqa.models.path_retriever``) save their weights as ``model.<name>`` tensors, the optimizer's
+(``kgqa.models.heads.path_retriever``) save their weights as ``model.<name>`` tensors, the optimizer's
 per-parameter state as ``optim.<i>.<key>`` tensors (so ``--resume`` continues exactly) and
 their own JSON metadata under one key; the param groups of the optimizer go into that metadata.
 Files are written to ``<name>.tmp`` and renamed, so a killed run never leaves half a checkpoint.

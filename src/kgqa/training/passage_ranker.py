@@ -24,7 +24,7 @@ from kgqa.models.heads.checkpoint import base_model_path
 from kgqa.models.heads.passage_ranker import PassageRanker, build, save_checkpoint
 from kgqa.models.runtime.backend import use_bf16
 from kgqa.training.schedule import set_lr, warmup_decay
-from kgqa.training.squad import QA, others_without_answer, paragraphs_by_article
+from kgqa.training.squad import QA, others_without_answer, paragraphs_by_article, squad_split
 
 
 class PassageRankerReport(Report):
@@ -200,3 +200,15 @@ def train_passage_ranker(train: list[QA], holdout: list[QA], *, checkpoint: str 
         groups_per_s=round(seen / max(t_train, 1e-9), 2),
         pairs_per_s=round(seen * (negatives + 1) / max(t_train, 1e-9), 2), threads=torch.get_num_threads(),
         bf16_autocast=bf16)
+
+
+def train_passage_ranker_on_files(files: list[Path], *, checkpoint: Path, encode: Callable, holdout: int = 4,
+                                  limit: int | None = None, seed: int = 0, threads: int = 1,
+                                  say: Callable[[str], None] = print, **options) -> PassageRankerReport:
+    """``kgqa train ranker``: the SQuAD-format ``files`` split by whole articles (``squad_split``, the span
+    reader's split with the same seed), then ``train_passage_ranker`` (``options``: its own)."""
+    train, held = squad_split(files, holdout, seed, limit, threads, say)
+    return train_passage_ranker(train, held, checkpoint=checkpoint, encode=encode, seed=seed, threads=threads, say=say,
+                                trained_on={"files": [p.name for p in files], "questions": len(train),
+                                            "articles": len({q.article for q in train}), "limit": limit,
+                                            "holdout_articles": sorted({q.article for q in held})}, **options)

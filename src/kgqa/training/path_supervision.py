@@ -3,9 +3,9 @@
 As in "Subgraph Retrieval Enhanced Model for Multi-hop Knowledge Base Question Answering" (Zhang et al.,
 ACL 2022), a question/answer pair gives no path; the shortest relation chains from the topic entity to
 the answer, found by breadth-first search over the loaded graph, are its labels, and the other chains of
-the same neighbourhood its negatives. ``train_paths`` is the whole ``kgqa train paths`` run: examples
-(generated from the KG and/or read from a file), search, encode, train the head of
-``kgqa.models.path_retriever``.
+the same neighbourhood its negatives. ``train_path_retriever`` is the whole ``kgqa train paths --kind
+retriever`` run: examples (generated from the KG and/or read from a file), search, encode, train the head of
+``kgqa.models.heads.path_retriever`` (``kgqa.training.path_retriever``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from typing import Callable
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
+from kgqa.core.report import Report
 from kgqa.core.qa_examples import TrainingExample, generate_examples, read_examples, topics_of
-from kgqa.models.path_retriever import LabelledQuestion, chain_text, train_head
+from kgqa.models.heads.path_retriever import chain_text
+from kgqa.training.path_retriever import RetrieverExample, train_head
 
 #: bounds of the search (per hop: facts read per entity, entities kept per chain, chains kept)
 PER_ENTITY = 200
@@ -86,7 +88,7 @@ def gold_chains(nb: Neighbourhood, ex: TrainingExample) -> list[tuple[str, ...]]
 class PreparedSet:
     questions: list[str]
     chain_texts: list[str]
-    items: list[LabelledQuestion]
+    items: list[RetrieverExample]
     dropped: int                       # examples whose answer no chain reached
 
 
@@ -98,7 +100,7 @@ def prepare(graph, kg, examples: list[TrainingExample], depth: int = 3,
     names = {rid: name for rid, (name, _) in rel.items()}
     chain_row: dict[str, int] = {}
     questions: list[str] = []
-    items: list[LabelledQuestion] = []
+    items: list[RetrieverExample] = []
     dropped = 0
     cache: dict[str, Neighbourhood] = {}
     for ex in examples:
@@ -121,17 +123,43 @@ def prepare(graph, kg, examples: list[TrainingExample], depth: int = 3,
             for t in range(1, len(g)):
                 if g[:t] in row_of:
                     prefixes.setdefault(t, set()).add(row_of[g[:t]])
-        items.append(LabelledQuestion(len(questions), rows, lengths, {row_of[g] for g in gold}, prefixes))
+        items.append(RetrieverExample(len(questions), rows, lengths, {row_of[g] for g in gold}, prefixes))
         questions.append(ex.question)
     return PreparedSet(questions, list(chain_row), items, dropped)
 
 
-def train_paths(graph, kg, *, checkpoint: Path, data: Path | None = None, examples: int = 400,
-                generated: bool = True, exclude: Path | None = None, depth: int = 3, epochs: int = 10,
-                lr: float = 1e-3, batch: int = 16, seed: int = 0, resume: bool = False,
-                encoder_name: str = "", on_epoch: Callable[[int, float], None] | None = None,
-                on_item: Callable[[], None] | None = None, prior: float = 0.0) -> dict:
-    """The ``kgqa train paths`` run; returns its report (counts, seconds per phase, examples/s, losses)."""
+class PathRetrieverReport(Report):
+    """``train_path_retriever``'s report: examples, how, used, dropped_no_path, chains, epochs, resumed_from_epoch,
+    epoch_losses, seconds, examples_per_s, checkpoint, bytes; ``depth`` and ``threads`` are the run's."""
+
+    depth = 3
+    threads = 1
+
+    def lines(self) -> list[str]:
+        sec = self["seconds"]
+        out = [f"examples: {self['examples']} ({self['how']}); {self['used']} used, {self['dropped_no_path']} "
+               f"dropped (no chain of ≤ {self.depth} relations reaches the answer); {self['chains']} distinct "
+               "relation chains"]
+        if self["resumed_from_epoch"]:
+            out.append(f"resumed after epoch {self['resumed_from_epoch']}")
+        return out + [
+            "loss per epoch: " + ", ".join(f"{v:.4f}" for v in self["epoch_losses"]),
+            f"seconds: search {sec['search']}, encode {sec['encode']}, train {sec['train']}, total {sec['total']} · "
+            f"{self['examples_per_s']} examples/s in training · torch threads {self.threads}",
+            f"checkpoint: {self['checkpoint']} ({self['bytes'] / 1e6:.2f} MB)"]
+
+
+def train_path_retriever(graph, kg, *, checkpoint: Path, data: Path | None = None, examples: int = 400,
+                         generated: bool = True, exclude: Path | None = None, depth: int = 3, epochs: int = 10,
+                         lr: float = 1e-3, batch: int = 16, seed: int = 0, resume: bool = False,
+                         encoder_name: str = "", on_epoch: Callable[[int, float], None] | None = None,
+                         on_item: Callable[[], None] | None = None, prior: float = 0.0,
+                         threads: int = 1, say: Callable[[str], None] | None = None) -> PathRetrieverReport:
+    """The ``kgqa train paths --kind retriever`` run; returns its report (counts, seconds per phase, examples/s,
+    losses). ``say``: each epoch's mean loss."""
+    if say and on_epoch is None:
+        def on_epoch(epoch: int, mean: float) -> None:
+            say(f"epoch {epoch + 1}/{epochs}: mean loss {mean:.4f}")
     t0 = time.perf_counter()
     raw: list[TrainingExample] = []
     how = []
@@ -159,12 +187,14 @@ def train_paths(graph, kg, *, checkpoint: Path, data: Path | None = None, exampl
                      lr=lr, batch=batch, seed=seed, resume=resume, meta=meta, on_epoch=on_epoch,
                      prior=prior)
     total = time.perf_counter() - t0
-    return {"examples": len(raw), "how": "; ".join(how), "used": len(prep.items), "dropped_no_path": prep.dropped,
+    rep = PathRetrieverReport({"examples": len(raw), "how": "; ".join(how), "used": len(prep.items), "dropped_no_path": prep.dropped,
             "chains": len(prep.chain_texts), "epochs": epochs, "resumed_from_epoch": res.resumed_from,
             "epoch_losses": res.epoch_losses, "seconds": {"search": round(t_search, 2), "encode": round(t_encode, 2),
                                                           "train": round(res.seconds, 2), "total": round(total, 2)},
             "examples_per_s": round(len(prep.items) * max(1, epochs - res.resumed_from) / max(res.seconds, 1e-9), 1),
-            "checkpoint": str(checkpoint), "bytes": Path(checkpoint).stat().st_size}
+            "checkpoint": str(checkpoint), "bytes": Path(checkpoint).stat().st_size})
+    rep.depth, rep.threads = depth, threads
+    return rep
 
 
-__all__ = ["search_chains", "gold_chains", "prepare", "train_paths", "Neighbourhood", "PreparedSet"]
+__all__ = ["search_chains", "gold_chains", "prepare", "train_path_retriever", "PathRetrieverReport", "Neighbourhood", "PreparedSet"]

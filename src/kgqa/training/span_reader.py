@@ -33,7 +33,8 @@ from kgqa.models.heads.span_reader import (SpanReader, Window, build, load_span_
 from kgqa.models.plot import plot_losses
 from kgqa.models.runtime.backend import use_bf16
 from kgqa.training.schedule import set_lr, warmup_decay
-from kgqa.training.squad import (QA, content_words, distractors, em_f1, exact_match, f1_score, most_like)
+from kgqa.training.squad import (QA, content_words, distractors, em_f1, exact_match, f1_score, most_like,
+                                 squad_split)
 
 
 def answer_targets(w: Window, a_start: int, a_end: int) -> None:
@@ -477,3 +478,57 @@ def choose_threshold(reader: SpanReader, holdout: list[QA], seed: int = 0, k: in
                 "answered_own": round(100 * sum(1 for m, _, _ in pos if m >= best_t) / n, 2),
                 "abstained_other": round(100 * sum(1 for m in negm if m < best_t) / n, 2)})
     return best_t, out
+
+
+def reading_questions(graph, kg, n: int, exclude: list[Path], seed: int, say: Callable[[str], None]):
+    """Up to ``n`` reading questions generated from the loaded graph (``core.reading_questions``), as SQuAD-style
+    QA: (nine tenths of their subjects to train on, one tenth held out, what they were made of)."""
+    from kgqa.core.errors import InvalidInput
+    from kgqa.core.qa_examples import topics_of
+    from kgqa.core.reading_questions import documents_of, generate_reading_questions
+
+    topics: set[str] = set()
+    docs: set[str] = set()
+    for p in exclude:
+        topics |= topics_of(p)
+        docs |= documents_of(p)
+    got = generate_reading_questions(graph, kg, n, seed, exclude_topics=topics, exclude_documents=docs)
+    if not got:
+        raise InvalidInput("--generated: the loaded graph has no fact whose object is named in a text about its "
+                           "subject (load a KG with descriptions, or documents)")
+    subjects = sorted({g.subject_id for g in got})
+    random.Random(seed + 31).shuffle(subjects)
+    held_s = set(subjects[: max(1, len(subjects) // 10)])
+    train, held = [], []
+    for k, g in enumerate(got):
+        (held if g.subject_id in held_s else train).append(
+            QA(f"gen-{k}", g.question, g.context, [(g.answer, g.start)], f"kg:{g.subject_id}"))
+    info = {"questions": len(train), "subjects": len(subjects) - len(held_s), "held_out_questions": len(held),
+            "held_out_subjects": len(held_s), "excluded_topics": len(topics), "excluded_documents": sorted(docs),
+            "examples": [{"question": q.question, "answer": q.answers[0][0]} for q in train[:5]]}
+    say(f"generated {len(got)} reading questions from the loaded graph on {len(subjects)} subjects "
+        f"({len(topics)} topics and {len(docs)} documents excluded): {len(train)} to train on, {len(held)} held out")
+    for q in train[:5]:
+        say(f"  e.g. {q.question!r} → {q.answers[0][0]!r}")
+    return train, held, info
+
+
+def train_span_reader_on_files(files: list[Path], *, checkpoint: Path, holdout: int = 4, limit: int | None = None,
+                               split_seed: int = 0, seed: int = 0, threads: int = 1, generated: int = 0,
+                               exclude: list[Path] | None = None, graph_context: Callable | None = None,
+                               say: Callable[[str], None] = print, **options) -> SpanReaderReport:
+    """``kgqa train reader``: the SQuAD-format ``files`` split by whole articles (``squad_split``), with
+    ``generated`` reading questions from the loaded graph as well (``graph_context()``: a context manager of its
+    ``kgqa.core.method.Context``), then ``train_span_reader`` (``options``: its own)."""
+    train, held = squad_split(files, holdout, split_seed, limit, threads, say)
+    gen_train, gen_held, gen_info = [], [], {}
+    if generated:
+        with graph_context() as ctx:
+            gen_train, gen_held, gen_info = reading_questions(ctx.graph, ctx.kg, generated, list(exclude or []),
+                                                              seed, say)
+    trained_on = {"files": [p.name for p in files], "questions": len(train),
+                  "articles": len({q.article for q in train}), "limit": limit,
+                  "holdout_articles": sorted({q.article for q in held}), "split_seed": split_seed,
+                  "generated": gen_info}
+    return train_span_reader(train + gen_train, held, checkpoint=checkpoint, seed=seed, threads=threads, say=say,
+                             holdout_generated=gen_held or None, trained_on=trained_on, **options)

@@ -12,7 +12,7 @@ import string
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 
 @dataclass
@@ -126,3 +126,20 @@ def em_f1(preds: list[str], qas: list[QA]) -> tuple[float, float]:
     n = max(1, len(qas))
     return (100 * sum(exact_match(p, g) for p, g in zip(preds, golds)) / n,
             100 * sum(f1_score(p, g) for p, g in zip(preds, golds)) / n)
+
+
+def squad_split(files: list[Path], holdout: int, seed: int, limit: int | None, threads: int,
+                say: Callable[[str], None]) -> tuple[list[QA], list[QA]]:
+    """(train, held out) of SQuAD-format files: ``holdout`` whole articles held out with ``seed``, the first
+    ``limit`` questions of the shuffled rest (all without); says what it trains on."""
+    qas = []
+    for p in files:
+        qas += load_squad(p)
+    train, held = split_articles(qas, holdout, seed)
+    if limit:
+        random.Random(seed).shuffle(train)
+        train = train[:limit]
+    say(f"training on {len(train)} questions ({len({q.article for q in train})} articles) of "
+        f"{', '.join(p.name for p in files)}; {len(held)} held out ({holdout} articles); torch threads "
+        f"{threads} (KGQA_TORCH_THREADS)")
+    return train, held

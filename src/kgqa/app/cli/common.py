@@ -6,7 +6,10 @@ inside the commands, so that ``kgqa --help`` is instant.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import typer
+from typer.core import TyperGroup
 
 app = typer.Typer(
     help="Multimodal knowledge-graph question answering over Neo4j.",
@@ -20,8 +23,40 @@ load_app = typer.Typer(help="Load knowledge graphs into Neo4j.", no_args_is_help
 trace_app = typer.Typer(help="Show, open in Neo4j Browser and remove stored reasoning traces.", no_args_is_help=True)
 docs_app = typer.Typer(help="List, show and remove loaded documents (mKG-RAG's per-document KGs).",
                        no_args_is_help=True)
+
+
+class TrainGroup(TyperGroup):
+    """``kgqa train``'s commands: the app's own (``kgqa.app.cli.train``), then the methods' own
+    (``kgqa.methods.registry.train_commands``), added when the group is listed or a command looked up, so that
+    no other command imports the methods."""
+
+    _with_methods = False
+
+    def _add_methods(self) -> None:
+        if self._with_methods:
+            return
+        self._with_methods = True
+        from typer.main import get_command_from_info
+        from typer.models import CommandInfo
+
+        from kgqa.methods.registry import train_commands
+
+        for name, fn in train_commands().items():
+            self.add_command(get_command_from_info(CommandInfo(name=name, callback=train_command(fn)),
+                                                   pretty_exceptions_short=True,
+                                                   rich_markup_mode=self.rich_markup_mode), name)
+
+    def list_commands(self, ctx):
+        self._add_methods()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, cmd_name):
+        self._add_methods()
+        return super().get_command(ctx, cmd_name)
+
+
 train_app = typer.Typer(help="Train the learned parts: GraSP's encoder, the chain reader, VisPath's terminal selection, "
-                             "mKG-RAG's span reader and passage ranker.", no_args_is_help=True)
+                             "mKG-RAG's span reader and passage ranker.", no_args_is_help=True, cls=TrainGroup)
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(load_app, name="load")
 app.add_typer(trace_app, name="trace")
@@ -33,9 +68,46 @@ app.add_typer(train_app, name="train")
 METHOD_FLAGS = {"ignore_unknown_options": True, "allow_extra_args": True}
 
 
-def per_second(rate: float) -> str:
-    """A rate as the CLI prints it: whole numbers from 10 up, two significant digits below (0.2, never 0)."""
-    return f"{rate:,.0f}" if rate >= 10 else f"{rate:.2g}"
+class TrainSession:
+    """What a training command gets (``kgqa.core.report.TrainSession``): the settings, ``say``, the graph."""
+
+    def __init__(self, as_json: bool):
+        self.as_json = as_json
+        self.settings = env_settings()
+
+    def say(self, msg: str) -> None:
+        if not self.as_json:
+            print(msg, flush=True)
+
+    @contextmanager
+    def context(self):
+        from kgqa.app.runtime import open_runtime
+
+        with open_runtime(self.settings) as rt:
+            yield rt.context()
+
+
+def train_command(fn):
+    """The Typer command of a training function ``fn(session, **options) -> Report``: ``fn``'s options (after
+    the session) and ``--json``; it runs ``fn`` and prints the report (``Report.show``), the one way every
+    ``kgqa train`` command prints."""
+    import inspect
+    import typing
+
+    hints = typing.get_type_hints(fn)
+    params = [p.replace(annotation=hints.get(p.name, p.annotation))
+              for p in list(inspect.signature(fn).parameters.values())[1:]]
+    params.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                                    default=typer.Option(False, "--json", help="Print the report as JSON.")))
+
+    def command(**options):
+        as_json = options.pop("as_json")
+        fn(TrainSession(as_json), **options).show(as_json)
+
+    command.__signature__ = inspect.Signature(params)
+    command.__doc__ = fn.__doc__
+    command.__name__ = fn.__name__
+    return command
 
 
 def env_settings(**overrides):

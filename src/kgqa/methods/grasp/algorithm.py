@@ -61,7 +61,7 @@ from kgqa.methods.grasp.subgraph import Fact, Subgraph, graph_tensors, triple_te
 from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.result import Answer, Fallback, PathEvidence
 from kgqa.core.method import BaseMethod
-from kgqa.models.chain_reader import ReaderSlot
+from kgqa.models.heads.chain_reader import ReaderSlot
 
 _CAPS = re.compile(r"(?:[A-Z][\w'’.-]*|\d[\w-]*)(?:\s+(?:of|de|la|the|del|von|van|upon|-)?\s*(?:[A-Z][\w'’.-]*))*")
 

@@ -4,7 +4,7 @@
 subgraph (soft prompts) and select entities. Without such a model (the CPU stack) the node head learned from
 generated questions picked the chain's intermediate entity or a one-hop node whose relation resembles the
 question. *interpretation* (ours): where the chain reader of ``kgqa train paths`` fits the loaded KG
-(``kgqa.models.chain_reader``, the component VisPath uses too), a node's score is the reader's best score over
+(``kgqa.models.heads.chain_reader``, the component VisPath uses too), a node's score is the reader's best score over
 the relation chains of ≤ ``MAX_LEN`` facts that reach it from the topic along the facts' direction inside the
 extracted subgraph; the head's probability breaks ties and ranks the nodes no forward chain reaches. GraSP's
 extraction (4.1) still decides which nodes are there to be chosen.

@@ -247,23 +247,23 @@ class MKGRAG(BaseMethod):
 
     def span_reader(self):
         """The learned span reader (loaded once per process and checkpoint), or (None, why) when it cannot be used."""
-        from kgqa.models.bert_runtime import runtime_of
-        from kgqa.models.span_reader import SpanReaderUnavailable, default_checkpoint, load_reader
+        from kgqa.models.heads.span_reader import SpanReaderUnavailable, default_checkpoint, load_span_reader
+        from kgqa.models.runtime.backend import runtime_of
 
         path = self.opt.reader_checkpoint or default_checkpoint(self.settings)
         try:
-            return load_reader(path, **runtime_of(self.settings)), None
+            return load_span_reader(path, **runtime_of(self.settings)), None
         except SpanReaderUnavailable as e:
             return None, str(e)
 
     def passage_ranker(self):
         """The learned passage ranker (loaded once per process and checkpoint), or (None, why) when it cannot be used."""
-        from kgqa.models.bert_runtime import runtime_of
-        from kgqa.models.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_ranker
+        from kgqa.models.heads.passage_ranker import PassageRankerUnavailable, default_checkpoint, load_passage_ranker
+        from kgqa.models.runtime.backend import runtime_of
 
         path = self.opt.ranker_checkpoint or default_checkpoint(self.settings)
         try:
-            return load_ranker(path, **runtime_of(self.settings)), None
+            return load_passage_ranker(path, **runtime_of(self.settings)), None
         except PassageRankerUnavailable as e:
             return None, str(e)
 

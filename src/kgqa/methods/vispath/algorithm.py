@@ -65,7 +65,7 @@ from kgqa.methods.vispath import prompts as P
 from kgqa.methods.vispath.abstain import measure_grounding, weak_grounding
 from kgqa.methods.vispath.learned import LearnedPaths
 from kgqa.methods.vispath.terminal import TerminalSlot
-from kgqa.models.chain_reader import ReaderSlot
+from kgqa.models.heads.chain_reader import ReaderSlot
 from kgqa.methods.vispath.options import VisPathOptions, parse_llm_steps, resolve_llm_steps
 from kgqa.methods.vispath.records import HopRecord, ReasoningPath, RelationSketch, VisPathRun
 from kgqa.methods.vispath.render import ask_lines, to_answer

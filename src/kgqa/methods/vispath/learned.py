@@ -3,7 +3,7 @@
 "VisPath: Visual-Intent-Guided Path Reasoning for Multimodal Knowledge Graph Question Answering"
 (arXiv 2609.20843) scores edges against the hop intent q_i (Eq. 5) and chains against Q ‖ S_Q ‖ q_i
 (Eq. 8), both from LLM steps. When no LLM step gives the intent (the graph-only setting), this module
-lets a retriever trained by ``kgqa train paths`` (``kgqa.models.path_retriever``; weakly supervised as in
+lets a retriever trained by ``kgqa train paths`` (``kgqa.models.heads.path_retriever``; weakly supervised as in
 "Subgraph Retrieval Enhanced Model for Multi-hop Knowledge Base Question Answering", Zhang et al., ACL
 2022) take the rules' place:
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from kgqa.core.config import own_or_shipped
 from kgqa.core.errors import InvalidInput
-from kgqa.models.path_retriever import PathRetriever, load_retriever
+from kgqa.models.heads.path_retriever import PathRetriever, load_retriever
 from kgqa.methods.vispath.records import ReasoningPath
 
 CHECKPOINT_NAME = "path-retriever.safetensors"

@@ -70,8 +70,8 @@ def windows(tok, questions: Sequence[str], passages: Sequence[str], max_length: 
             max_query: int = 64) -> list[Window]:
     """Tokenise each (question, passage) pair into windows of at most ``max_length`` tokens that overlap by
     ``stride`` passage tokens (the question, cut at ``max_query`` tokens, opens every window). ``tok``: the
-    base model's word pieces (``bert_runtime.wordpieces``); whole passages are cut into windows here."""
-    from kgqa.models.bert_runtime import encode_texts, special_ids
+    base model's word pieces (``runtime.tokens.wordpieces``); whole passages are cut into windows here."""
+    from kgqa.models.runtime.tokens import encode_texts, special_ids
 
     out: list[Window] = []
     qs = [" ".join(q.split()) for q in questions]
