@@ -53,7 +53,7 @@ def train(args) -> None:
     from kgqa.app.eval.questions import load_questions
     from kgqa.app.runtime import open_runtime
     from kgqa.core.config import Settings
-    from kgqa.models.chain_training import train_reader
+    from kgqa.training.chain_reader import train_chain_reader
 
     s = Settings()
     questions, _ = load_questions(args.questions)
@@ -73,8 +73,9 @@ def train(args) -> None:
             ck = args.out / f"{name}.safetensors"
             if ck.is_file():
                 continue
-            rep = train_reader(rt.graph, rt.kg, checkpoint=ck, data=data, examples=args.examples, exclude=exclude,
-                               depth=args.depth, epochs=args.epochs, seed=0, threads=s.torch_threads, arch=args.arch)
+            rep = train_chain_reader(rt.graph, rt.kg, checkpoint=ck, data=data, examples=args.examples,
+                                     exclude=exclude, depth=args.depth, epochs=args.epochs, seed=0,
+                                     threads=s.torch_threads, arch=args.arch)
             rep.pop("step_losses")
             print(f"{name}: {rep['questions']} questions ({rep['generated']} generated, {rep['from_file']} from "
                   f"more-dev), {rep['pairs']} pairs, train {rep['seconds']['train']} s ({rep['pairs_per_s']} pairs/s, "

@@ -122,7 +122,7 @@ def run_graph(args) -> None:
     from kgqa.app.pipeline import Pipeline
     from kgqa.app.runtime import open_runtime
     from kgqa.core.config import Settings
-    from kgqa.models.path_supervision import train_paths
+    from kgqa.training.path_supervision import train_path_retriever
 
     s = Settings()
     for spec in args.checkpoint:          # --checkpoint LABEL=PATH: rows for another retriever, alone and mixed
@@ -153,7 +153,7 @@ def run_graph(args) -> None:
     with open_runtime(s) as rt:
         shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
         if any(UNTRAINED in CANDIDATES[n].values() for n in names) and not untrained.is_file():
-            from kgqa.models.path_retriever import new_head, save_checkpoint
+            from kgqa.models.heads.path_retriever import new_head, save_checkpoint
             untrained.parent.mkdir(parents=True, exist_ok=True)
             dim = int(rt.kg.embed(["dimension"]).shape[1])
             save_checkpoint(untrained, new_head(dim, 0), {"encoder": "all-MiniLM-L6-v2",
@@ -180,8 +180,8 @@ def run_graph(args) -> None:
                         data = tmp / f"train-{i}.jsonl"
                         data.write_text("\n".join(raw[q.id] for q in questions if q.id not in held) + "\n",
                                         encoding="utf-8")
-                        train_paths(rt.graph, rt.kg, checkpoint=ck, data=data, examples=0, generated=False,
-                                    epochs=args.epochs, seed=0)
+                        train_path_retriever(rt.graph, rt.kg, checkpoint=ck, data=data, examples=0, generated=False,
+                                             epochs=args.epochs, seed=0)
                     for c in todo:
                         p = Pipeline(s, "vispath", options={**FOLD_CANDIDATES[c], "path_checkpoint": str(ck)},
                                      **shared)

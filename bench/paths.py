@@ -14,7 +14,7 @@ Graph-only (KGQA_CHAT_BACKEND=none is forced), VisPath's default options plus, p
 * ``learned (shipped)``: ``-o path_scorer=learned`` with the checkpoint in ``data/demo/paths/``, trained on
   the demo KG's generated questions only (it never saw more-dev: every question is held out for it);
 * ``learned (more-dev folds)``: k-fold by topic entity: for each fold a retriever trained
-  (``kgqa.models.path_supervision.train_paths``, the questions of the other folds, answers only, paths
+  (``kgqa.training.path_supervision.train_path_retriever``, the questions of the other folds, answers only, paths
   searched) and evaluated on the fold's questions only;
 * ``paper``: the paper's literal reading (bench/scale.py's "paper" variant), for reference.
 
@@ -79,7 +79,7 @@ def main() -> None:
     from kgqa.app.pipeline import Pipeline
     from kgqa.app.runtime import open_runtime
     from kgqa.core.config import Settings
-    from kgqa.models.path_supervision import train_paths
+    from kgqa.training.path_supervision import train_path_retriever
 
     s = Settings()
     questions, _ = load_questions(args.questions)
@@ -106,8 +106,8 @@ def main() -> None:
             data = tmp / f"train-{i}.jsonl"
             data.write_text("\n".join(raw[q.id] for q in questions if q.id not in held) + "\n", encoding="utf-8")
             t0 = time.perf_counter()
-            rep = train_paths(rt.graph, rt.kg, checkpoint=tmp / f"fold-{i}.safetensors", data=data, examples=0,
-                              generated=False, epochs=args.epochs, seed=0)
+            rep = train_path_retriever(rt.graph, rt.kg, checkpoint=tmp / f"fold-{i}.safetensors", data=data,
+                                       examples=0, generated=False, epochs=args.epochs, seed=0)
             train_s += time.perf_counter() - t0
             ckpts.append(tmp / f"fold-{i}.safetensors")
             print(f"fold {i + 1}/{args.folds}: {len(fold)} held out, trained on {rep['used']} "

@@ -10,7 +10,7 @@
 * ``reading``: each question with its own paragraph. EM and F1 with the official normalisation (lower case,
   no punctuation, no articles a/an/the, single spaces; the best over the gold answers; an abstention
   scores 0) for
-  - the learned span reader alone (``kgqa.models.span_reader``: its best span, never abstaining), the
+  - the learned span reader alone (``kgqa.models.heads.span_reader``: its best span, never abstaining), the
     figure comparable with published readers;
   - the same reader as mKG-RAG uses it (``kgqa.methods.mkgrag.learned``: the paragraph as a retrieved chunk,
     typed by the question, abstaining below the checkpoint's threshold);
@@ -77,7 +77,7 @@ def _threads() -> int:
 
 
 def _scores(preds: list[str | None], qas) -> tuple[float, float, float]:
-    from kgqa.models.span_reader import exact_match, f1_score
+    from kgqa.training.squad import exact_match, f1_score
 
     n = max(len(qas), 1)
     em = sum(exact_match(p, [a for a, _ in q.answers]) for p, q in zip(preds, qas))
@@ -93,14 +93,15 @@ def _chunk(q, k: int) -> dict:
 
 def bench_reading(args) -> None:
     from kgqa.methods.mkgrag.learned import learned_read
-    from kgqa.models.span_reader import default_checkpoint, load_reader, load_squad
+    from kgqa.models.heads.span_reader import default_checkpoint, load_span_reader
+    from kgqa.training.squad import load_squad
     from kgqa.core.config import Settings
 
     threads = _threads()
     qas = _spread(load_squad(Path(args.squad) / "dev-v1.1.json.gz"), args.limit)
     ckpt = Path(args.checkpoint) if args.checkpoint else default_checkpoint(Settings())
     which = set(args.readers.split(","))
-    reader = load_reader(ckpt) if which & {"learned", "learned-fp32", "typed", "onnx"} else None
+    reader = load_span_reader(ckpt) if which & {"learned", "learned-fp32", "typed", "onnx"} else None
     m = reader.meta if reader else {}
     print(f"SQuAD v1.1 dev, reading setting · {len(qas)} questions · torch threads {threads} · load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -128,7 +129,7 @@ def bench_reading(args) -> None:
         if rt not in which:
             continue
         t = time.perf_counter()
-        other = load_reader(ckpt, backend="onnx", cache_dir=REPO / ".kgqa" / "onnx", threads=threads)
+        other = load_span_reader(ckpt, backend="onnx", cache_dir=REPO / ".kgqa" / "onnx", threads=threads)
         onnx_file = other.model.path
         t_export = time.perf_counter() - t
         t = time.perf_counter()
@@ -176,8 +177,9 @@ def bench_heldout(args) -> None:
     """Each checkpoint on the training sample's held-out articles (never trained on; where checkpoints are
     compared without touching dev): the best span on each question's own paragraph, and the best span by
     margin (as mKG-RAG ranks) over the paragraph and its ``--distractors`` most similar other paragraphs."""
-    from kgqa.models.span_reader import (best_span_scores, load_reader, load_squad, multi_passage_scores,
-                                         split_articles)
+    from kgqa.models.heads.span_reader import load_span_reader
+    from kgqa.training.span_reader import best_span_scores, multi_passage_scores
+    from kgqa.training.squad import load_squad, split_articles
 
     threads = _threads()
     _, held = split_articles(load_squad(args.data), args.holdout, args.seed)
@@ -186,7 +188,7 @@ def bench_heldout(args) -> None:
           f"torch threads {threads} · load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"  {'checkpoint':<52} {'own EM':>7} {'F1':>6} {f'+{args.distractors} EM':>7} {'F1':>6} {'s':>6}")
     for path in args.checkpoints.split(","):
-        reader = load_reader(path, backend=args.backend, cache_dir=REPO / ".kgqa" / "onnx", threads=threads)
+        reader = load_span_reader(path, backend=args.backend, cache_dir=REPO / ".kgqa" / "onnx", threads=threads)
         if sorted(reader.meta.get("trained_on", {}).get("holdout_articles") or titles) != titles:
             print(f"  {path}: held out other articles ({reader.meta['trained_on']['holdout_articles']}); skipped")
             continue
@@ -205,7 +207,7 @@ def _slug(title: str) -> str:
 def write_articles(qas, out: Path) -> dict[str, str]:
     """One Markdown document per article (its title as heading, its paragraphs); article → file stem."""
     out.mkdir(parents=True, exist_ok=True)
-    from kgqa.models.span_reader import paragraphs_by_article
+    from kgqa.training.squad import paragraphs_by_article
 
     stems = {}
     for art, ps in paragraphs_by_article(qas).items():
@@ -270,12 +272,12 @@ def bench_open(args) -> None:
 
     from kgqa.app.pipeline import Pipeline
     from kgqa.core.config import Settings
-    from kgqa.models.span_reader import exact_match, f1_score, load_squad
+    from kgqa.training.squad import exact_match, f1_score, load_squad
 
     os.environ["KGQA_CHAT_BACKEND"] = "none"
     threads = _threads()
     if args.heldout:                       # the training sample's held-out articles: where options are chosen
-        from kgqa.models.span_reader import split_articles
+        from kgqa.training.squad import split_articles
 
         _, all_qas = split_articles(load_squad(args.data), 4, 0)
         source = f"the held-out articles of {Path(args.data).name} (never trained on)"
@@ -310,10 +312,10 @@ def bench_open(args) -> None:
           f"graph) · {len(qas)} questions of {len({q.article for q in qas})} articles asked without their "
           f"paragraph · {extra.get('reader', 'learned')} reader · torch threads {threads} · load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}" + (f" · options {extra}" if extra else ""))
-    from kgqa.models.span_reader import default_checkpoint, load_reader
+    from kgqa.models.heads.span_reader import default_checkpoint, load_span_reader
 
     ckpt = extra.get("reader_checkpoint") or default_checkpoint(s)
-    sn = load_reader(ckpt).meta.get("shared_norm")
+    sn = load_span_reader(ckpt).meta.get("shared_norm")
     print(f"learned reader: {ckpt}" + (f" (shared normalisation, {sn.get('distractors')} distractors: spans ranked "
                                        "by raw score; budget and chunk share: the shared_norm_ options)" if sn else ""))
     rd = {"rules": "rule", "cpu": "rule"}.get(extra.get("reader", "learned"), extra.get("reader", "learned"))

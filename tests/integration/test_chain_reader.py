@@ -43,7 +43,7 @@ def reader_kg(load_kg, tmp_path_factory):
 def trained(reader_kg, settings, tmp_path_factory):
     """A reader trained on the tiny KG's generated questions, the held-out people's topics excluded."""
     from kgqa.core.kg import KG
-    from kgqa.models.chain_training import train_reader
+    from kgqa.training.chain_reader import train_chain_reader
     from kgqa.models.encoder import encoder_for
 
     d = tmp_path_factory.mktemp("reader")
@@ -51,17 +51,17 @@ def trained(reader_kg, settings, tmp_path_factory):
     excl.write_text("".join(json.dumps({"question": "x", "answer": "x", "topic": {"id": t}}) + "\n" for t in HELD_OUT))
     kg = KG(reader_kg, encoder_for(settings))
     ck = d / "reader.safetensors"
-    rep = train_reader(reader_kg, kg, checkpoint=ck, examples=150, exclude=[excl], depth=3, epochs=4, lr=2e-4,
-                       max_length=48, seed=0)
+    rep = train_chain_reader(reader_kg, kg, checkpoint=ck, examples=150, exclude=[excl], depth=3, epochs=4, lr=2e-4,
+                             max_length=48, seed=0)
     return kg, ck, rep
 
 
 def test_the_trainer_puts_a_chain_above_its_prefix_and_its_extension(trained):
-    from kgqa.models.chain_reader import load_reader
+    from kgqa.models.heads.chain_reader import load_chain_reader
 
     kg, ck, rep = trained
     assert rep["questions"] >= 60 and rep["epoch_losses"][-1] < rep["epoch_losses"][0]
-    r = load_reader(ck, kg)
+    r = load_chain_reader(ck, kg)
     born, country, continent = ("P99311",), ("P99311", "P99312"), ("P99311", "P99312", "P99313")
     name = PEOPLE[HELD_OUT[0]]
     for q, gold, wrong in ((f"In which country was {name} born?", country, (born, continent)),
@@ -74,18 +74,18 @@ def test_the_trainer_puts_a_chain_above_its_prefix_and_its_extension(trained):
 def test_the_cross_encoder_trainer_puts_a_chain_above_its_prefix_and_its_extension(reader_kg, settings, tmp_path):
     """``--arch cross``: one logit per (question, chain), trained listwise over each question's candidates."""
     from kgqa.core.kg import KG
-    from kgqa.models.chain_reader import load_reader
-    from kgqa.models.chain_training import train_reader
+    from kgqa.models.heads.chain_reader import load_chain_reader
+    from kgqa.training.chain_reader import train_chain_reader
     from kgqa.models.encoder import encoder_for
 
     excl = tmp_path / "held_out.jsonl"
     excl.write_text("".join(json.dumps({"question": "x", "answer": "x", "topic": {"id": t}}) + "\n" for t in HELD_OUT))
     kg = KG(reader_kg, encoder_for(settings))
     ck = tmp_path / "cross.safetensors"
-    rep = train_reader(reader_kg, kg, checkpoint=ck, examples=150, exclude=[excl], depth=3, epochs=4, lr=2e-4,
-                       max_length=48, seed=0, arch="cross")
+    rep = train_chain_reader(reader_kg, kg, checkpoint=ck, examples=150, exclude=[excl], depth=3, epochs=4, lr=2e-4,
+                             max_length=48, seed=0, arch="cross")
     assert rep["arch"] == "cross" and rep["epoch_losses"][-1] < rep["epoch_losses"][0]
-    r = load_reader(ck, kg)
+    r = load_chain_reader(ck, kg)
     assert r.arch == "cross"
     born, country, continent = ("P99311",), ("P99311", "P99312"), ("P99311", "P99312", "P99313")
     name = PEOPLE[HELD_OUT[0]]
@@ -155,15 +155,15 @@ def test_doctor_names_the_chain_reader_a_question_gets_and_what_answers_without_
     import re
 
     from kgqa.app import doctor_models as D
-    from kgqa.models import chain_reader
+    from kgqa.models.heads import chain_reader
 
     _, ck, _ = trained
-    monkeypatch.setattr(chain_reader, "default_reader_checkpoint", lambda s: ck)
+    monkeypatch.setattr(chain_reader, "default_chain_reader_checkpoint", lambda s: ck)
     row = D._chain_reader_check(settings, True)
     assert row.ok and not row.required and str(ck) in row.detail
     assert re.search(r"trained on (\d+) relations, \1 of them in the loaded KG", row.detail)
     missing = tmp_path / "none.safetensors"
-    monkeypatch.setattr(chain_reader, "default_reader_checkpoint", lambda s: missing)
+    monkeypatch.setattr(chain_reader, "default_chain_reader_checkpoint", lambda s: missing)
     row = D._chain_reader_check(settings, True)
     assert not row.ok and not row.required and "\n" not in row.detail
     assert "kgqa train paths" in row.detail and "VisPath's path rules answer" in row.detail

@@ -38,8 +38,9 @@ def test_trainer_separates_two_relations(settings, paths_kg, tmp_path):
     from kgqa.core.kg import KG
     from kgqa.core.qa_examples import generate_examples
     from kgqa.models.encoder import encoder_for
-    from kgqa.models.path_retriever import load_retriever, train_head
-    from kgqa.models.path_supervision import prepare
+    from kgqa.models.heads.path_retriever import load_retriever
+    from kgqa.training.path_retriever import train_head
+    from kgqa.training.path_supervision import prepare
 
     kg = KG(paths_kg, encoder_for(settings))
     ex = [e for e in generate_examples(paths_kg, kg, 400, 0, set(), aliases=True) if e.topic_id in PEOPLE]
@@ -70,7 +71,7 @@ def test_cli_trains_from_a_file_resumes_and_refuses_bad_input(paths_kg, tmp_path
     assert p.returncode == 0, p.stderr
     assert "epoch 1/2: mean loss" in p.stdout and "epoch 2/2" in p.stdout and "examples/s" in p.stdout
     assert f"12 used" in p.stdout and ck.is_file()
-    from kgqa.models.path_retriever import load_checkpoint
+    from kgqa.models.heads.path_retriever import load_checkpoint
     assert load_checkpoint(ck)[1]["prior"] == 0.5
     p = run_kgqa("train", "paths", "--kind", "retriever", "--data", str(data), "--examples", "0", "--epochs", "3",
                  "--depth", "1",

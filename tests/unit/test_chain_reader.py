@@ -1,4 +1,4 @@
-"""The chain reader (kgqa.models.chain_reader, kgqa.models.chain_training, kgqa.core.walk_questions) and how
+"""The chain reader (kgqa.models.heads.chain_reader, kgqa.training.chain_reader, kgqa.core.walk_questions) and how
 VisPath and GraSP use it: phrasing, labelling, the checkpoint round trip, and the fallbacks when it is missing
 or was made for another KG. The reader here is the real all-MiniLM-L6-v2 cross-encoder, untrained where the
 test is about plumbing; the graphs are the fakes of the VisPath and GraSP unit tests."""
@@ -13,7 +13,7 @@ import pytest
 
 from kgqa.core.errors import InvalidInput
 from kgqa.core.walk_questions import Phraser, _needs_be, _split_verb
-from kgqa.models.chain_training import PREFIX_LABEL, label_question
+from kgqa.training.chain_reader import PREFIX_LABEL, label_question
 
 torch = pytest.importorskip("torch")
 
@@ -85,21 +85,21 @@ class FakeKG:
 
 
 def _save_untrained(path, names):
-    from kgqa.models.chain_reader import catalogue_fingerprint, new_cross_encoder, save_reader
+    from kgqa.models.heads.chain_reader import catalogue_fingerprint, new_cross_encoder, save_chain_reader
 
     ce = new_cross_encoder(48, seed=0)
-    save_reader(ce, path, {"base": "all-MiniLM-L6-v2", "max_length": 48, "relations": sorted(names),
+    save_chain_reader(ce, path, {"base": "all-MiniLM-L6-v2", "max_length": 48, "relations": sorted(names),
                            "catalogue": catalogue_fingerprint(names)})
     return ce
 
 
 def test_checkpoint_round_trip_scores_as_saved_and_holds_only_what_training_changes(tmp_path):
-    from kgqa.models.chain_reader import ChainReader, load_reader
+    from kgqa.models.heads.chain_reader import ChainReader, load_chain_reader
 
     names = {"P19": "place of birth", "P17": "country"}
     ce = _save_untrained(tmp_path / "r.safetensors", list(names.values()))
     kg = FakeKG(names, {"P19": ["born in"]})
-    r = load_reader(tmp_path / "r.safetensors", kg)
+    r = load_chain_reader(tmp_path / "r.safetensors", kg)
     assert r.chain_text(["P19", "P17"]) == "place of birth (born in) → country"
     chains = [["P19"], ["P19", "P17"], ["P17"]]
     got = r.score("Where was Ada born?", chains)
@@ -110,12 +110,12 @@ def test_checkpoint_round_trip_scores_as_saved_and_holds_only_what_training_chan
 
 
 def test_bi_encoder_round_trip_caches_chains_and_scores_as_saved(tmp_path):
-    from kgqa.models.chain_reader import ChainReader, load_reader, new_bi_encoder, save_reader
+    from kgqa.models.heads.chain_reader import ChainReader, load_chain_reader, new_bi_encoder, save_chain_reader
 
     names = {"P19": "place of birth", "P17": "country"}
     st = new_bi_encoder(0)
-    save_reader(st, tmp_path / "b.safetensors", {"arch": "bi", "scale": 20.0, "relations": sorted(names.values())})
-    r = load_reader(tmp_path / "b.safetensors", FakeKG(names))
+    save_chain_reader(st, tmp_path / "b.safetensors", {"arch": "bi", "scale": 20.0, "relations": sorted(names.values())})
+    r = load_chain_reader(tmp_path / "b.safetensors", FakeKG(names))
     chains = [["P19"], ["P19", "P17"]]
     got = r.score("Where was Ada born?", chains)
     st.half().float()
@@ -125,11 +125,11 @@ def test_bi_encoder_round_trip_caches_chains_and_scores_as_saved(tmp_path):
 
 
 def test_a_reader_made_for_another_kg_or_a_missing_one_is_one_line(tmp_path):
-    from kgqa.models.chain_reader import ReaderSlot, load_reader
+    from kgqa.models.heads.chain_reader import ReaderSlot, load_chain_reader
 
     _save_untrained(tmp_path / "r.safetensors", ["place of birth", "country", "architect"])
     with pytest.raises(InvalidInput, match=r"trained on another KG .*holds 1 of its 3 relations.*kgqa train paths"):
-        load_reader(tmp_path / "r.safetensors", FakeKG({"P1": "country", "P2": "currency"}))
+        load_chain_reader(tmp_path / "r.safetensors", FakeKG({"P1": "country", "P2": "currency"}))
     slot = ReaderSlot(FakeKG({"P1": "country"}), None, str(tmp_path / "none.safetensors"))
     assert slot.get() is None and "no chain-reader checkpoint" in slot.error and "\n" not in slot.error
     (tmp_path / "junk.safetensors").write_bytes(b"junk")

@@ -23,7 +23,8 @@ def test_the_shipped_span_reader_and_ranker_load_and_read_the_smoke_question(tmp
 
 
 def test_a_missing_or_foreign_checkpoint_is_one_warning_line_naming_the_fallback(tmp_path, monkeypatch):
-    from kgqa.models import passage_ranker, span_reader
+    from kgqa.core.config import own_or_shipped
+    from kgqa.models.heads import passage_ranker, span_reader
 
     s = Settings(data_dir=tmp_path)
     monkeypatch.setattr(span_reader, "default_checkpoint", lambda settings: tmp_path / "none.safetensors")
@@ -31,7 +32,7 @@ def test_a_missing_or_foreign_checkpoint_is_one_warning_line_naming_the_fallback
     assert not missing.ok and not missing.required and "\n" not in missing.detail
     assert "none.safetensors" in missing.detail and "falls back to the rule reader" in missing.detail
     # a span-reader file offered as the ranker: refused by its format, one line
-    shipped = span_reader.own_or_shipped(None, "reader", span_reader.CHECKPOINT_NAME)
+    shipped = own_or_shipped(None, "reader", span_reader.CHECKPOINT_NAME, shipped_in="data")
     monkeypatch.setattr(passage_ranker, "default_checkpoint", lambda settings: shipped)
     foreign = D._ranker_check(s, True)
     assert not foreign.ok and not foreign.required and "\n" not in foreign.detail

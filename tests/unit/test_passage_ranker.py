@@ -1,4 +1,4 @@
-"""The learned passage ranker (kgqa.models.passage_ranker) and mKG-RAG's use of it: a missing or mismatched
+"""The learned passage ranker (kgqa.models.heads.passage_ranker, its training kgqa.training.passage_ranker) and mKG-RAG's use of it: a missing or mismatched
 checkpoint refused with one line (and mKG-RAG keeping the retrieval order, counted as a fallback), a
 checkpoint's round trip, the ranker's order applied to the first rerank_k chunks only, and with the shipped
 checkpoint (data/ranker/, real weights) the paragraph that answers ranked above others of the same topic.
@@ -13,15 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgqa.models import passage_ranker as P
-from kgqa.models.span_reader import QA
+from kgqa.models.heads import passage_ranker as P
+from kgqa.models.heads.checkpoint import base_model_path
+from kgqa.training import passage_ranker as PT
+from kgqa.training.squad import QA
 
 SHIPPED = Path(__file__).resolve().parents[2] / "data" / "ranker" / P.CHECKPOINT_NAME
 
 
 def test_a_missing_checkpoint_is_one_line(tmp_path):
     with pytest.raises(P.PassageRankerUnavailable) as e:
-        P.load_ranker(tmp_path / "none.safetensors")
+        P.load_passage_ranker(tmp_path / "none.safetensors")
     assert "\n" not in str(e.value) and "kgqa train ranker" in str(e.value)
 
 
@@ -33,12 +35,12 @@ def test_a_checkpoint_of_another_kind_is_refused(tmp_path):
     save_file({"w": torch.zeros(2)}, str(p), metadata={"kgqa": json.dumps({"format": "kgqa-span-reader",
                                                                             "version": 1})})
     with pytest.raises(P.PassageRankerUnavailable) as e:
-        P.load_ranker(p)
+        P.load_passage_ranker(p)
     assert "not a kgqa-passage-ranker" in str(e.value) and "\n" not in str(e.value)
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"not safetensors at all")
     with pytest.raises(P.PassageRankerUnavailable):
-        P.load_ranker(bad)
+        P.load_passage_ranker(bad)
 
 
 def _qa(question, answer, context, article, qid):
@@ -57,11 +59,11 @@ def test_groups_put_the_own_paragraph_first_and_never_one_holding_the_answer():
     qas = [_qa("Who designed the Glass Bridge?", "Mara Voss", ARTICLE[1], "bridge", "q1"),
            _qa("When did the Glass Bridge open?", "2011", ARTICLE[0], "bridge", "q2")]
     orders = [list(reversed(ARTICLE)), list(ARTICLE)]
-    groups = P.groups_of(qas, orders, negatives=3, hard=1, rng=random.Random(0))
+    groups = PT.groups_of(qas, orders, negatives=3, hard=1, rng=random.Random(0))
     assert groups[0].passages[:2] == [ARTICLE[1], ARTICLE[3]]          # its own, then the encoder's hardest
     assert sorted(groups[0].passages[2:]) == sorted([ARTICLE[0], ARTICLE[2]])
     assert len(groups) == 1           # q2: "2011" is also in the ferry paragraph, leaving two negatives of three
-    assert P.recall_at([list(ARTICLE)], [qas[0]], ks=(1, 2)) == {"@1": 0.0, "@2": 100.0}
+    assert PT.recall_at([list(ARTICLE)], [qas[0]], ks=(1, 2)) == {"@1": 0.0, "@2": 100.0}
 
 
 def test_a_checkpoint_round_trip_scores_as_the_trained_model(tmp_path):
@@ -73,13 +75,13 @@ def test_a_checkpoint_round_trip_scores_as_the_trained_model(tmp_path):
         return np.stack([np.eye(4, dtype=np.float32)[len(t) % 4] for t in texts])
 
     ckpt = tmp_path / "r.safetensors"
-    rep = P.train_ranker(qas, [], checkpoint=ckpt, encode=encode, negatives=2, hard=1, batch_size=2,
+    rep = PT.train_passage_ranker(qas, [], checkpoint=ckpt, encode=encode, negatives=2, hard=1, batch_size=2,
                          max_length=64, read_length=64, threads=1, say=lambda m: None,
                          trained_on={"files": ["invented"]})
     assert rep["steps"] == 2 and ckpt.is_file() and ckpt.with_suffix(".json").is_file()
-    loaded = P.load_ranker(ckpt)
+    loaded = P.load_passage_ranker(ckpt)
     assert loaded.meta["trained_on"] == {"files": ["invented"]} and loaded.max_length == 64
-    fresh = P.PassageRanker(*P._build(P.base_model_path()), {"read_length": 64})
+    fresh = P.PassageRanker(*P.build(base_model_path()), {"read_length": 64})
     fresh.model.load_state_dict(loaded.model.state_dict())
     a = loaded.score("Who designed the Glass Bridge?", ARTICLE, bf16=False)
     b = fresh.score("Who designed the Glass Bridge?", ARTICLE, bf16=False)
@@ -131,7 +133,7 @@ def test_the_shipped_ranker_puts_the_answering_paragraph_first():
     import torch
 
     torch.set_num_threads(1)
-    ranker = P.load_ranker(SHIPPED)
+    ranker = P.load_passage_ranker(SHIPPED)
     for question, want in [("Who designed the Glass Bridge?", 1), ("How long is the bridge closed each winter?", 2),
                            ("Who was the last captain of the ferry?", 3)]:
         s = ranker.score(question, ARTICLE)
@@ -144,7 +146,7 @@ def test_training_without_enough_other_paragraphs_is_one_line_and_writes_nothing
     qas = [_qa("Who designed the Glass Bridge?", "Mara Voss", ARTICLE[1], "bridge", "q1")]
     ckpt = tmp_path / "r.safetensors"
     with pytest.raises(InvalidInput) as e:
-        P.train_ranker(qas, [], checkpoint=ckpt, encode=lambda texts: np.ones((len(texts), 4), dtype=np.float32),
+        PT.train_passage_ranker(qas, [], checkpoint=ckpt, encode=lambda texts: np.ones((len(texts), 4), dtype=np.float32),
                        negatives=3, say=lambda m: None)
     assert "\n" not in str(e.value) and "--limit" in str(e.value)
     assert not ckpt.exists() and not list(tmp_path.iterdir())

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.path_retriever import (LabelledQuestion, load_checkpoint, load_retriever, new_head,
-                                        save_checkpoint, train_head)
+from kgqa.models.heads.path_retriever import load_checkpoint, load_retriever, new_head, save_checkpoint
+from kgqa.training.path_retriever import RetrieverExample, train_head
 
 
 def fake_embed(texts):
@@ -29,7 +29,7 @@ def tiny_set():
     """Questions about two relations, each with both chains as candidates; the gold chain is its own."""
     chains = ["born in", "employer"]
     qs = [f"where was person {i} born" for i in range(6)] + [f"who employs person {i}" for i in range(6)]
-    items = [LabelledQuestion(k, [0, 1], [1, 1], {0 if k < 6 else 1}) for k in range(len(qs))]
+    items = [RetrieverExample(k, [0, 1], [1, 1], {0 if k < 6 else 1}) for k in range(len(qs))]
     return fake_embed(qs), fake_embed(chains), items
 
 
@@ -67,7 +67,7 @@ def test_checkpoint_round_trip_scores_the_same(tmp_path):
         head.q.weight.normal_(0, 0.1)
     ck = save_checkpoint(tmp_path / "p.safetensors", head, {"encoder": "enc", "epochs_done": 1})
     r1 = load_retriever(ck, fake_embed, "enc")
-    from kgqa.models.path_retriever import PathRetriever
+    from kgqa.models.heads.path_retriever import PathRetriever
     r0 = PathRetriever(head, {}, fake_embed)
     chains = [["born in"], ["employer", "country"]]
     assert np.allclose(r0.score("where was she born", chains), r1.score("where was she born", chains), atol=1e-6)

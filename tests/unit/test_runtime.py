@@ -1,5 +1,6 @@
-"""The learned reader and ranker on onnxruntime (kgqa.models.bert_runtime): the same word pieces as the
-transformers tokenizer they were trained with, torch's answers, and no torch import once exported."""
+"""The runtime layer (kgqa.models.runtime): the learned reader and ranker on onnxruntime with the same word pieces
+as the transformers tokenizer they were trained with, torch's answers, and no torch import once exported; one
+CPU bf16 probe for the encoder and the heads; every name imported from kgqa exists."""
 
 import json
 import subprocess
@@ -9,10 +10,13 @@ import numpy as np
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models import bert_runtime as R
-from kgqa.models import span_reader as S
-from kgqa.models.encoder import _tokenizer, default_model_path
-from kgqa.models.passage_ranker import PassageRankerUnavailable, load_ranker
+from kgqa.models.encoder import default_model_path
+from kgqa.models.heads import span_reader as S
+from kgqa.models.heads.passage_ranker import PassageRankerUnavailable
+from kgqa.models.heads.passage_ranker import load_passage_ranker as load_ranker
+from kgqa.models.runtime import backend as B
+from kgqa.models.runtime import tokens as R
+from kgqa.models.runtime.tokens import sentence_tokenizer
 from tests.conftest import REPO
 
 READER = REPO / "data" / "reader" / "span-reader.safetensors"
@@ -51,15 +55,15 @@ def test_word_pieces_and_offsets_are_the_transformers_tokenizers(hf):
 
 def test_the_query_encoders_tokenizer_is_the_transformers_one(hf):
     texts = PASSAGES + QUESTIONS + ["", "Q42", "x" * 2000]
-    got = _tokenizer(default_model_path(), 256)(texts)
+    got = sentence_tokenizer(default_model_path(), 256)(texts)
     want = hf(texts, padding=True, truncation=True, max_length=256, return_tensors="np")
     for k in ("input_ids", "token_type_ids", "attention_mask"):
         assert (got[k] == want[k]).all(), k
 
 
 def test_onnx_reader_reads_torch_fp32s_spans(tmp_path):
-    torch_reader = S.load_reader(READER)
-    onnx_reader = S.load_reader(READER, backend="onnx", cache_dir=tmp_path)
+    torch_reader = S.load_span_reader(READER)
+    onnx_reader = S.load_span_reader(READER, backend="onnx", cache_dir=tmp_path)
     assert onnx_reader.runtime == "onnx" and torch_reader.runtime == "torch"
     assert onnx_reader.threshold == torch_reader.threshold
     for q in QUESTIONS:
@@ -79,15 +83,15 @@ def test_onnx_ranker_scores_as_torch_fp32(tmp_path):
 def test_a_second_process_reads_from_the_export_without_importing_torch(tmp_path, capfd):
     """What makes a cold `kgqa ask --method mkgrag` quick: once exported, neither torch nor transformers load.
     The export itself says so, once, on stderr (the first ask waits for it)."""
-    S.load_reader(READER, backend="onnx", cache_dir=tmp_path)
+    S.load_span_reader(READER, backend="onnx", cache_dir=tmp_path)
     load_ranker(RANKER, backend="onnx", cache_dir=tmp_path)
     said = capfd.readouterr().err
     assert "exporting span-reader to ONNX once" in said and "exporting passage-ranker to ONNX once" in said
     code = (
         "import sys, json\n"
-        "from kgqa.models.span_reader import load_reader\n"
-        "from kgqa.models.passage_ranker import load_ranker\n"
-        f"r = load_reader({str(READER)!r}, backend='onnx', cache_dir={str(tmp_path)!r})\n"
+        "from kgqa.models.heads.span_reader import load_span_reader\n"
+        "from kgqa.models.heads.passage_ranker import load_passage_ranker as load_ranker\n"
+        f"r = load_span_reader({str(READER)!r}, backend='onnx', cache_dir={str(tmp_path)!r})\n"
         f"k = load_ranker({str(RANKER)!r}, backend='onnx', cache_dir={str(tmp_path)!r})\n"
         f"g = r.read({QUESTIONS[2]!r}, {PASSAGES!r}, top=1)[0].text\n"
         f"s = k.score({QUESTIONS[0]!r}, {PASSAGES!r}).tolist()\n"
@@ -112,16 +116,16 @@ def test_a_damaged_export_is_one_line_naming_it(tmp_path):
 
 def test_a_checkpoint_of_another_kind_is_refused_before_any_export(tmp_path):
     with pytest.raises(S.SpanReaderUnavailable, match="not a kgqa-span-reader"):
-        S.load_reader(RANKER, backend="onnx", cache_dir=tmp_path)
+        S.load_span_reader(RANKER, backend="onnx", cache_dir=tmp_path)
     assert not list(tmp_path.rglob("*.onnx"))
 
 
 def test_backend_setting():
-    assert R.resolve_backend("torch") == "torch"
-    assert R.resolve_backend("auto", device="cuda") == "torch"
-    assert R.resolve_backend("auto") == "onnx"                    # onnxruntime is part of `make setup`
+    assert B.resolve_reader_backend("torch") == "torch"
+    assert B.resolve_reader_backend("auto", device="cuda") == "torch"
+    assert B.resolve_reader_backend("auto") == "onnx"                    # onnxruntime is part of `make setup`
     with pytest.raises(InvalidInput, match="KGQA_READER_BACKEND 'tensorrt'"):
-        R.resolve_backend("tensorrt")
+        B.resolve_reader_backend("tensorrt")
 
 
 CHAIN = REPO / "data" / "demo" / "paths" / "chain-reader.safetensors"
@@ -131,7 +135,7 @@ class _Catalogue:
     """The relation catalogue the shipped demo chain reader was trained on (what KG.relations() gives)."""
 
     def __init__(self):
-        from kgqa.models.chain_reader import read_meta
+        from kgqa.models.heads.chain_reader import read_meta
 
         self.names = {f"P{k}": n for k, n in enumerate(read_meta(CHAIN)["relations"])}
 
@@ -144,7 +148,7 @@ class _Catalogue:
 
 def test_onnx_chain_reader_scores_as_torch(tmp_path):
     """VisPath's and GraSP's bi-encoder chain reader on onnxruntime: torch's scores (it runs in fp32 on both)."""
-    from kgqa.models.chain_reader import load_reader as load_chain_reader
+    from kgqa.models.heads.chain_reader import load_chain_reader
 
     kg = _Catalogue()
     by_name = {n: r for r, n in kg.names.items()}
@@ -156,3 +160,44 @@ def test_onnx_chain_reader_scores_as_torch(tmp_path):
     assert onnx.runtime == "onnx" and onnx.arch == "bi"
     b = onnx.score(q, chains)
     assert np.allclose(a, b, atol=1e-3) and int(np.argmax(b)) == 1
+
+
+def test_one_bf16_probe_answers_for_the_encoder_and_the_heads(monkeypatch):
+    """The heads' torch runtime asks the runtime's one probe (the span reader once imported a probe that did not
+    exist, and a bare except hid it): it answers a bool without raising, the encoder asks the same one, and an
+    explicit setting overrides it."""
+    from kgqa.models import encoder
+
+    native = B.native_bf16()
+    assert isinstance(native, bool) and B.use_bf16() is native
+    assert encoder.native_bf16 is B.native_bf16
+    for cpu in (True, False):
+        monkeypatch.setattr(B, "native_bf16", lambda: cpu)
+        assert B.use_bf16() is cpu and B.use_bf16(not cpu) is (not cpu)
+
+
+def _kgqa_imports():
+    """(module file, line, module, name) of every ``from kgqa... import name`` in the package, at any depth."""
+    import ast
+
+    src = REPO / "src" / "kgqa"
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("kgqa"):
+                for alias in node.names:
+                    yield path.relative_to(src), node.lineno, node.module, alias.name
+
+
+def test_every_name_imported_from_kgqa_exists():
+    """An import inside a function fails only when it runs, and a broad except can hide it for good."""
+    import importlib
+
+    missing = []
+    for where, line, module, name in _kgqa_imports():
+        mod = importlib.import_module(module)
+        if not hasattr(mod, name):
+            try:
+                importlib.import_module(f"{module}.{name}")
+            except ImportError:
+                missing.append(f"{where}:{line}: {module}.{name}")
+    assert not missing, missing

@@ -1,4 +1,4 @@
-"""The learned extractive reader (kgqa.models.span_reader) and mKG-RAG's use of it
+"""The learned extractive reader (kgqa.models.heads.span_reader, its training kgqa.training.span_reader) and mKG-RAG's use of it
 (kgqa.methods.mkgrag.learned): SQuAD's answer normalisation, windows over a long passage whose targets
 map back to the answer, a missing or mismatched checkpoint refused with one line (and mKG-RAG's rule
 reader taking over), and with the shipped checkpoint (data/reader/, real weights): the span boundaries of
@@ -13,24 +13,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgqa.models import span_reader as S
+from kgqa.models.heads import span_reader as S
+from kgqa.models.heads.checkpoint import base_model_path
+from kgqa.training import span_reader as ST
+from kgqa.training import squad as SQ
 from tests.conftest import run_kgqa
 
 SHIPPED = Path(__file__).resolve().parents[2] / "data" / "reader" / S.CHECKPOINT_NAME
 
 
 def test_official_normalisation_and_best_over_gold():
-    assert S.normalize_answer("The  Skidmore, Owings & Merrill!") == "skidmore owings merrill"
-    assert S.exact_match("the Eiffel Tower", ["Eiffel Tower", "tower"]) == 1.0
-    assert S.f1_score("Skidmore", ["Skidmore, Owings and Merrill"]) == pytest.approx(2 * 1 * 0.25 / 1.25)
-    assert S.f1_score(None, ["x"]) == 0.0 and S.exact_match(None, ["x"]) == 0.0
+    assert SQ.normalize_squad_answer("The  Skidmore, Owings & Merrill!") == "skidmore owings merrill"
+    assert SQ.exact_match("the Eiffel Tower", ["Eiffel Tower", "tower"]) == 1.0
+    assert SQ.f1_score("Skidmore", ["Skidmore, Owings and Merrill"]) == pytest.approx(2 * 1 * 0.25 / 1.25)
+    assert SQ.f1_score(None, ["x"]) == 0.0 and SQ.exact_match(None, ["x"]) == 0.0
 
 
 @pytest.fixture(scope="module")
 def tok():
-    from kgqa.models.bert_runtime import wordpieces
+    from kgqa.models.runtime.tokens import wordpieces
 
-    return wordpieces(S.base_model_path())
+    return wordpieces(base_model_path())
 
 
 def test_windows_overlap_and_targets_map_back_to_the_answer(tok):
@@ -41,7 +44,7 @@ def test_windows_overlap_and_targets_map_back_to_the_answer(tok):
     assert len(ws) > 3
     hits = []
     for w in ws:
-        S._targets(w, a, a + len("Skidmore, Owings and Merrill"))
+        ST.answer_targets(w, a, a + len("Skidmore, Owings and Merrill"))
         assert len(w.input_ids) <= 96
         if w.start:
             hits.append(passage[w.offsets[w.start][0]:w.offsets[w.end][1]])
@@ -51,7 +54,7 @@ def test_windows_overlap_and_targets_map_back_to_the_answer(tok):
 
 def test_a_missing_checkpoint_is_one_line(tmp_path):
     with pytest.raises(S.SpanReaderUnavailable) as e:
-        S.load_reader(tmp_path / "none.safetensors")
+        S.load_span_reader(tmp_path / "none.safetensors")
     assert "\n" not in str(e.value) and "kgqa train reader" in str(e.value)
 
 
@@ -62,12 +65,12 @@ def test_a_checkpoint_of_another_kind_is_refused(tmp_path):
     p = tmp_path / "other.safetensors"
     save_file({"w": torch.zeros(2)}, str(p), metadata={"kgqa": json.dumps({"format": "something-else"})})
     with pytest.raises(S.SpanReaderUnavailable) as e:
-        S.load_reader(p)
+        S.load_span_reader(p)
     assert "not a kgqa-span-reader" in str(e.value) and "\n" not in str(e.value)
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"not safetensors at all")
     with pytest.raises(S.SpanReaderUnavailable):
-        S.load_reader(bad)
+        S.load_span_reader(bad)
 
 
 def test_mkgrag_falls_back_to_the_rule_reader_with_one_line(tmp_path):
@@ -97,9 +100,9 @@ def test_a_passage_longer_than_the_model_is_windowed_without_the_tokenizers_warn
     """Whole passages are tokenised before they are cut into windows: `kgqa train reader` printed
     "Token indices sequence length is longer than the specified maximum sequence length (718 > 512)" for
     every long paragraph, a warning about a step kgqa never takes."""
-    from kgqa.models.bert_runtime import wordpieces
+    from kgqa.models.runtime.tokens import wordpieces
 
-    fresh = wordpieces(S.base_model_path())     # a tokenizer warns once: a new one
+    fresh = wordpieces(base_model_path())     # a tokenizer warns once: a new one
     ws = S.windows(fresh, ["What is x?"], ["word " * 900], 384, 128)
     assert len(ws) >= 3
     assert "Token indices sequence length" not in capfd.readouterr().err
@@ -110,7 +113,7 @@ def reader():
     import torch
 
     torch.set_num_threads(1)
-    return S.load_reader(SHIPPED)
+    return S.load_span_reader(SHIPPED)
 
 
 def chunk(text, cid="tower#c0", title="Harbour Tower", sections=()):
@@ -326,7 +329,7 @@ def test_building_the_reader_draws_no_progress_bar(capfd):
     import transformers
 
     transformers.logging.enable_progress_bar()          # as a fresh process has it
-    S._build(S.base_model_path())
+    S.build(base_model_path())
     out, err = capfd.readouterr()
     assert "Loading weights" not in out + err
 
@@ -342,7 +345,7 @@ ARTICLE = [
 
 def _qa(question, answer, para=0, qid="q1"):
     c = ARTICLE[para]
-    return S.QA(qid, question, c, [(answer, c.index(answer))], "Glass_Bridge")
+    return SQ.QA(qid, question, c, [(answer, c.index(answer))], "Glass_Bridge")
 
 
 #: one question on each other paragraph: the article's paragraphs are those its questions are asked on
@@ -353,7 +356,7 @@ OTHERS = [_qa("What floods the banks?", "The river Lune", 1, "o1"),
 def test_distractors_are_the_most_similar_paragraphs_without_the_answer():
     q = _qa("When was the Glass Bridge over the river Lune opened?", "2011")
     q2 = _qa("Where was the bridge's glass deck made?", "Bohemia", para=3, qid="q2")
-    d = S.distractors([q, q2, *OTHERS], 2)
+    d = SQ.distractors([q, q2, *OTHERS], 2)
     assert set(d[0]) == {ARTICLE[1], ARTICLE[3]}          # "bridge", "river", "lune" beat the harbour paragraph
     assert ARTICLE[0] not in d[0] and all("2011" not in c for c in d[0])
     assert ARTICLE[3] not in d[1] and len(d[1]) == 2
@@ -365,11 +368,11 @@ def test_the_shared_softmax_targets_the_gold_span_across_all_windows(tok):
     import torch
 
     q = _qa("When was the Glass Bridge over the river Lune opened?", "2011")
-    ws, units, n_neg = S._shared_units([q, *OTHERS], 2, negatives=0.0, rng=random.Random(0), tok=tok, max_length=384,
+    ws, units, n_neg = ST._shared_units([q, *OTHERS], 2, negatives=0.0, rng=random.Random(0), tok=tok, max_length=384,
                                        doc_stride=128)
     assert len(units) == 4 and n_neg == 0
     gold = units[0]
-    _, neg_units, n_neg = S._shared_units([q, *OTHERS], 2, negatives=1.0, rng=random.Random(0), tok=tok,
+    _, neg_units, n_neg = ST._shared_units([q, *OTHERS], 2, negatives=1.0, rng=random.Random(0), tok=tok,
                                           max_length=384, doc_stride=128)
     assert n_neg == 4 and len(neg_units) == 8
     neg = neg_units[1]                                   # the first question again, over its distractors alone
@@ -382,11 +385,11 @@ def test_the_shared_softmax_targets_the_gold_span_across_all_windows(tok):
     assert neg.starts == [(k, 0) for k in neg.windows]     # the distractors alone: their [CLS] is the target
     # one softmax over every token of all rows: the same as the cross-entropy over the rows laid end to end
     logits = torch.randn(3, 7)
-    nll = S._joint_nll(logits, [0, 1, 2], [(1, 4)])
+    nll = ST._joint_nll(logits, [0, 1, 2], [(1, 4)])
     flat = logits.reshape(1, -1)
     assert float(nll) == pytest.approx(float(torch.nn.functional.cross_entropy(flat, torch.tensor([7 + 4]))), abs=1e-5)
     # a per-window softmax (the old objective) would not be: the other rows change the shared loss
-    assert float(nll) > float(S._joint_nll(logits, [1], [(1, 4)]))
+    assert float(nll) > float(ST._joint_nll(logits, [1], [(1, 4)]))
 
 
 class _Logits:
@@ -468,9 +471,9 @@ def test_split_seed_keeps_the_held_out_articles_while_seed_changes(tmp_path):
          "answers": [{"text": "Paris", "answer_start": len(f"The {t} tower is in ")}]}]}]} for t in titles]
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps({"data": arts}))
-    qas = S.load_squad(data)
-    want = sorted({q.article for q in S.split_articles(qas, 2, 0)[1]})
-    assert want != sorted({q.article for q in S.split_articles(qas, 2, 1)[1]})     # the seeds do split apart
+    qas = SQ.load_squad(data)
+    want = sorted({q.article for q in SQ.split_articles(qas, 2, 0)[1]})
+    assert want != sorted({q.article for q in SQ.split_articles(qas, 2, 1)[1]})     # the seeds do split apart
     out = tmp_path / "r.safetensors"
     p = run_kgqa("train", "reader", "--data", str(data), "--holdout", "2", "--steps", "1", "--batch-size", "2",
                  "--max-length", "64", "--seed", "1", "--split-seed", "0", "--checkpoint", str(out),

@@ -5,7 +5,7 @@ split over chunks), and the per-stage table. Texts are invented."""
 from __future__ import annotations
 
 from bench import squad as B
-from kgqa.models.span_reader import QA
+from kgqa.training.squad import QA
 
 PARA = ("The Glass Bridge crosses the river Lune. It was designed by Skidmore, Owings and Merrill in 1998. "
         "It is painted white.")
