@@ -114,7 +114,8 @@ def test_bi_encoder_round_trip_caches_chains_and_scores_as_saved(tmp_path):
 
     names = {"P19": "place of birth", "P17": "country"}
     st = new_bi_encoder(0)
-    save_chain_reader(st, tmp_path / "b.safetensors", {"arch": "bi", "scale": 20.0, "relations": sorted(names.values())})
+    save_chain_reader(st, tmp_path / "b.safetensors",
+                      {"arch": "bi", "scale": 20.0, "relations": sorted(names.values())})
     r = load_chain_reader(tmp_path / "b.safetensors", FakeKG(names))
     chains = [["P19"], ["P19", "P17"]]
     got = r.score("Where was Ada born?", chains)

@@ -1,8 +1,8 @@
-"""The learned passage ranker (kgqa.models.heads.passage_ranker, its training kgqa.training.passage_ranker) and mKG-RAG's use of it: a missing or mismatched
-checkpoint refused with one line (and mKG-RAG keeping the retrieval order, counted as a fallback), a
-checkpoint's round trip, the ranker's order applied to the first rerank_k chunks only, and with the shipped
-checkpoint (data/ranker/, real weights) the paragraph that answers ranked above others of the same topic.
-Texts and questions here are invented."""
+"""The learned passage ranker (kgqa.models.heads.passage_ranker, trained by kgqa.training.passage_ranker) and
+mKG-RAG's use of it: a missing or mismatched checkpoint refused with one line (and mKG-RAG keeping the retrieval
+order, counted as a fallback), a checkpoint's round trip, the ranker's order applied to the first rerank_k chunks
+only, and with the shipped checkpoint (data/ranker/, real weights) the paragraph that answers ranked above others
+of the same topic. Texts and questions here are invented."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The learned extractive reader (kgqa.models.heads.span_reader, its training kgqa.training.span_reader) and mKG-RAG's use of it
-(kgqa.methods.mkgrag.learned): SQuAD's answer normalisation, windows over a long passage whose targets
-map back to the answer, a missing or mismatched checkpoint refused with one line (and mKG-RAG's rule
-reader taking over), and with the shipped checkpoint (data/reader/, real weights): the span boundaries of
-a multi-word name, a fact only in a table, an abstention, and a document whose text tries to instruct the
-reader staying data. Texts and questions here are invented."""
+"""The learned extractive reader (kgqa.models.heads.span_reader, trained by kgqa.training.span_reader) and mKG-RAG's
+use of it (kgqa.methods.mkgrag.learned): SQuAD's answer normalisation, windows over a long passage whose targets
+map back to the answer, a missing or mismatched checkpoint refused with one line (and mKG-RAG's rule reader
+taking over), and with the shipped checkpoint (data/reader/, real weights): the span boundaries of a multi-word
+name, a fact only in a table, an abstention, and a document whose text tries to instruct the reader staying data.
+Texts and questions here are invented."""
 
 from __future__ import annotations
 

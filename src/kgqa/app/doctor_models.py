@@ -234,7 +234,8 @@ def _ranker_check(settings: Settings, smoke: bool) -> Check:
                     f"{scores[0]:.2f})")
 
     return _checkpoint_check("model: passage ranker", default_checkpoint(settings), smoke,
-                             "mkgrag keeps the paper's chunk order", lambda p: load_passage_ranker(p, **runtime_of(settings)),
+                             "mkgrag keeps the paper's chunk order",
+                             lambda p: load_passage_ranker(p, **runtime_of(settings)),
                              PassageRankerUnavailable, read)
 
 

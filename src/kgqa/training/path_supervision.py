@@ -187,7 +187,8 @@ def train_path_retriever(graph, kg, *, checkpoint: Path, data: Path | None = Non
                      lr=lr, batch=batch, seed=seed, resume=resume, meta=meta, on_epoch=on_epoch,
                      prior=prior)
     total = time.perf_counter() - t0
-    rep = PathRetrieverReport({"examples": len(raw), "how": "; ".join(how), "used": len(prep.items), "dropped_no_path": prep.dropped,
+    rep = PathRetrieverReport({
+            "examples": len(raw), "how": "; ".join(how), "used": len(prep.items), "dropped_no_path": prep.dropped,
             "chains": len(prep.chain_texts), "epochs": epochs, "resumed_from_epoch": res.resumed_from,
             "epoch_losses": res.epoch_losses, "seconds": {"search": round(t_search, 2), "encode": round(t_encode, 2),
                                                           "train": round(res.seconds, 2), "total": round(total, 2)},
@@ -197,4 +198,5 @@ def train_path_retriever(graph, kg, *, checkpoint: Path, data: Path | None = Non
     return rep
 
 
-__all__ = ["search_chains", "gold_chains", "prepare", "train_path_retriever", "PathRetrieverReport", "Neighbourhood", "PreparedSet"]
+__all__ = ["search_chains", "gold_chains", "prepare", "train_path_retriever", "PathRetrieverReport", "Neighbourhood",
+           "PreparedSet"]

@@ -7,13 +7,9 @@ on the training sample's held-out articles. A cross-encoder reads question and p
 (``[CLS] question [SEP] passage [SEP]`` → one relevance logit): monoBERT (Nogueira and Cho, "Passage
 Re-ranking with BERT", arXiv:1901.04085), here on the same small BERT as every other model of the CPU stack.
 
-Training (``kgqa.training.passage_ranker``; ``kgqa train ranker``): each training question is one group, its own paragraph
-(the positive) and ``negatives`` other paragraphs of its article that hold none of its answers: the
-``hard`` ones the sentence encoder ranks highest for it (the confusions stage 2 makes), the rest drawn at
-random. The loss is a softmax cross-entropy over the group (listwise: "localized contrastive estimation",
-Gao, Dai and Callan, arXiv:2101.08751), so a score only has to rank passages, which is all the context
-needs. Held-out articles (never trained on) measure recall@k of the sentence encoder's order and of the
-ranker's, over all paragraphs of the question's article.
+Training (``kgqa.training.passage_ranker``; ``kgqa train ranker``) is listwise over each question's own
+paragraph and other paragraphs of its article; held-out articles measure recall@k of the sentence encoder's
+order and of the ranker's.
 
 Checkpoint: as the span reader's (``kgqa.models.heads.checkpoint``): the word-piece embeddings stay frozen at the
 package's values and are not stored; everything else is fp16 safetensors with JSON metadata (what it was

@@ -20,7 +20,8 @@ prior · (‖A‖² + ‖B‖²) per batch (A, B: the two maps), pulling the hea
 encoder's cosine: the head then moves away from all-MiniLM-L6-v2 only as far as the examples ask (a KG with
 few relations otherwise lets it memorise them and lose what the encoder knows of others).
 
-Training is ``kgqa.training.path_retriever``. Checkpoints are safetensors files with JSON metadata (format, encoder, dims, epochs done, seed, losses) and
+Training is ``kgqa.training.path_retriever``. Checkpoints are safetensors files with JSON metadata (format,
+encoder, dims, epochs done, seed, losses) and
 the AdamW state, so training resumes where it stopped.
 """
 
