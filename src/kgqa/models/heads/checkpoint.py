@@ -19,6 +19,25 @@ from typing import Callable, Sequence
 FROZEN = "bert.embeddings.word_embeddings.weight"
 
 
+class BertHead:
+    """A loaded head: ``model`` is the torch network (in eval mode) or its ONNX export (``runtime.onnx.OnnxHead``:
+    the ``onnx`` runtime), ``tok`` its word pieces, ``meta`` the checkpoint's metadata; one read at a time."""
+
+    def __init__(self, model, tok, meta: dict, path: Path | None = None):
+        from kgqa.models.runtime.onnx import OnnxHead
+
+        self.onnx = isinstance(model, OnnxHead)
+        self.model = model if self.onnx else model.eval()
+        self.tok = tok
+        self.meta = meta
+        self.path = path
+        self._lock = threading.Lock()
+
+    @property
+    def runtime(self) -> str:
+        return "onnx" if self.onnx else "torch"
+
+
 def base_model_path() -> str:
     """The all-MiniLM-L6-v2 files of the installed package (no download)."""
     from kgqa.models.encoder import default_model_path
@@ -171,6 +190,17 @@ def load_onnx_head(path: Path, fmt: str, version: int, build: Callable, forward:
     except Exception as e:  # noqa: BLE001 - a damaged cached export: one line naming it
         raise error(f"cannot load the {kind.replace('-', ' ')}'s ONNX export {target}: {type(e).__name__} "
                     "(delete it to export again, or set KGQA_READER_BACKEND=torch)") from e
+
+
+def load_bert_head(path: Path, fmt: str, version: int, build: Callable, forward: Callable, outputs: Sequence[str],
+                   error: type[Exception], kind: str, command: str, backend: str, cache_dir: str | Path | None,
+                   threads: int, base: str | None = None):
+    """(model, word pieces, meta) of a checkpoint on ``backend``: its ONNX export (``load_onnx_head``) or the
+    torch model (``load_bert_checkpoint``)."""
+    if backend == "onnx":
+        return load_onnx_head(path, fmt, version, build, forward, outputs, error, kind, command, cache_dir, threads,
+                              base)
+    return load_bert_checkpoint(path, fmt, version, build, error, kind, command)
 
 
 _LOADED: dict[tuple, object] = {}

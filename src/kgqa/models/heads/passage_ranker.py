@@ -19,15 +19,14 @@ refused with one line (``PassageRankerUnavailable``).
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.heads.checkpoint import (build_bert, load_bert_checkpoint, load_once, load_onnx_head,
-                                          save_bert_checkpoint, set_dropout)
+from kgqa.models.heads.checkpoint import (BertHead, build_bert, load_bert_head, load_once, save_bert_checkpoint,
+                                          set_dropout)
 from kgqa.models.runtime.backend import inference
 
 FORMAT = "kgqa-passage-ranker"
@@ -47,20 +46,13 @@ def build(base: str):
     return model, tok
 
 
-class PassageRanker:
+class PassageRanker(BertHead):
     """The loaded ranker: ``score(question, passages)`` → one relevance logit per passage (higher: better).
     ``model``: the torch network, or its ONNX export (``runtime.onnx.OnnxHead``: the ``onnx`` runtime)."""
 
     def __init__(self, model, tok, meta: dict, path: Path | None = None):
-        from kgqa.models.runtime.onnx import OnnxHead
-
-        self.onnx = isinstance(model, OnnxHead)
-        self.model = model if self.onnx else model.eval()
-        self.tok = tok
-        self.meta = meta
-        self.path = path
+        super().__init__(model, tok, meta, path)
         self.max_length = int(meta.get("read_length", meta.get("max_length", 384)))
-        self._lock = threading.Lock()
 
     def score(self, question: str, passages: Sequence[str], *, batch_size: int = 16,
               bf16: bool | None = None) -> np.ndarray:
@@ -78,10 +70,6 @@ class PassageRanker:
                 out[part] = self._logits(pair_batch(self.tok, [question] * len(part), [passages[k] for k in part],
                                                     self.max_length))
         return out
-
-    @property
-    def runtime(self) -> str:
-        return "onnx" if self.onnx else "torch"
 
     def _logits(self, enc: dict[str, np.ndarray]) -> np.ndarray:
         """One logit per row: the ONNX export in fp32, or the torch encoder under the caller's autocast with the
@@ -113,18 +101,9 @@ def load_passage_ranker(path: str | Path, *, backend: str = "torch", cache_dir: 
     when it is missing, not a passage-ranker checkpoint, or made for another base model. ``backend``: ``torch``
     or ``onnx`` (``kgqa.models.runtime``; its export is cached in ``cache_dir``, run on ``threads``)."""
     path = Path(path)
-
-    def load() -> PassageRanker:
-        if backend == "onnx":
-            model, tok, meta = load_onnx_head(
-                path, FORMAT, VERSION, build, _rank_logit, ["logit"], PassageRankerUnavailable,
-                "passage-ranker", "kgqa train ranker", cache_dir, threads)
-        else:
-            model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, build, PassageRankerUnavailable,
-                                                    "passage-ranker", "kgqa train ranker")
-        return PassageRanker(model, tok, meta, path)
-
-    return load_once("passage-ranker", path, backend, cache_dir, load)
+    return load_once("passage-ranker", path, backend, cache_dir, lambda: PassageRanker(*load_bert_head(
+        path, FORMAT, VERSION, build, _rank_logit, ["logit"], PassageRankerUnavailable, "passage-ranker",
+        "kgqa train ranker", backend, cache_dir, threads), path))
 
 
 def default_checkpoint(settings) -> Path:

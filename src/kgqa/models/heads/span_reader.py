@@ -24,7 +24,6 @@ line (``SpanReaderUnavailable``).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -32,8 +31,8 @@ from typing import Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.heads.checkpoint import (build_bert, load_bert_checkpoint, load_once, load_onnx_head,
-                                          save_bert_checkpoint, set_dropout)
+from kgqa.models.heads.checkpoint import (BertHead, build_bert, load_bert_head, load_once, save_bert_checkpoint,
+                                          set_dropout)
 from kgqa.models.runtime.backend import inference
 
 FORMAT = "kgqa-span-reader"
@@ -95,35 +94,6 @@ def windows(tok, questions: Sequence[str], passages: Sequence[str], max_length: 
     return out
 
 
-def windows(tok, questions: Sequence[str], passages: Sequence[str], max_length: int, stride: int,
-            max_query: int = 64) -> list[Window]:
-    """Tokenise each (question, passage) pair into windows of at most ``max_length`` tokens that overlap by
-    ``stride`` passage tokens (the question, cut at ``max_query`` tokens, opens every window). ``tok``: the
-    base model's word pieces (``runtime.tokens.wordpieces``); whole passages are cut into windows here."""
-    from kgqa.models.runtime.tokens import encode_texts, special_ids
-
-    out: list[Window] = []
-    qs = [" ".join(q.split()) for q in questions]
-    qenc, _ = encode_texts(tok, qs)
-    pids, poffs = encode_texts(tok, passages)
-    cls, sep = special_ids(tok)
-    for i, (qi, pi, po) in enumerate(zip(qenc, pids, poffs)):
-        qi = qi[:max_query]
-        room = max(8, max_length - len(qi) - 3)
-        step = max(1, room - stride)
-        s = 0
-        while True:
-            part = pi[s:s + room]
-            ids = [cls] + qi + [sep] + part + [sep]
-            types = [0] * (len(qi) + 2) + [1] * (len(part) + 1)
-            offs: list = [None] * (len(qi) + 2) + [tuple(o) for o in po[s:s + room]] + [None]
-            out.append(Window(i, ids, types, offs))
-            if s + room >= len(pi):
-                break
-            s += step
-    return out
-
-
 def window_batch(ws: Sequence[Window], multiple: int = 32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(input ids, segment ids, attention mask) of windows as int64 arrays, padded to a multiple of ``multiple``
     tokens (``runtime.tokens.padded_batch``)."""
@@ -151,25 +121,18 @@ class SpanGuess:
 ANSWER_CAP = 20
 
 
-class SpanReader:
+class SpanReader(BertHead):
     """The loaded reader: ``read(question, passages)`` → the best spans over all passages, best first.
     ``model``: the torch network, or its ONNX export (``runtime.onnx.OnnxHead``: the ``onnx`` runtime)."""
 
     def __init__(self, model, tok, meta: dict, path: Path | None = None):
-        from kgqa.models.runtime.onnx import OnnxHead
-
-        self.onnx = isinstance(model, OnnxHead)
-        self.model = model if self.onnx else model.eval()
-        self.tok = tok
-        self.meta = meta
-        self.path = path
+        super().__init__(model, tok, meta, path)
         self.max_length = int(meta.get("max_length", 256))
         self.stride = int(meta.get("doc_stride", 128))
         self.max_answer_tokens = min(int(meta.get("max_answer_tokens", 30)), ANSWER_CAP)
         self.threshold = float(meta.get("threshold", 0.0))
         # trained with shared normalisation: scores compare across passages, one no-answer score per question
         self.shared_norm = bool(meta.get("shared_norm"))
-        self._lock = threading.Lock()
 
     def read(self, question: str, passages: Sequence[str], *, top: int = 10, batch_size: int = 16,
              bf16: bool | None = None) -> list[SpanGuess]:
@@ -210,10 +173,6 @@ class SpanReader:
                 seen.setdefault((x.passage, x.start, x.end), x)
             res.append(list(seen.values())[:top])
         return res
-
-    @property
-    def runtime(self) -> str:
-        return "onnx" if self.onnx else "torch"
 
     def _logits(self, part: Sequence[Window]) -> tuple[np.ndarray, np.ndarray]:
         """Start and end logits (float32, windows × tokens) of a batch of windows (inside ``inference``)."""
@@ -267,19 +226,9 @@ def load_span_reader(path: str | Path, base: str | None = None, *, backend: str 
     when it is missing, not a span-reader checkpoint, or made for another base model. ``backend``: ``torch`` or
     ``onnx`` (``kgqa.models.runtime``; its export is cached in ``cache_dir``, run on ``threads``)."""
     path = Path(path)
-
-    def load() -> SpanReader:
-        make = lambda b: build(base or b)  # noqa: E731
-        if backend == "onnx":
-            model, tok, meta = load_onnx_head(
-                path, FORMAT, VERSION, make, _span_logits, ["start_logits", "end_logits"],
-                SpanReaderUnavailable, "span-reader", "kgqa train reader", cache_dir, threads, base)
-        else:
-            model, tok, meta = load_bert_checkpoint(path, FORMAT, VERSION, make, SpanReaderUnavailable,
-                                                    "span-reader", "kgqa train reader")
-        return SpanReader(model, tok, meta, path)
-
-    return load_once("span-reader", path, backend, cache_dir, load)
+    return load_once("span-reader", path, backend, cache_dir, lambda: SpanReader(*load_bert_head(
+        path, FORMAT, VERSION, lambda b: build(base or b), _span_logits, ["start_logits", "end_logits"],
+        SpanReaderUnavailable, "span-reader", "kgqa train reader", backend, cache_dir, threads, base), path))
 
 
 def default_checkpoint(settings) -> Path:
