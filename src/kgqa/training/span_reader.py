@@ -252,12 +252,11 @@ def train_span_reader(train: list[QA], holdout: list[QA], *, checkpoint: str | P
         n_neg = sum(1 for _, p in pairs if p is not None)
         units = [Unit([k], [(k, w.start)], [(k, w.end)]) for k, w in enumerate(ws)]      # one softmax per window
     t_prep = time.perf_counter() - t0
+    bf16 = use_bf16(bf16)
     say(f"{len(train)} questions + {n_neg} no-answer {'reads' if shared_norm else 'pairs'} → {len(ws)} windows "
         f"in {len(units)} softmax units{f' (shared normalisation, {shared_norm} distractors)' if shared_norm else ''} "
         f"(max_length {max_length}, stride {doc_stride}); torch threads {torch.get_num_threads()}, "
-        f"bf16 autocast {'on' if use_bf16(bf16) else 'off'}"
-        + (f"; starting from {init}" if init else ""))
-    bf16 = use_bf16(bf16)
+        f"bf16 autocast {'on' if bf16 else 'off'}" + (f"; starting from {init}" if init else ""))
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for n, p in model.named_parameters() if p.requires_grad and not (n.endswith("bias") or "LayerNorm" in n)]
     nodecay = [p for n, p in model.named_parameters() if p.requires_grad and (n.endswith("bias") or "LayerNorm" in n)]
