@@ -27,32 +27,29 @@ docs_app = typer.Typer(help="List, show and remove loaded documents (mKG-RAG's p
 
 class TrainGroup(TyperGroup):
     """``kgqa train``'s commands: the app's own (``kgqa.app.cli.train``), then the methods' own
-    (``kgqa.methods.registry.train_commands``), added when the group is listed or a command looked up, so that
-    no other command imports the methods."""
+    (``kgqa.methods.registry.train_commands``), added the first time the group's commands are read, so that no
+    other command imports the methods."""
 
     _with_methods = False
 
-    def _add_methods(self) -> None:
-        if self._with_methods:
-            return
-        self._with_methods = True
-        from typer.main import get_command_from_info
-        from typer.models import CommandInfo
+    @property
+    def commands(self) -> dict:
+        if not self._with_methods:
+            self._with_methods = True
+            from typer.main import get_command_from_info
+            from typer.models import CommandInfo
 
-        from kgqa.methods.registry import train_commands
+            from kgqa.methods.registry import train_commands
 
-        for name, fn in train_commands().items():
-            self.add_command(get_command_from_info(CommandInfo(name=name, callback=train_command(fn)),
-                                                   pretty_exceptions_short=True,
-                                                   rich_markup_mode=self.rich_markup_mode), name)
+            for name, fn in train_commands().items():
+                self._commands[name] = get_command_from_info(CommandInfo(name=name, callback=train_command(fn)),
+                                                             pretty_exceptions_short=True,
+                                                             rich_markup_mode=self.rich_markup_mode)
+        return self._commands
 
-    def list_commands(self, ctx):
-        self._add_methods()
-        return super().list_commands(ctx)
-
-    def get_command(self, ctx, cmd_name):
-        self._add_methods()
-        return super().get_command(ctx, cmd_name)
+    @commands.setter
+    def commands(self, value: dict) -> None:
+        self._commands = value
 
 
 train_app = typer.Typer(help="Train the learned parts: GraSP's encoder, the chain reader, VisPath's terminal selection, "
