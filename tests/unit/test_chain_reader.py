@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.core.walk_questions import Phraser, _needs_be, _split_verb
+from kgqa.core.walk_questions import STEP_OPENERS, Phraser, _needs_be, _split_verb
 from kgqa.models.chain_training import PREFIX_LABEL, label_question
 
 torch = pytest.importorskip("torch")
@@ -55,6 +55,27 @@ def test_a_regular_passive_is_also_phrased_in_the_active_voice():
     assert any("that owned this island" in q for q in qs) and any(q.startswith("Who owned ") for q in qs)
     assert any("owned by" in q for q in qs)                         # the passive stays one of the forms
     assert not any("that born" in q or "Who born" in q for q in qs)
+
+
+def test_held_out_families_are_never_drawn_for_training_and_phrase_every_held_out_question():
+    """Training phrasing (the default) never tells a walk step by step nor asks it as a statement with a gap; the
+    held-out phrasing always does one of the two, and still names every relation of the walk."""
+    names = {"P1": "creator", "P2": "place of birth", "P3": "country"}
+    walk = [{"relation_id": "P1", "tail_id": "Q2"}, {"relation_id": "P2", "tail_id": "Q3"},
+            {"relation_id": "P3", "tail_id": "Q4"}]
+    types = {"Q2": "painter", "Q3": "city", "Q4": "country"}
+
+    openers = {o.split(" ")[0] for o in STEP_OPENERS}
+
+    def held_out_form(q: str) -> bool:           # a step-by-step opener, or a statement with a gap
+        return (q.split(" ")[0] in openers or q.endswith((" is what?", " is called what?", " is it?"))
+                or " is which " in q)
+    for seed in range(60):
+        train, held = (Phraser(random.Random(seed), names, {"P2": ["born in"]}, types, held_out=h) for h in (0, 1))
+        qt = train.question(*train.topic("Q1", "Mona Lisa"), walk)
+        qh = held.question(*held.topic("Q1", "Mona Lisa"), walk)
+        assert not held_out_form(qt) and held_out_form(qh), (qt, qh)
+        assert all(any(f in qh for f in fs) for fs in (("creator",), ("place of birth", "born"), ("country",))), qh
 
 
 # ----------------------------------------------------------------------------------------- labels
