@@ -96,8 +96,9 @@ def run(args) -> None:
         questions = questions[:args.limit]
     extra = dict(kv.split("=", 1) for kv in args.option)
     rows = {"rules": {"path_scorer": "rules"}, "reader": {"path_scorer": "reader", **extra}}
+    rows = {k: v for k, v in rows.items() if k in args.rows.split(",")}
     for ck in args.reader:
-        rows[f"reader {ck.name}"] = {"path_scorer": "reader", "reader_checkpoint": str(ck), **extra}
+        rows[f"reader {ck}"] = {"path_scorer": "reader", "reader_checkpoint": str(ck), **extra}
     print(f"{args.questions.name}: {len(questions)} questions · graph-only · gold start · torch threads "
           f"{s.torch_threads} · {os.cpu_count()} CPUs (shared)", flush=True)
     hops = sorted({q.hops for q in questions if q.hops})
@@ -107,7 +108,7 @@ def run(args) -> None:
         for name, opts in rows.items():
             t0 = time.perf_counter()
             res = run_questions(questions, Pipeline(s, "vispath", options=opts, **shared), gold_start=True)
-            print(f"{name:40s} {em(res):6.1f} " + " ".join(f"{em(res, h):7.1f}" for h in hops)
+            print(f"{name[-40:]:40s} {em(res):6.1f} " + " ".join(f"{em(res, h):7.1f}" for h in hops)
                   + f"  {100.0 * sum(bool(r.gold_path) for r in res) / max(len(res), 1):6.1f}"
                   + f"  {time.perf_counter() - t0:.0f}", flush=True)
             if args.misses:
@@ -133,6 +134,7 @@ def main() -> None:
     ap.add_argument("--train-examples", type=int, default=1500, help="write: the training recipe's --examples")
     ap.add_argument("--train-seed", type=int, default=0)
     ap.add_argument("--limit", type=int, default=0, help="run: the first N questions only")
+    ap.add_argument("--rows", default="rules,reader", help="run: which of the rows rules, reader")
     ap.add_argument("--reader", type=Path, action="append", default=[], help="run: a row per reader checkpoint")
     ap.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                     help="run: a VisPath option of the reader rows")
