@@ -6,6 +6,7 @@ test is about plumbing; the graphs are the fakes of the VisPath and GraSP unit t
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -212,3 +213,27 @@ def test_grasp_ranks_nodes_by_the_best_forward_chain_reaching_them():
     head = [("D", 0.5), ("A", 0.5), ("C", 0.1), ("B", 0.1)]
     assert [n for n, _ in reader_ranking(Stub(), "q", sub, head, head_weight=0.25)] == ["B", "C", "A", "D"]
     assert [n for n, _ in reader_ranking(Stub(), "q", sub, head, head_weight=1.0)] == ["B", "A", "C", "D"]
+
+
+def test_grasp_with_the_answer_kind_does_not_answer_a_language_for_a_currency():
+    """Two nodes one chain reaches alike (the reader's chain score cannot tell them apart) and a head that prefers
+    the language: with reader_kind_weight the real reader reads "currency" against each node's class and the
+    currency ranks first; without it the language does."""
+    from kgqa.core.kg import KG
+    from kgqa.methods.grasp.reader import reader_ranking
+    from kgqa.methods.grasp.subgraph import Fact, Subgraph
+    from kgqa.models.chain_reader import ChainReader, _torch_reader, read_meta
+    from tests.fakes.vispath import BagOfWordsEncoder, FakeGraph
+
+    names = {"T": "Freedonia", "L": "Freedonian", "M": "Freedonian mark", "LA": "language", "CU": "currency"}
+    rel = {"P9": "related to", "P31": "instance of"}
+    g = FakeGraph(names, rel, [("T", "P9", "L"), ("T", "P9", "M"), ("L", "P31", "LA"), ("M", "P31", "CU")],
+                  encoder=BagOfWordsEncoder())
+    ck = Path(__file__).resolve().parents[2] / "data" / "demo" / "paths" / "chain-reader.safetensors"
+    meta = read_meta(ck)
+    reader = ChainReader(_torch_reader(ck, meta, True), meta, rel, {})
+    sub = Subgraph("T", {k: names[k] for k in ("T", "L", "M")}, [Fact("T", "P9", "L", 1, 0.0), Fact("T", "P9", "M", 1, 0.0)])
+    head = [("L", 0.6), ("M", 0.4)]
+    q = "What currency is used in this country?"
+    assert reader_ranking(reader, q, sub, head)[0][0] == "L"
+    assert reader_ranking(reader, q, sub, head, kg=KG(g, BagOfWordsEncoder()), kind_weight=1.0)[0][0] == "M"

@@ -168,6 +168,13 @@ class KG:
                 out[r["id"]] = text[:120]
         return out
 
+    def kind_texts(self, reached_by: dict[str, str]) -> dict[str, str]:
+        """Entity id → what kind of thing it is, as text: ``entity_kinds``, else the name of the relation id it is
+        reached by (``reached_by``: what that relation leads to stands in for the entity's own kind)."""
+        kinds = self.entity_kinds(list(reached_by))
+        rel = self.relations()
+        return {e: kinds.get(e) or rel.get(r, (r, None))[0] or r for e, r in reached_by.items()}
+
     def relation_aliases(self) -> dict[str, list[str]]:
         """id → the relation's aliases as loaded (Wikidata5M's relation file: "born in", "birthplace" …)."""
         self.relations()

@@ -49,6 +49,9 @@ class GraSPOptions(BaseModel):
     reader_head_weight: float = Field(0.25, ge=0.0, le=100.0, description="ranker=reader: a node's score = the "
                                       "reader's best chain logit + this × ln of the head's probability (0: the "
                                       "head only breaks ties)")
+    reader_kind_weight: float = Field(0.0, ge=0.0, le=100.0, description="ranker=reader: add this × the reader's "
+                                      "score of the question against what kind of thing a node is (its classes or "
+                                      "description, else the relation reaching it) to the node's score (0: off)")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
     text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "

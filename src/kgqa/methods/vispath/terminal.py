@@ -217,16 +217,14 @@ class TerminalSlot:
 def kind_scores(reader, kg, question: str, paths) -> dict[str, float]:
     """End entity id → the reader's score of ``question`` against what kind of thing that end is: its classes or
     description (``KG.entity_kinds``), else the relation its first path here reaches it by (``kind``, above)."""
-    ends = list(dict.fromkeys(p.end_id for p in paths))
-    if not ends:
-        return {}
-    kinds = kg.entity_kinds(ends)
-    text: dict[str, str] = {}
+    reached_by: dict[str, str] = {}
     for p in paths:
-        if p.end_id not in text:
-            text[p.end_id] = kinds.get(p.end_id) or reader.chain_text([p.edges[-1].relation_id])
-    s = reader.score_texts(question, [text[e] for e in ends])
-    return {e: float(v) for e, v in zip(ends, s)}
+        reached_by.setdefault(p.end_id, p.edges[-1].relation_id)
+    if not reached_by:
+        return {}
+    text = kg.kind_texts(reached_by)
+    s = reader.score_texts(question, [text[e] for e in reached_by])
+    return {e: float(v) for e, v in zip(reached_by, s)}
 
 
 def collect(vispath, questions, on_question=None) -> list[tuple]:
