@@ -262,7 +262,7 @@ def train_terminal_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
     """Learn VisPath's terminal selection under the chain reader on the loaded KG: how much the reader, the rules'
-    σ, the answer type and the depth each count (kgqa.methods.vispath.terminal)."""
+    σ, the answer type, the depth and the kind of thing asked for each count (kgqa.methods.vispath.terminal)."""
     import time
 
     from kgqa.app.pipeline import Pipeline
