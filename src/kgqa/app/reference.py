@@ -189,7 +189,8 @@ def errors_page() -> str:
            "its class; `KGQA_DEBUG=1` adds the traceback. `kgqa serve` answers the same line as "
            "`{\"code\", \"message\"}`. Ctrl-C exits 130.\n\n",
            table(["exit", "class", "what"], [[c.exit_code, f"`{n}`", (c.__doc__ or "").strip().split("\n\n")[0]]
-                                             for n, c in sorted(kinds.items(), key=lambda kv: (kv[1].exit_code, kv[0]))]),
+                                             for n, c in sorted(kinds.items(), key=lambda kv: (kv[1].exit_code,
+                                                                                               kv[0]))]),
            "\nA model reply that arrives unusable is not an error: the method takes the paper's fallback and "
            "records it with a code (`BadModelReply`'s codes above; `kgqa ask` lists the fallbacks taken).\n\n"
            "## The error lines\n\nAs the code raises them, by exit code; `{…}` is a value filled in at run time.\n\n"]
