@@ -68,7 +68,7 @@ PARTICIPLES = {"born", "built", "made", "located", "known", "held", "run", "writ
 
 def _a(noun: str) -> str:
     """"a city", "an entity"."""
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+    return ("an " if noun[:1].lower() in "aeiou" and not noun.lower().startswith("one") else "a ") + noun
 
 
 def _split_verb(form: str) -> tuple[str, str] | None:
