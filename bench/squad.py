@@ -92,7 +92,7 @@ def _chunk(q, k: int) -> dict:
 
 
 def bench_reading(args) -> None:
-    from kgqa.methods.mkgrag.learned import learned_read
+    from kgqa.methods.mkgrag.learned_reader import learned_read
     from kgqa.models.span_reader import default_checkpoint, load_reader, load_squad
     from kgqa.core.config import Settings
 
@@ -150,7 +150,7 @@ def bench_reading(args) -> None:
     if "rules" in which:
         import numpy as np
 
-        from kgqa.methods.mkgrag.reader import read
+        from kgqa.methods.mkgrag.rule_reader import read
         from kgqa.models.encoder import get_encoder
 
         enc = get_encoder(Settings().encoder_model, device="cpu", threads=threads)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgqa.methods.mkgrag.reader import answer_type, read
+from kgqa.methods.mkgrag.rule_reader import answer_type, read
 
 
 @pytest.fixture(scope="module")

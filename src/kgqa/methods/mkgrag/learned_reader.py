@@ -46,7 +46,7 @@ from dataclasses import replace
 
 from kgqa.core.kg import label_key
 from kgqa.core.spans import paragraphs_of, spans, text_lines
-from kgqa.methods.mkgrag.reader import (KINDS, ORG_NOUNS, PERSON_NOUNS, PLACE_NOUNS, Candidate, Reading,
+from kgqa.methods.mkgrag.rule_reader import (KINDS, ORG_NOUNS, PERSON_NOUNS, PLACE_NOUNS, Candidate, Reading,
                                         _content_words, _occurs, answer_type)
 
 TYPE_PENALTY = 3.0
