@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgqa.methods.mkgrag.rule_reader import answer_type, read
+from kgqa.methods.mkgrag.answer_types import answer_type
+from kgqa.methods.mkgrag.rule_reader import read
 
 
 @pytest.fixture(scope="module")

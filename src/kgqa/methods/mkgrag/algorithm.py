@@ -83,8 +83,8 @@ from kgqa.methods.mkgrag import prompts as P
 from kgqa.methods.mkgrag.evidence import chunk_evidence, figures_of, locate, render, support_of
 from kgqa.methods.mkgrag.learned_reader import learned_read
 from kgqa.methods.mkgrag.options import MKGRAGOptions
-from kgqa.methods.mkgrag.records import Element, Retrieval
-from kgqa.methods.mkgrag.rule_reader import Reading, read
+from kgqa.methods.mkgrag.records import Element, Reading, Retrieval
+from kgqa.methods.mkgrag.rule_reader import read
 from kgqa.core.errors import BadModelReply
 from kgqa.core.kg import cos_from_neo4j
 from kgqa.core.result import (CHUNK_SECTIONS, CONTEXT_TOKENS, DOCUMENT_IDS, Answer, EdgeRef, Fallback, NodeRef,

@@ -46,8 +46,9 @@ from dataclasses import replace
 
 from kgqa.core.kg import label_key
 from kgqa.core.spans import paragraphs_of, spans, text_lines
-from kgqa.methods.mkgrag.rule_reader import (KINDS, ORG_NOUNS, PERSON_NOUNS, PLACE_NOUNS, Candidate, Reading,
-                                        _content_words, _occurs, answer_type)
+from kgqa.methods.mkgrag.answer_types import (KINDS, ORG_NOUNS, PERSON_NOUNS, PLACE_NOUNS, answer_type,
+                                              content_words, occurs)
+from kgqa.methods.mkgrag.records import Candidate, Reading
 
 TYPE_PENALTY = 3.0
 TYPE_BONUS = 0.5
@@ -185,7 +186,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     for el in elements:
         if el.kind == "entity" and el.name and "(" in el.text:
             etypes[label_key(el.name)] = el.text.split("(", 1)[1].split(")", 1)[0]
-    known = _content_words(question) | _content_words(image_note or "")
+    known = content_words(question) | content_words(image_note or "")
     qkey = f" {label_key(question)} "
     subjects = {label_key(t) for t in (titles or {}).values()}
     q_names = [label_key(_POSSESSIVE.sub("", x.text)) for x in spans(question) if x.kind == "name" and x.start > 0]
@@ -222,7 +223,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
         elif atype in _GRAPH_KIND and key in etypes:
             gk = _graph_kind(etypes[key])
             adj += TYPE_BONUS if gk == atype else (-TYPE_PENALTY if gk else 0.0)
-        if q_names and any(n and _occurs(n, " ".join(m["lines"])) for n in q_names):
+        if q_names and any(n and occurs(n, " ".join(m["lines"])) for n in q_names):
             adj += SUBJECT_BONUS
         if use_prior:
             adj += prior_weight * ((own[g.passage] if own else prior.get(m["chunk_id"], p_low)) - p_top)
@@ -243,7 +244,7 @@ def learned_read(reader, question: str, chunks: list[dict], elements: list, *, i
     # the names the question gives (or what the image shows): one must occur where the answer is read
     where = next((" ".join(m["lines"]) for m in meta
                   if m["chunk_id"] == best.chunk_id and m["doc_id"] == best.doc_id), "")
-    if q_names and not any(n and _occurs(n, f"{where} {(titles or {}).get(best.doc_id or '', '')}") for n in q_names):
+    if q_names and not any(n and occurs(n, f"{where} {(titles or {}).get(best.doc_id or '', '')}") for n in q_names):
         return Reading(None, atype, noun, best, len(scored),
                        f"abstained: what the question names ({', '.join(q_names)}) is not where the best span was "
                        "read")

@@ -43,3 +43,30 @@ class Retrieval:
     timings: dict[str, float] = field(default_factory=dict)
     scope: list[str] = field(default_factory=list)             # the --doc/--docs scope, when given
     rank_scores: dict[str, float] = field(default_factory=dict)  # chunk id -> passage ranker's score (those ranked)
+
+
+@dataclass
+class Candidate:
+    text: str
+    kind: str
+    sentence: str
+    heading: str
+    chunk_id: str | None
+    doc_id: str | None
+    start: int = -1                    # the span's offset in the sentence (-1: a graph node)
+    from_graph: bool = False
+    score: float = 0.0
+    sentence_cos: float = 0.0
+    span: str = ""                     # the span it was read from when that differs (a date's year)
+
+
+@dataclass
+class Reading:
+    answer: str | None
+    answer_type: str
+    type_noun: str | None
+    candidate: Candidate | None
+    candidates: int
+    reason: str
+    debug: list | None = None          # every candidate, best first (``debug=True``)
+    cpu_reader: str = "rules"          # rules (this module) | learned (learned.py)

@@ -30,128 +30,17 @@ bench/mkgrag.py for how they were checked (two folds of the bundled questions).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kgqa.core.kg import label_key
 from kgqa.core.spans import Span, sentences, spans, text_sentences
+from kgqa.methods.mkgrag.answer_types import KINDS, answer_type, content_words, occurs
+from kgqa.methods.mkgrag.records import Candidate, Reading
 
-_STOP = set("""a an the of in on at to for from by with and or is was are were be been did do does what which who whom
-whose when where how many much this that these those shown here photo image picture it its as into about
-there their his her""".split())
-PLACE_NOUNS = {"country", "city", "state", "continent", "constellation", "region", "place", "town", "capital",
-               "river", "mountain", "island", "province", "county", "location", "nation", "village", "sea", "ocean"}
-ORG_NOUNS = {"company", "organisation", "organization", "agency", "university", "team", "band", "party",
-             "manufacturer", "firm", "institution", "club", "school", "airline", "publisher", "producer"}
-PERSON_NOUNS = {"person", "astronaut", "architect", "designer", "founder", "scientist", "engineer", "painter",
-                "author", "writer", "inventor", "president", "king", "queen", "leader", "man", "woman",
-                "astronomer", "artist", "composer", "director", "player", "actor", "pilot"}
-QUANTITY_NOUNS = {"distance", "height", "length", "size", "diameter", "mass", "weight", "area", "depth", "speed",
-                  "population", "width", "altitude", "temperature", "duration", "age"}
-#: the kinds of span an answer type takes: first the asked kind (fit 1), then compatible ones (fit ½)
-KINDS = {
-    "year": (("year",), ("date",)),
-    "date": (("date",), ("year",)),
-    "count": (("count",), ("measure",)),
-    "quantity": (("measure", "ratio"), ("count",)),
-    "person": (("name",), ()),
-    "place": (("name",), ()),
-    "organisation": (("name",), ()),
-    "name": (("name",), ()),
-    "other": (("name",), ("measure", "count", "ratio", "date", "year")),
-}
 _MODIFIER = re.compile(r"\b(?:a|an|the)\s*$", re.IGNORECASE)
 _PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)\s*$", re.IGNORECASE)
 _NAMING_CUE = re.compile(r"(?:called|known as|named|nicknamed|termed|name is)\s*$", re.IGNORECASE)
 _ORG_WORDS = {"company", "agency", "corporation", "inc", "ltd", "university", "institute", "organisation",
               "organization", "nasa", "spacex", "force", "society", "association"}
-
-
-@dataclass
-class Candidate:
-    text: str
-    kind: str
-    sentence: str
-    heading: str
-    chunk_id: str | None
-    doc_id: str | None
-    start: int = -1                    # the span's offset in the sentence (-1: a graph node)
-    from_graph: bool = False
-    score: float = 0.0
-    sentence_cos: float = 0.0
-    span: str = ""                     # the span it was read from when that differs (a date's year)
-
-
-@dataclass
-class Reading:
-    answer: str | None
-    answer_type: str
-    type_noun: str | None
-    candidate: Candidate | None
-    candidates: int
-    reason: str
-    debug: list | None = None          # every candidate, best first (``debug=True``)
-    cpu_reader: str = "rules"          # rules (this module) | learned (learned.py)
-
-
-def type_noun(question: str) -> str | None:
-    """The noun naming what is asked: after which/what (capitalised words skipped: "Which Space Shuttle
-    **mission**"), after "how many", or X in "what is the (adjective) X of …" / "the name of the X"."""
-    words = re.findall(r"[\w'’-]+", question)
-    low = [w.lower() for w in words]
-    for cue in ("many", "name"):
-        if cue in low:
-            i = low.index(cue) + 1
-            if cue == "name" and i < len(low) and low[i] == "of":
-                i += 1
-            while i < len(low) and low[i] in ("the", "a", "an"):
-                i += 1
-            if i < len(low) and cue == "many" or (cue == "name" and i < len(low) and low[i - 1] != "name"):
-                return low[i]
-    if low and low[0] in ("which", "what") or "which" in low or "what" in low:
-        i = low.index("which") if "which" in low else low.index("what")
-        j = i + 1
-        if j < len(low) and low[j] in ("is", "are", "was", "were"):           # what is the (adj) X of …
-            k = j + 1
-            while k < len(low) and low[k] in ("the", "a", "an"):
-                k += 1
-            if "of" in low[k:k + 3]:
-                return low[k + low[k:k + 3].index("of") - 1]
-            known = QUANTITY_NOUNS | PLACE_NOUNS | ORG_NOUNS | PERSON_NOUNS
-            return next((w for w in low[k:k + 3] if w in known), None)
-        while j < len(low) and words[j][:1].isupper():
-            j += 1
-        if j < len(low) and low[j] not in _STOP:
-            return low[j]
-    return None
-
-
-def answer_type(question: str) -> tuple[str, str | None]:
-    """(answer type, type noun) from the wh-word and the noun after which/what/how many."""
-    q = " ".join(question.lower().replace("?", " ").split())
-    noun = type_noun(question)
-    sing = noun[:-1] if noun and noun.endswith("s") and not noun.endswith("ss") else noun
-    if re.search(r"\b(?:in )?(?:which|what) year\b", q) or re.search(r"\bwhen\b.*\byear\b", q):
-        return "year", "year"
-    if re.search(r"\b(?:on )?(?:which|what) (?:date|day)\b", q) or q.startswith("when "):
-        return "date", None
-    if re.search(r"\bhow many\b", q):
-        return "count", noun
-    if re.search(r"\bhow (?:much|large|tall|high|long|far|big|heavy|wide|deep|old|fast)\b", q) \
-            or re.search(r"\bproportions?\b|\bratio\b", q) or (sing in QUANTITY_NOUNS):
-        return "quantity", noun
-    if re.search(r"\b(?:who|whom)\b", q) or q.startswith("whose ") or sing in PERSON_NOUNS:
-        return "person", noun
-    if re.search(r"\bwhere\b", q) or sing in PLACE_NOUNS:
-        return "place", noun
-    if sing in ORG_NOUNS:
-        return "organisation", noun
-    if re.search(r"\b(?:called|named|known as|name of|name)\b", q):
-        return "name", noun
-    return "other", noun
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in label_key(text).split() if w not in _STOP and len(w) > 1}
 
 
 def _stem(w: str) -> str:
@@ -209,7 +98,7 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     # what each edge of G_r says: its relation phrase and relation catalogue name, as word roots
     edge_words: dict[tuple[str, str], set[str]] = {}
     for el, (_, t, sent) in zip(rel_elements, edges):
-        words = {_root(w) for w in _content_words(f"{getattr(el, 'phrase', '')} {getattr(el, 'relation_name', '')}")}
+        words = {_root(w) for w in content_words(f"{getattr(el, 'phrase', '')} {getattr(el, 'relation_name', '')}")}
         edge_words.setdefault((t, sent), set()).update(words)
     # the question's subject in G_r: what the image shows, or a G_r node the question names
     qk = f" {label_key(question)} "
@@ -237,24 +126,24 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     cands = [x for x in cands if x.kind in asked + allowed]
     if image_note:
         # what the image shows must be where the answer is read (as the names the question gives, below)
-        about = [x for x in cands if _occurs(label_key(image_note), where(x))]
+        about = [x for x in cands if occurs(label_key(image_note), where(x))]
         cands = about or cands
     if not cands:
         return Reading(None, atype, noun, None, 0, f"no {atype} in the retrieved context")
     # what the question already names is not its answer
     qkey = label_key(question)
-    known = _content_words(question) | _content_words(image_note or "")
+    known = content_words(question) | content_words(image_note or "")
     subjects = {label_key(t) for t in (titles or {}).values()}
     texts = list(dict.fromkeys(f"{x.heading}: {x.sentence}" if x.heading else x.sentence for x in cands))
     vecs = embed([question] + texts)
     qv, sv = vecs[0], {t: float(v @ vecs[0]) for t, v in zip(texts, vecs[1:])}
-    qwords = {_stem(w) for w in _content_words(question)}
+    qwords = {_stem(w) for w in content_words(question)}
     # the question's relation words: its content words less the names it gives and what the image shows
     named = set()
     for sp in spans(question):
         if sp.kind == "name" and sp.start > 0:
-            named |= _content_words(sp.text)
-    qrel = {_root(w) for w in _content_words(question) - named - _content_words(image_note or "")}
+            named |= content_words(sp.text)
+    qrel = {_root(w) for w in content_words(question) - named - content_words(image_note or "")}
     noun_root = _root(noun) if noun else None
     if atype in ("count", "quantity"):       # "how many galaxies": the noun is what is counted, not the relation
         qrel.discard(noun_root)
@@ -291,7 +180,7 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     top = ranked[0]
     # the names the question itself gives ("the Mona Lisa"): one must occur where the answer is read
     q_names = [label_key(x.text) for x in spans(question) if x.kind == "name" and x.start > 0]
-    if q_names and not any(_occurs(n, where(top) + " " + (titles or {}).get(top.doc_id or "", "")) for n in q_names if n):
+    if q_names and not any(occurs(n, where(top) + " " + (titles or {}).get(top.doc_id or "", "")) for n in q_names if n):
         return Reading(None, atype, noun, top, len(best),
                        f"abstained: what the question names ({', '.join(q_names)}) is not where the best candidate "
                        "was read")
@@ -300,14 +189,6 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
                        f"abstained: the best sentence's cosine {top.sentence_cos:.2f} < {min_sentence_cos}")
     return Reading(top.text, atype, noun, top, len(best), "read from the retrieved context",
                    ranked if debug else None)
-
-
-def _occurs(name_key: str, text: str) -> bool:
-    """The name (a label key) occurs in ``text``; a name of the form "A of B" ("the Temperate House of Marlow
-    Botanical Garden") also when A and B occur apart (the row names A, the document's title B)."""
-    t = f" {label_key(text)} "
-    return f" {name_key} " in t or (" of " in name_key and all(f" {p.strip()} " in t
-                                                               for p in name_key.split(" of ") if p.strip()))
 
 
 def _typed(sp: Span, sent: str, heading: str, chunk_id, doc_id, atype: str, from_graph: bool = False) -> list:
