@@ -211,3 +211,14 @@ def test_stage_one_asks_the_approximate_indexes_for_more_candidates_than_kd():
     m.retrieve("q")
     p = [p for n, p in m.graph.calls if n == "mkgrag_document_search"][0]
     assert p["k"] == 50 and p["ef"] == 50                        # never fewer candidates than documents kept
+
+
+def test_a_chunk_row_without_sections_or_figures_reads_as_empty_lists():
+    """A chunk row of a document loaded before sections or figures were stored reads as a Chunk with empty lists
+    (the evidence and ``chunk_sections`` list none), and a column the record does not know is left out."""
+    from kgqa.methods.mkgrag.records import Chunk
+
+    c = Chunk.from_row({"id": "d#c0", "doc_id": "d", "title": "T", "text": "x", "sections": None, "figures": None,
+                        "sim": n4j(0.5), "not_a_column": 1})
+    assert (c.sections, c.figures, c.page_start, c.sim) == ([], [], None, n4j(0.5))
+    assert c.row()["text"] == "x" and "not_a_column" not in c.row()

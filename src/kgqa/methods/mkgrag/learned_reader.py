@@ -1,24 +1,24 @@
-"""mKG-RAG's learned reader (CPU): the best answer span over the retrieved context, by the span reader
+"""mKG-RAG's learned reader (CPU): the best answer span over the retrieved context, by the span model
 (``kgqa.models.span_reader``, all-MiniLM-L6-v2 fine-tuned for span start/end), typed by the question.
 
 mKG-RAG ("mKG-RAG: Leveraging Multimodal Knowledge Graphs in Retrieval-Augmented Generation for
 Knowledge-intensive VQA", Section 3.2.2) gives the retrieved graph elements and their chunks to an MLLM;
 without one served, this reads the same context:
 
-1. **passages**: every retrieved chunk's prose (with ``by_paragraph``, each of its paragraphs: the unit the reader
-   was trained on), and each of its Markdown table's rows as a passage of its own
+1. **passages**: every retrieved chunk's prose (with ``by_paragraph``, each of its paragraphs: the unit the span
+   model was trained on), and each of its Markdown table's rows as a passage of its own
    (``Column: value; …``, ``kgqa.core.spans.text_lines``): a row is a record, read on its
-   own rather than among its neighbours; bare as the reader was trained (no title line in front), and
+   own rather than among its neighbours; bare as the span model was trained (no title line in front), and
    the G_r elements whose text no retrieved chunk holds (an entity's description, a relation's sentence) as
    one more passage each;
-2. **spans**: the reader's best spans (at most ``max_answer_tokens``, 20, tokens) over all passages, each with its
-   *margin*, the span's score (start + end logit) over its window's no-answer score; for a checkpoint trained
+2. **spans**: the span model's best spans (at most ``max_answer_tokens``, 20, tokens) over all passages, each with
+   its *margin*, the span's score (start + end logit) over its window's no-answer score; for a checkpoint trained
    with shared normalisation (Clark and Gardner, "Simple and Effective Multi-Paragraph Reading
    Comprehension", ACL 2018, arXiv:1710.10723; ``kgqa.models.span_reader``) over the question's one
    no-answer score, the best of all its windows, so that spans of all passages rank by raw score (and
    mKG-RAG lets more chunks reach it: ``shared_norm_budget``);
 3. **whole names**: a span that stops inside a proper name ("Skidmore" of "Skidmore, Owings and Merrill") is
-   widened to the reader's longer guess from the same start when that only adds capitalised name words and
+   widened to the span model's longer guess from the same start when that only adds capitalised name words and
    scores at most ``NAME_SLACK`` below it (a round number, not fitted); a quantity question's span that stops
    before its unit ("about 330" of "about 330 metres") runs on to the end of the measure;
 4. **typed by the question**: the answer type of the rule reader (``answer_types.answer_type``: year, date, count,
@@ -36,7 +36,7 @@ without one served, this reads the same context:
    override), or when none of the names the question gives (nor what the image shows) occurs in the passage
    the best span is read from (as the rule reader).
 
-The passages are data, never instructions: the reader only ever scores spans of them.
+The passages are data, never instructions: the span model only ever scores spans of them.
 """
 
 from __future__ import annotations
@@ -116,8 +116,8 @@ def _graph_kind(etype: str) -> str | None:
 
 def _passage(lines: list[str]) -> tuple[str, list[tuple[int, int, str]]]:
     """The passage text and each sentence's (start, end, sentence) in it. No title line before it: the
-    reader was trained on bare paragraphs, and a "Title." line in front of the gold paragraph costs it 4.1 EM
-    points on SQuAD dev (articles 0–3 of the open bench, 120 questions, best span: 68.3 without, 64.2 with;
+    span model was trained on bare paragraphs, and a "Title." line in front of the gold paragraph costs it 4.1
+    EM points on SQuAD dev (articles 0–3 of the open bench, 120 questions, best span: 68.3 without, 64.2 with;
     docs/benchmarks.md)."""
     text, where = "", []
     for line in lines:
