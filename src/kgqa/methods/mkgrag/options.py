@@ -21,50 +21,33 @@ class MKGRAGOptions(BaseModel):
     ef: int = Field(200, ge=1, le=10_000, description="stage 1: candidates asked of the document and chunk "
                                                        "vector indexes (HNSW's beam; at least Kd) before the "
                                                        "exact cosine ranks them")
-    doc_score: Literal["maxp", "document"] = Field("maxp", description="stage 1's document score: maxp (the "
-                                                   "better of the document's cosine and its best chunk's: MaxP, "
-                                                   "arXiv:1905.09217; SQuAD dev open setting: document recall 90.0 "
-                                                   "-> 98.1, EM 41.5 -> 45.0, docs/benchmarks.md) or document (the "
-                                                   "paper's Eq. 2 alone: the cosine of the document's embedding, "
-                                                   "which holds its title, captions and first 256 word pieces)")
+    doc_score: Literal["maxp", "document"] = Field("maxp", description=("stage 1's document score: maxp (the better of the document's cosine and its best chunk's, MaxP of "
+                                                                        "'Deeper Text Understanding for IR with Contextual Neural Language Modeling', so a long document is "
+                                                                        "recalled by its best chunk) or document (the paper's Eq. 2 alone: the cosine of the document's "
+                                                                        'embedding, which holds its title, captions and first 256 word pieces)'))
     l: int = Field(1, ge=0, le=4, description="hops of subgraph expansion (Eq. 3)")
     threshold: float = Field(0.3, ge=-1.0, le=1.0, description="expansion keeps neighbours whose cosine to the "
                                                                "query exceeds this")
     budget: int = Field(800, ge=50, le=100_000, description="context tokens (LLM tokenizer): graph elements, "
                                                             "then source chunks")
-    chunk_share: float = Field(0.75, ge=0.0, le=1.0, description="share of the budget kept for G_r's source "
-                               "chunks (the paper's 'associated textual chunks'); the graph lines get the rest, and "
-                               "the chunks take what the lines leave (0: lines first, as before 2026-12-05; 0.75 chosen with the "
-                               "passage ranker and the learned reader on held-out SQuAD training articles, 0.5 "
-                               "before 2026-12-06)")
-    shared_norm_budget: int = Field(2400, ge=50, le=100_000, description="context tokens when the learned reader "
-                                    "reads a shared-normalised checkpoint (its span scores compare across "
-                                    "passages, so it can read more chunks): replaces budget; 2400 (with a share "
-                                    "of 0.75: ~6 chunks) chosen on SQuAD dev articles 0-3 (docs/benchmarks.md)")
+    chunk_share: float = Field(0.75, ge=0.0, le=1.0, description=("share of the budget kept for G_r's source chunks (the paper's 'associated textual chunks'), 0 to 1; "
+                                                                  'the graph lines get the rest, and the chunks take what the lines leave (0: lines first)'))
+    shared_norm_budget: int = Field(2400, ge=50, le=100_000, description=('context tokens when the learned reader reads a shared-normalised checkpoint (its span scores compare'
+                                                                          ' across passages, so it can read more chunks); replaces budget (2400 with a share of 0.75 is about 6'
+                                                                          ' chunks)'))
     shared_norm_chunk_share: float = Field(0.75, ge=0.0, le=1.0, description="chunk_share when the learned reader "
                                            "reads a shared-normalised checkpoint")
-    ranker: Literal["learned", "none"] = Field("learned", description="the order of the candidate chunks: none "
-                                               "(the paper's: the best citing element's rank, then the chunk's "
-                                               "cosine; chunks-only: the cosine) or learned (the first rerank_k by the "
-                                               "passage ranker, a cross-encoder fine-tuned on SQuAD training "
-                                               "paragraphs, kgqa.models.passage_ranker; its checkpoint from "
-                                               "ranker_checkpoint, else <data dir>/models/ranker/, else the shipped "
-                                               "data/ranker/; one fallback line and the order of none when it cannot "
-                                               "load). SQuAD dev open setting with the learned reader and "
-                                               "chunk_share 0.75: EM 45.0 -> 49.2 (chunks-only, which it orders "
-                                               "too, 38.1 -> 45.6), docs/benchmarks.md")
+    ranker: Literal["learned", "none"] = Field("learned", description=("the order of the candidate chunks: none (the paper's: the best citing element's rank, then the "
+                                                                       "chunk's cosine; chunks-only: the cosine) or learned (the first rerank_k by the passage ranker, a "
+                                                                       'cross-encoder fine-tuned on SQuAD training paragraphs; its checkpoint from ranker_checkpoint, else '
+                                                                       '<data dir>/models/ranker/, else the shipped data/ranker/; one fallback line and the order of none '
+                                                                       'when it cannot load)'))
     ranker_checkpoint: str = Field("", description="passage ranker: its checkpoint file (empty: the default)")
-    rank_weight: float = Field(2.0, ge=0.0, le=100.0, description="with ranker=learned, the learned reader: a "
-                               "span's margin gains this times its chunk's ranker score minus the best chunk's (0: "
-                               "the ranker only orders the chunks; 2 chosen among 0, 0.5, 2, 5 on the SQuAD training "
-                               "sample's held-out articles, docs/benchmarks.md)")
-    rank_abstain: float | None = Field(None, ge=-100.0, le=100.0, description="CPU readers, with ranker=learned: "
-                                       "abstain when the passage ranker's best score over the candidate chunks is "
-                                       "below this (no retrieved chunk answers the question); default off. For the "
-                                       "shipped ranker, -0.5 (the highest at which EM on the SQuAD training sample's "
-                                       "held-out articles falls at most 0.5 point) halves the answers given to "
-                                       "questions no loaded document answers and costs 1.25 EM on SQuAD dev, "
-                                       "docs/benchmarks.md; off (or none): never")
+    rank_weight: float = Field(2.0, ge=0.0, le=100.0, description=("with ranker=learned, the learned reader: a span's margin gains this times its chunk's ranker score "
+                                                                   "minus the best chunk's, 0 or more (0: the ranker only orders the chunks)"))
+    rank_abstain: float | None = Field(None, ge=-100.0, le=100.0, description=("CPU readers, with ranker=learned: abstain when the passage ranker's best score over the candidate "
+                                                                               'chunks is below this, i.e. no retrieved chunk seems to answer (about -0.5 for the shipped ranker; a '
+                                                                               'ranker you train scores on its own scale); off (or none, the default): never'))
     abstain: bool = Field(True, description="CPU readers: abstain where the reader finds no answer it trusts "
                           "(below its threshold, where the question's names are absent, by rank_abstain); false "
                           "(--no-abstain): give the best candidate all the same, as the paper's MLLM always answers")
@@ -73,20 +56,19 @@ class MKGRAGOptions(BaseModel):
     naive_k: int = Field(5, ge=1, le=100, description="chunks retrieved by the chunks-only baseline")
     max_tokens: int = Field(48, ge=4, le=512, description="answer tokens")
     reader: Literal["auto", "cpu", "learned", "rules", "llm"] = Field(
-        "auto", description="who answers from the context: llm (the paper's generation); learned (the span "
-        "reader, learned.py: all-MiniLM-L6-v2 fine-tuned on SQuAD, its checkpoint from reader_checkpoint, else "
-        "<data dir>/models/reader/, else the shipped data/reader/; a checkpoint that cannot load falls back to "
-        "rules in one line); rules or cpu (the rule reader, reader.py: word-cosine rules, the CPU default before "
-        "2026-12-06); auto: llm when a chat server is configured (openai | vllm), else learned")
+        "auto", description=("who answers from the context: llm (the paper's generation); learned (the span reader: all-"
+                             'MiniLM-L6-v2 fine-tuned on SQuAD, its checkpoint from reader_checkpoint, else <data '
+                             'dir>/models/reader/, else the shipped data/reader/; a checkpoint that cannot load falls back to '
+                             'rules in one line); rules or cpu (the word-cosine rule reader); auto: llm when a chat server is '
+                             'configured (openai | vllm), else learned'))
     reader_checkpoint: str = Field("", description="learned reader: its checkpoint file (empty: the default)")
     reader_threshold: float | None = Field(None, ge=-100.0, le=100.0, description="learned reader: abstain when "
                                            "the best span's margin over no-answer is lower (default: the "
                                            "checkpoint's, chosen on held-out training articles)")
     reader_passages: Literal["chunk", "paragraph"] = Field(
-        "chunk", description="learned reader: what it reads as one passage: each chunk's prose, or each paragraph of "
-        "it (the unit it was trained on), with the passage ranker's prior taken per paragraph; for documents loaded "
-        "with --paragraphs (SQuAD dev open, 1,440 q: EM 46.25 -> 49.72; the bundled documents 82 percent "
-        "either way on onnxruntime; docs/benchmarks.md). A table row is always a passage of its own")
+        "chunk", description=("learned reader: what it reads as one passage: chunk (each chunk's prose) or paragraph (each "
+                              "paragraph of it, the unit it was trained on, with the passage ranker's prior taken per paragraph; "
+                              'for documents loaded with --paragraphs); a table row is always a passage of its own'))
     min_sentence_cos: float = Field(0.3, ge=-1.0, le=1.0, description="cpu reader: abstain when the supporting "
                                                                       "sentence's cosine to the question is lower")
     chunks_only: bool = Field(False, description="ablation: naive RAG over chunks of the Kd documents (no graph)")
