@@ -83,7 +83,7 @@ from kgqa.methods.mkgrag import prompts as P
 from kgqa.methods.mkgrag.evidence import chunk_evidence, figures_of, locate, render, support_of
 from kgqa.methods.mkgrag.learned import learned_read
 from kgqa.methods.mkgrag.reader import Reading, read
-from kgqa.core.errors import BadModelReply
+from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.kg import cos_from_neo4j
 from kgqa.core.result import (CHUNK_SECTIONS, CONTEXT_TOKENS, DOCUMENT_IDS, Answer, EdgeRef, Fallback, NodeRef,
                               SubgraphEvidence)
@@ -265,6 +265,8 @@ class MKGRAG(BaseMethod):
         try:
             return load_ranker(path, **runtime_of(self.settings)), None
         except PassageRankerUnavailable as e:
+            if self.opt.ranker_checkpoint:    # a file the user named is not ignored silently
+                raise InvalidInput(f"mkgrag option ranker_checkpoint: {e}") from None
             return None, str(e)
 
     def context_budget(self) -> tuple[int, float]:
