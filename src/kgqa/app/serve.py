@@ -104,8 +104,10 @@ def slash_redirect(app: FastAPI, request: Request) -> str | None:
     scope = {**request.scope, "path": bare}
     if not any(r.matches(scope)[0] != Match.NONE for r in app.router.routes):
         return None
-    raw = request.scope.get("raw_path") or path.encode()
-    location = raw.decode("latin-1").rstrip("/")
+    raw = (request.scope.get("raw_path") or path.encode()).decode("latin-1")
+    if not raw.endswith("/"):
+        return None                               # "/health%2F": an encoded slash is no trailing slash (a 307 to
+    location = raw.rstrip("/")                    # itself would loop): 404
     if not location.startswith("/") or location.startswith("//"):
         return None
     query = request.scope.get("query_string") or b""

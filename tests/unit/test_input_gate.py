@@ -1,0 +1,105 @@
+"""The one input gate (issue 62, item 4; issue 58): a question, an id, a pattern or an option value is checked
+once, where it enters, and a bad one is one line (exit 2) or a 400, never a traceback or a 500."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from kgqa.core.errors import InvalidInput
+from kgqa.core.inputs import Question, check_question, check_text
+from tests.conftest import KGQA, assert_one_line_error, run_kgqa
+from tests.unit.test_method_contract import lookup  # noqa: F401 (the fixture)
+
+NO_GRAPH = {"NEO4J_URI": "bolt://127.0.0.1:9", "KGQA_NEO4J_TIMEOUT_S": "1"}
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("Where was \udcff born?", "question is not valid UTF-8 text (byte 0xff) at character 11"),
+    ("Where \ud800 is it?", "question is not valid UTF-8 text at character 7"),
+    ("Who\x00 is it?", "question holds a control character (U+0000) at character 4"),
+    ("Who\x1b[2J is it?", "question holds a control character (U+001B)"),
+    ("   ", "question is empty"),
+    (12, "question: expected text, got int"),
+])
+def test_a_bad_question_is_one_line_naming_what_and_where(text, fragment):
+    with pytest.raises(InvalidInput) as e:
+        check_question(text)
+    assert fragment in str(e.value)
+
+
+def test_a_good_question_becomes_a_question_and_passes_the_gate_once():
+    q = check_question("  Where was\tthe architect\nborn?  ")
+    assert isinstance(q, Question) and q == "Where was\tthe architect\nborn?"
+    assert check_question(q) is q                      # validated where it entered: passed on as it is
+
+
+@pytest.mark.parametrize("value,fragment", [
+    ("Q\udce990", "--entity is not valid UTF-8 text (byte 0xe9)"),
+    ("x" * 1001, "--entity is 1,001 characters"),
+    ("", "--entity is empty"),
+])
+def test_ids_and_patterns_pass_the_same_gate(value, fragment):
+    with pytest.raises(InvalidInput, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        check_text(value, "--entity")
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["-o", f"pre_cut={2**70}"], "vispath option pre_cut="),
+    (["-o", f"M1={2**70}"], "vispath option M1="),
+    (["-o", f"K={2**70}"], "vispath option K="),
+    (["--method", "grasp", "-o", f"scan_cap={2**70}"], "grasp option scan_cap="),
+    (["-o", "M1=" + "9" * 5000], "vispath option M1: a number of 5,000 digits is out of range"),
+    (["-o", "delta=nan"], "vispath option delta='nan': must be a finite number"),
+    (["-o", "typing_weight=inf"], "must be a finite number"),
+    (["--method", "mkgrag", "-o", "threshold=-Infinity"], "must be a finite number"),
+])
+def test_numbers_out_of_range_are_one_line_exit_2_before_anything_connects(args, fragment):
+    p = run_kgqa("ask", "Where was Michael Collins born?", *args, env=NO_GRAPH)
+    assert_one_line_error(p, fragment, code=2)
+
+
+def test_every_numeric_option_of_every_method_says_its_range():
+    import annotated_types as at
+
+    from kgqa.methods.registry import method_classes
+
+    for c in method_classes().values():
+        for n, f in c.Options.model_fields.items():
+            if any(t in str(f.annotation) for t in ("int", "float")):
+                assert any(isinstance(m, (at.Ge, at.Gt)) for m in f.metadata), (c.name, n)
+                assert any(isinstance(m, (at.Le, at.Lt)) for m in f.metadata), (c.name, n)
+
+
+def test_a_question_or_doc_id_in_invalid_utf8_on_the_command_line_is_one_line_exit_2():
+    env = {**os.environ, **NO_GRAPH}
+    env.pop("KGQA_DEBUG", None)
+    for argv, fragment in (([b"ask", b"Where was \xe9 born?"], "question is not valid UTF-8 text (byte 0xe9)"),
+                           ([b"ask", b"--method", b"mkgrag", b"--doc", b"caf\xe9", b"What is it?"],
+                            "--doc/--docs: a document id or pattern is not valid UTF-8"),
+                           ([b"ask", b"--entity", b"Q\xff", b"Who?"], "--entity is not valid UTF-8")):
+        p = subprocess.run([KGQA.encode(), *argv], env=env, capture_output=True, timeout=120)
+        p.stdout, p.stderr = p.stdout.decode(), p.stderr.decode("utf-8", "replace")
+        assert "NEO4J_URI" not in p.stderr, p.stderr
+        assert_one_line_error(p, fragment, code=2)
+
+
+def test_the_question_of_one_kgqa_ask_is_validated_once(monkeypatch, lookup):
+    """Issue 58: the CLI gate, the pipeline, the Query and BaseMethod.answer each checked it (four times)."""
+    from kgqa.app import pipeline as pipeline_mod
+    from kgqa.app.cli import ask as ask_cli
+    from kgqa.core import inputs
+    from tests.unit.test_method_contract import DictGraph
+
+    calls = []
+    real = inputs._bad_character
+    monkeypatch.setattr(inputs, "_bad_character", lambda t, ok: calls.append(t) or real(t, ok))
+    _, question = ask_cli._ask_args(["What is Q90?"])
+    models = type("M", (), {"encoder": None, "chat": None, "vision": None, "softprompt": None, "meter": None})()
+    p = pipeline_mod.Pipeline(None, "lookup", graph=DictGraph({"Q90": "Paris"}), models=models, kg=object(),
+                              write_trace=False)
+    ans = p.answer(question)
+    assert ans.answer == "Paris"
+    assert calls == ["What is Q90?"]
