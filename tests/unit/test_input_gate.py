@@ -103,3 +103,27 @@ def test_the_question_of_one_kgqa_ask_is_validated_once(monkeypatch, lookup):
     ans = p.answer(question)
     assert ans.answer == "Paris"
     assert calls == ["What is Q90?"]
+
+
+# --------------------------------------------------------------------------- the full-disk line (item 5)
+def test_a_full_disk_line_names_the_full_filesystem_not_the_working_folder(tmp_path, monkeypatch):
+    """A write to an open file fails without a file name: the line named "." (the working folder) and its free
+    space, though the full filesystem was the data dir's."""
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    from kgqa.core.errors import no_space
+
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("KGQA_DATA_DIR", str(data))
+    Usage = namedtuple("Usage", "total used free")
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10, 10, 0) if str(p).startswith(str(data))
+                        else real(p))
+    line = str(no_space(OSError(errno.ENOSPC, "No space left on device"), None))
+    assert "writing ." not in line and str(data) in line and "0.0 MB free there" in line, line
+    assert "the data dir" in line and "on the filesystem at /" in line, line
+    named = str(no_space(OSError(errno.ENOSPC, "No space left on device", str(data / "x.tsv")), None))
+    assert f"writing {data / 'x.tsv'}: the filesystem at " in named and "0.0 MB free there" in named, named
