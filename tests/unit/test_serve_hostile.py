@@ -77,3 +77,32 @@ def test_an_encoded_slash_is_not_a_trailing_slash_no_redirect_loop(app_with):
         assert r.status_code == 404 and "location" not in r.headers, (r.status_code, r.headers)
         r = c.get("/methods/", follow_redirects=False)
         assert r.status_code == 307 and r.headers["location"] == "/methods"
+
+
+def test_uploads_a_killed_worker_left_are_removed_at_the_next_start_a_live_workers_kept(tmp_path):
+    """Item 6: 12 temporary upload files stayed after kill -9 of serve (tests/faults runs the real server)."""
+    import signal
+    import subprocess
+    import sys
+
+    from kgqa.app.serve_input import claim_upload_dir
+
+    root = tmp_path / "serve" / "uploads"
+    code = ("import sys, time; from pathlib import Path; from kgqa.app.serve_input import claim_upload_dir; "
+            "d, fd = claim_upload_dir(Path(sys.argv[1])); (d / 'upload-x.img').write_bytes(b'img'); "
+            "print(d, flush=True); time.sleep(600)")
+    dead = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE, text=True)
+    live = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE, text=True)
+    try:
+        dead_dir, live_dir = dead.stdout.readline().strip(), live.stdout.readline().strip()
+        dead.send_signal(signal.SIGKILL)
+        dead.wait(30)
+        (root / "upload-old.img").write_bytes(b"left by an older version")
+        mine, fd = claim_upload_dir(root)
+        left = sorted(p.name for p in root.iterdir())
+        assert (root / live_dir).is_dir() and (root / live_dir / "upload-x.img").exists()
+        assert not (root / dead_dir).exists() and "upload-old.img" not in left, left
+        assert mine.parent == root and mine.is_dir()
+    finally:
+        live.kill()
+        live.wait(30)

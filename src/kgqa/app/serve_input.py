@@ -192,6 +192,36 @@ def check_request(req: AskRequest) -> None:
     method_options(cls, req.options, req.ablations)
 
 
+def claim_upload_dir(root: Path) -> tuple[Path, int]:
+    """This worker's own upload folder under ``root`` (``<data dir>/serve/uploads``), and the descriptor of the
+    lock it holds on it for its whole life. Folders whose lock nobody holds any more (a worker killed with -9, a
+    crash: its uploads never removed) are deleted first, as are loose files an older version left in ``root``;
+    another live worker's folder is left alone."""
+    import fcntl
+    import shutil
+
+    root.mkdir(parents=True, exist_ok=True)
+    for d in root.iterdir():
+        if d.is_dir() and not d.is_symlink():
+            try:
+                fd = os.open(d / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)                   # held: a live worker's
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+            os.close(fd)
+        elif d.name.startswith("upload-"):
+            d.unlink(missing_ok=True)
+    mine = Path(tempfile.mkdtemp(prefix=f"worker-{os.getpid()}-", dir=root))
+    fd = os.open(mine / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return mine, fd
+
+
 def save_upload(uploads: Path, max_upload: int, data: bytes) -> Path:
     """The uploaded image as a file in ``uploads`` the pipeline can read, validated (size up to ``max_upload``
     bytes, pixels, format) from its header."""
