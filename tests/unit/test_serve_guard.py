@@ -189,8 +189,13 @@ def test_the_cli_settings_hold_the_limits(monkeypatch):
     monkeypatch.setenv("KGQA_SERVE_READ_TIMEOUT_S", "7.5")
     monkeypatch.setenv("KGQA_SERVE_MAX_CONNECTIONS", "9")
     s = Settings()
+    monkeypatch.setenv("KGQA_SERVE_HEADER_TIMEOUT_S", "2.5")
+    monkeypatch.setenv("KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT", "4")
+    s = Settings()
     assert (s.serve_read_timeout_s, s.serve_max_connections) == (7.5, 9)
-    assert asyncio.iscoroutinefunction(__import__("kgqa.app.serve_guard", fromlist=["x"])._over_capacity)
+    assert (s.serve_header_timeout_s, s.serve_max_connections_per_client) == (2.5, 4)
+    guard = __import__("kgqa.app.serve_guard", fromlist=["x"])
+    assert asyncio.iscoroutinefunction(guard._over_capacity(_echo, "full"))
 
 
 def test_a_half_sent_pipelined_request_has_its_deadline_too(guarded):

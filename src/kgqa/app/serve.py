@@ -217,7 +217,8 @@ def create_app(settings=None) -> FastAPI:
     from kgqa.core.config import Settings
 
     settings = settings or Settings()
-    serve_guard.configure(settings.serve_read_timeout_s, settings.serve_max_connections)
+    serve_guard.configure(settings.serve_read_timeout_s, settings.serve_max_connections,
+                          settings.serve_header_timeout_s, settings.serve_max_connections_per_client)
     service = Service(settings)
     token = settings.api_token or None
     for d, name in ((service.uploads, "<uploads>"), (Path(settings.data_dir), "<data dir>")):
