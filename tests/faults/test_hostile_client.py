@@ -89,7 +89,8 @@ def test_an_encoded_slash_is_a_404_not_a_redirect_loop(api):
 
 
 def _attack(port: int, n: int, stop: threading.Event, stall_body: bool, opened: list) -> None:
-    """``n`` connections from 127.0.0.2, silent (or stalled mid-body), each reopened as soon as it is closed."""
+    """``n`` connections from 127.0.0.2: silent ones, each reopened as soon as the server closes it (the refill
+    attack), or ones stalled mid-body, opened once and held."""
     socks: list[socket.socket | None] = [None] * n
     while not stop.is_set():
         for i in range(n):
@@ -104,6 +105,11 @@ def _attack(port: int, n: int, stop: threading.Event, stall_body: bool, opened: 
                     continue                            # still open, still silent
                 except OSError:
                     s.close()
+                    socks[i] = None
+                    if stall_body:
+                        continue
+            elif stall_body and opened[0] >= n:
+                continue                                # held, not refilled
             try:
                 s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0))
                 if stall_body:
@@ -127,23 +133,24 @@ def test_slow_clients_refilled_never_silence_health_and_other_clients_are_admitt
     t = threading.Thread(target=_attack, args=(port, n, stop, stall_body, opened), daemon=True)
     t.start()
     times, codes, admitted = [], [], []
+    other = httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.3"), timeout=30)
     try:
         time.sleep(1)
         until = time.monotonic() + 3 * max(HEADER_S, READ_S)     # several rounds of the server closing them
         while time.monotonic() < until:
             t0 = time.monotonic()
             try:
-                codes.append(httpx.get(f"{base}/health", timeout=10).status_code)
+                codes.append(httpx.get(f"{base}/health", timeout=30).status_code)
             except httpx.HTTPError as e:
                 codes.append(type(e).__name__)
             times.append(time.monotonic() - t0)
-            r = httpx.post(f"{base}/ask", json={"question": ""}, timeout=10,
-                           transport=httpx.HTTPTransport(local_address="127.0.0.3"))
+            r = other.post(f"{base}/ask", json={"question": ""})
             admitted.append(r.status_code)
             time.sleep(0.2)
     finally:
         stop.set()
         t.join(30)
+        other.close()
     p95 = statistics.quantiles(times, n=20)[-1] if len(times) > 1 else times[0]
     print(f"\nrefill attack ({'stalled mid-body' if stall_body else 'silent'}, {n} connections, {opened[0]} opened): "
           f"/health {codes.count(200)}/{len(codes)} answered, p95 {p95:.3f} s; /ask from another client "

@@ -9,7 +9,6 @@ import subprocess
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.core.inputs import Question, check_question, check_text
 from tests.conftest import KGQA, assert_one_line_error, run_kgqa
 from tests.unit.test_method_contract import lookup  # noqa: F401 (the fixture)
 
@@ -25,12 +24,16 @@ NO_GRAPH = {"NEO4J_URI": "bolt://127.0.0.1:9", "KGQA_NEO4J_TIMEOUT_S": "1"}
     (12, "question: expected text, got int"),
 ])
 def test_a_bad_question_is_one_line_naming_what_and_where(text, fragment):
+    from kgqa.core.inputs import check_question
+
     with pytest.raises(InvalidInput) as e:
         check_question(text)
     assert fragment in str(e.value)
 
 
 def test_a_good_question_becomes_a_question_and_passes_the_gate_once():
+    from kgqa.core.inputs import Question, check_question
+
     q = check_question("  Where was\tthe architect\nborn?  ")
     assert isinstance(q, Question) and q == "Where was\tthe architect\nborn?"
     assert check_question(q) is q                      # validated where it entered: passed on as it is
@@ -42,6 +45,8 @@ def test_a_good_question_becomes_a_question_and_passes_the_gate_once():
     ("", "--entity is empty"),
 ])
 def test_ids_and_patterns_pass_the_same_gate(value, fragment):
+    from kgqa.core.inputs import check_text
+
     with pytest.raises(InvalidInput, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         check_text(value, "--entity")
 

@@ -6,39 +6,19 @@ that sends no headers is closed at the header deadline, one client holds at most
 from __future__ import annotations
 
 import socket
-import threading
 import time
 
 import pytest
 
-from tests.conftest import free_port
-from tests.unit.test_serve_guard import _echo, _read_all
+from tests.unit.test_serve_guard import _read_all, serving_guarded
 
 HEADER_S, READ_S, CAP, PER_CLIENT = 0.5, 5.0, 8, 3
 
 
 @pytest.fixture(scope="module")
 def guarded():
-    import uvicorn
-
-    from kgqa.app import serve_guard
-
-    saved = serve_guard.limits()
-    serve_guard.configure(READ_S, CAP, HEADER_S, PER_CLIENT)
-    port = free_port()
-    config = uvicorn.Config(_echo, host="0.0.0.0", port=port, log_level="error",
-                            http="kgqa.app.serve_guard:GuardedH11Protocol", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield port
-    server.should_exit = True
-    thread.join(10)
-    serve_guard.configure(**saved)
+    with serving_guarded(READ_S, CAP, HEADER_S, PER_CLIENT, host="0.0.0.0") as port:
+        yield port
 
 
 def _connect(port: int, source: str = "127.0.0.1") -> socket.socket:

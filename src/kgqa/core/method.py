@@ -34,7 +34,7 @@ The core (config, graph, models, result, trace, kg) imports no method; the regis
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -117,7 +117,8 @@ class BaseMethod(ABC):
         """``Query`` in, ``Answer`` out: the method's ``solve``. The question arrives validated (a ``Question``,
         from the gate where it entered); only a ``Query`` built by hand with a plain string is checked here."""
         if not isinstance(query.question, Question):
-            query = replace(query, question=check_question(query.question))
+            question = check_question(query.question)
+            query = replace(query, question=question) if is_dataclass(query) else query
         return self.solve(query)
 
     @abstractmethod
