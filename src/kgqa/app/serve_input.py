@@ -200,11 +200,17 @@ def claim_upload_dir(root: Path) -> tuple[Path, int]:
     import fcntl
     import shutil
 
+    import time
+
     root.mkdir(parents=True, exist_ok=True)
     for d in root.iterdir():
         if d.is_dir() and not d.is_symlink():
             try:
-                fd = os.open(d / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+                fd = os.open(d / ".lock", os.O_RDWR)
+            except FileNotFoundError:             # a worker creating its folder now, or one that died doing so
+                if time.time() - d.stat().st_mtime > 60:
+                    shutil.rmtree(d, ignore_errors=True)
+                continue
             except OSError:
                 continue
             try:
