@@ -69,7 +69,7 @@ def test_two_loads_under_every_spelling_one_is_refused_and_no_fact_is_duplicated
     a = subprocess.Popen(cmd, env=_env(first), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 300
-        while _holder(graph) is None:
+        while _count(graph, "MATCH (e:Entity) RETURN count(e) AS n") == 0:     # the first is writing
             assert a.poll() is None, a.communicate()
             assert time.monotonic() < deadline
             time.sleep(0.05)
