@@ -85,7 +85,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
-from kgqa.core.errors import BadModelReply
+from kgqa.core.errors import BadModelReply, InvalidInput
 from kgqa.core.method import BaseMethod
 from kgqa.core.result import Answer, Fallback
 from kgqa.methods.mkgrag.answer import settle, to_answer
@@ -229,6 +229,8 @@ class MKGRAG(BaseMethod):
         try:
             return load_ranker(path, **runtime_of(self.settings)), None
         except PassageRankerUnavailable as e:
+            if self.opt.ranker_checkpoint:    # a file the user named is not ignored silently
+                raise InvalidInput(f"mkgrag option ranker_checkpoint: {e}") from None
             return None, str(e)
 
     def _passage_scorer(self, r: Retrieval):
