@@ -169,6 +169,28 @@ def test_non_utf8_strict_names_file_and_line_lenient_counts(tmp_path):
     assert [x.id for x in docs] == ["ok"] and report.skipped == {"not UTF-8": 1}
 
 
+def test_lenient_names_every_skipped_file_and_why_a_latin1_file_name_is_one_of_them(tmp_path):
+    """Issue 62, items 8 and 4: --lenient counted the skipped files by reason but never named them, and a file
+    name that is not UTF-8 made the load fail as a Neo4j address error."""
+    import os
+
+    d = corpus(tmp_path)
+    write(d / "ok.md", "# Ok\n\nFine.\n")
+    with open(os.path.join(os.fsencode(d), b"caf\xe9.md"), "wb") as fh:      # Latin-1 "café.md"
+        fh.write(b"# Cafe\n\nA cafe.\n")
+    with pytest.raises(InvalidInput, match=r"caf\\xe9\.md: file name is not valid UTF-8"):
+        discover(d, DocOptions(), rejects()[0])
+    write(d / "bad.md", b"# Bad\n\n\xff broken\n")
+    r = Rejects(False, tmp_path / "rejects.tsv")
+    docs = discover(d, DocOptions(strict=False), r)
+    r.close()
+    assert [x.id for x in docs] == ["ok"]
+    assert [(Path(w).name, y) for w, y in r.named] == [("bad.md:3", "not UTF-8 (byte 7)"),
+                                                       ("caf\\xe9.md", "file name is not valid UTF-8 (rename it)")]
+    lines = (tmp_path / "rejects.tsv").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "where\twhy\tline" and len(lines) == 3 and "caf\\xe9.md" in lines[2]
+
+
 def test_fifty_megabyte_document_refused_without_reading(tmp_path):
     d = corpus(tmp_path)
     big = d / "big.md"

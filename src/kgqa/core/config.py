@@ -285,6 +285,12 @@ class Settings(BaseSettings):
                                                               ' 503',
         validation_alias=AliasChoices("KGQA_SERVE_MAX_CONNECTIONS",
                                                                                 "serve_max_connections"))
+    # the request line and headers within this many seconds (408); at most this many admitted connections
+    # per client address (per worker); /health is answered over either limit (kgqa.app.serve_guard)
+    serve_header_timeout_s: float = Field(5.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_HEADER_TIMEOUT_S",
+                                                                                   "serve_header_timeout_s"))
+    serve_max_connections_per_client: int = Field(32, ge=1, validation_alias=AliasChoices(
+        "KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT", "serve_max_connections_per_client"))
 
     @field_validator("data_dir", "model_cache_dir")
     @classmethod

@@ -10,7 +10,7 @@ from typing import Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from kgqa.core.errors import InvalidInput, cap, first_error
-from kgqa.core.method import MAX_QUESTION_CHARS
+from kgqa.core.inputs import check_question
 
 
 class Topic(BaseModel):
@@ -140,9 +140,10 @@ def load_questions(path: str | Path, lenient: bool = False) -> tuple[list[EvalQu
         if q.id in seen:
             bad(lineno, f"id {q.id!r} already used on line {seen[q.id]}")
             continue
-        if len(q.question.strip()) > MAX_QUESTION_CHARS:
-            bad(lineno, f"question: {len(q.question.strip()):,} characters, over the "
-                        f"{MAX_QUESTION_CHARS:,}-character limit")
+        try:
+            q.question = check_question(q.question)      # the gate: validated once, here
+        except InvalidInput as e:
+            bad(lineno, str(e).replace("question is ", "question: ", 1))
             continue
         if q.image is not None:
             img = Path(q.image)

@@ -205,6 +205,16 @@ def _evqa_article(url, art, where, rawline, options, reject) -> ParsedDocument |
                           sections=sections, raw=json.dumps({url: art}, sort_keys=True).encode("utf-8"))
 
 
+def _utf8_name(name: str) -> bool:
+    """Whether a file name decodes as UTF-8 (an undecodable byte reaches Python as a surrogate escape, which
+    no Neo4j string nor id may hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def discover(path: Path, options: DocOptions, reject: Rejects) -> list[ParsedDocument]:
     """Every document under ``path`` (a folder, or one file), parsed and validated, in path order."""
     path = Path(path)
@@ -216,6 +226,9 @@ def discover(path: Path, options: DocOptions, reject: Rejects) -> list[ParsedDoc
     docs: list[ParsedDocument] = []
     for f in files:
         suf = f.suffix.lower()
+        if suf in DOC_SUFFIXES + PDF_SUFFIXES + EVQA_SUFFIXES and not _utf8_name(f.relative_to(base).as_posix()):
+            reject(str(f), "file name is not valid UTF-8 (rename it)", reason="file name not UTF-8")
+            continue
         if suf in DOC_SUFFIXES:
             d = parse_file(f, f.relative_to(base).as_posix(), options, reject, root=base)
             if d is not None:

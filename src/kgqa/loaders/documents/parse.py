@@ -43,6 +43,7 @@ class ParsedDocument:
     sections: list[Section]
     raw: bytes
     content_hash: str = ""
+    link_key: str = ""                 # the link settings and the Wikidata KG it was linked against (loader)
     origin: str = ""                   # what the id stands for: the resolved file path, or the E-VQA url
     pages: int = 0                     # PDF: its page count
     no_text_pages: list[int] = field(default_factory=list)   # PDF: pages without a text layer (scanned?)

@@ -20,7 +20,7 @@ class GraSPOptions(BaseModel):
     k2: int = Field(8, ge=1, le=64, description="neighbours kept per relation, by name similarity (4.1)")
     hops: int = Field(2, ge=1, le=3, description="hops l of the extracted subgraph (Table 4: 1, 2, 3)")
     cap: int = Field(60, ge=1, le=500, description="most triples in one subgraph")
-    scan_cap: int = Field(1000, ge=1, description="neighbours per relation ranked on a hub (bounded work)")
+    scan_cap: int = Field(1000, ge=1, le=100_000, description="neighbours per relation ranked on a hub (bounded work)")
     iterations: int = Field(3, ge=1, le=5, description="ANSWER/ENTITY rounds; the last is forced to answer")
     max_selected: int = Field(5, ge=1, le=20, description="entities kept from LLM_select per round")
     select_tokens: int = Field(48, ge=4, le=256, description="tokens LLM_select may write")
