@@ -287,10 +287,15 @@ class Settings(BaseSettings):
                                                                                 "serve_max_connections"))
     # the request line and headers within this many seconds (408); at most this many admitted connections
     # per client address (per worker); /health is answered over either limit (kgqa.app.serve_guard)
-    serve_header_timeout_s: float = Field(5.0, gt=0, validation_alias=AliasChoices("KGQA_SERVE_HEADER_TIMEOUT_S",
-                                                                                   "serve_header_timeout_s"))
-    serve_max_connections_per_client: int = Field(32, ge=1, validation_alias=AliasChoices(
-        "KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT", "serve_max_connections_per_client"))
+    serve_header_timeout_s: float = Field(5.0, gt=0, description="kgqa serve: seconds for a request's line and "
+                                          "headers to arrive (408 after)",
+                                          validation_alias=AliasChoices("KGQA_SERVE_HEADER_TIMEOUT_S",
+                                                                        "serve_header_timeout_s"))
+    serve_max_connections_per_client: int = Field(32, ge=1, description="kgqa serve: open connections one client "
+                                                  "address may hold per worker; one more gets 503 (/health is "
+                                                  "answered)",
+                                                  validation_alias=AliasChoices("KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT",
+                                                                                "serve_max_connections_per_client"))
 
     @field_validator("data_dir", "model_cache_dir")
     @classmethod
