@@ -19,7 +19,7 @@ multi-topic PDF guides, against the same articles as Markdown (issue 59).
     goes to ``questions-pdf-ocr.jsonl`` / ``questions-md-ocr.jsonl`` instead, reported apart (never dropped).
     The gold answer is SQuAD's first, its other answers the aliases.
 * ``run``: per route, the other route's documents removed and the route's folder loaded (``kgqa load documents``,
-  CPU extractor, graph-only: ``KGQA_CHAT_BACKEND=none``), then ``kgqa eval`` of its questions with mKG-RAG and
+  CPU extractor, graph-only: ``KGQA_CHAT_BACKEND=none``; ``--no-load``: what the graph holds), then ``kgqa eval`` of its questions with mKG-RAG and
   its chunks-only ablation, the learned reader (the default); prints EM, abstentions, document recall, evidence
   recall and the share of right answers cited on their page, and writes each report to ``reports/<tag>-…json``.
   Which kgqa runs is the one ``PYTHONPATH`` imports (a baseline: another checkout's ``src`` first).
@@ -266,14 +266,14 @@ def bench_run(args) -> None:
           f"OMP threads {os.environ.get('OMP_NUM_THREADS')} · load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     rows = []
     for route in routes:
-        others = [r for r in ("pdf", "md") if r != route]
-        with Graph(Settings()) as g:
-            for other in others:
-                for i in _route_ids(base / other):
-                    remove_document(g, i)
-        t = time.perf_counter()
-        _kgqa("load", "documents", str(base / route))
-        print(f"{route}: loaded in {time.perf_counter() - t:.0f} s")
+        if not args.no_load:
+            with Graph(Settings()) as g:
+                for other in (r for r in ("pdf", "md") if r != route):
+                    for i in _route_ids(base / other):
+                        remove_document(g, i)
+            t = time.perf_counter()
+            _kgqa("load", "documents", str(base / route))
+            print(f"{route}: loaded in {time.perf_counter() - t:.0f} s")
         for system in args.systems.split(","):
             for part in ("", "-ocr"):
                 qfile = base / f"questions-{route}{part}.jsonl"
@@ -314,6 +314,8 @@ def main() -> None:
     r.add_argument("--routes", default="pdf,md")
     r.add_argument("--systems", default="mkgrag,chunks-only")
     r.add_argument("--tag", default="run", help="the reports' file name prefix (e.g. before, after)")
+    r.add_argument("--no-load", action="store_true", help="evaluate the documents the graph holds (one route's, "
+                   "loaded by an earlier run: a Markdown article is chunked alike before and after issue 59)")
     r.add_argument("extra", nargs="*", help="further kgqa eval arguments (after --)")
     args = ap.parse_args()
     {"build": bench_build, "run": bench_run}[args.cmd](args)
