@@ -169,8 +169,8 @@ class VisPathOptions(BaseModel):
     # the gain or loss of each step is measured on its own (recorded as fallback code "off").
     llm_steps: str = Field("auto", description="model-asked steps, comma-separated, the others take their "
                            "fallback: expression, ranking, sketch, intent, chain, evidence, answerability, "
-                           "final, verify; 'all' (the paper), 'none', or 'auto': all with a served LLM, the "
-                           "steps measured to help (bench/llm_steps.py) with the bundled SmolLM2-135M")
+                           "final, verify; 'all' (the paper), 'none', or 'auto': all with a served LLM or your "
+                           "own GGUF, none with the bundled SmolLM2-135M")
     no_graph_validation: bool = Field(False, description="ablation: take e_Q,1 as ranked (no Eq. 2–3)")
     no_visual_intent: bool = Field(False, description="ablation: score edges against Q instead of q_i")
     no_chain_pruning: bool = Field(False, description="ablation: keep paths by edge score (no σ, no LLM)")
