@@ -85,3 +85,10 @@ def test_eval_takes_the_page_and_reports_the_cited_page(towers, tmp_path):
     assert m["exact_match"]["correct"] == 2 and m["cited_page"] == {"correct": 2, "n": 2, "accuracy": 1.0}
     p = run_kgqa("eval", str(q), "--method", "mkgrag", env=ENV)
     assert "cited page right 100.0 (2/2 right answers with a supporting page)" in p.stdout
+
+
+def test_a_reload_of_the_unchanged_guide_says_unchanged(towers):
+    pdf, _ = towers
+    p = run_kgqa("load", "documents", str(pdf.parent), "--json", env=ENV)
+    assert p.returncode == 0, p.stderr
+    assert [d["status"] for d in json.loads(p.stdout)["documents"]] == ["unchanged"]
