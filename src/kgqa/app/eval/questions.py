@@ -20,11 +20,32 @@ class Topic(BaseModel):
 
 
 class Support(BaseModel):
-    """Where the answer is written (document QA, mKG-RAG): a loaded document's id and a section heading."""
+    """Where the answer is written (document QA, mKG-RAG): a loaded document's id, a section heading, and in a PDF
+    the page (``page``: 12) or pages (``pages``: [12, 13], a first and a last page) it is printed on."""
 
     model_config = ConfigDict(extra="forbid")
     document: str = Field(min_length=1)
     section: Optional[str] = None
+    page: Optional[int] = Field(default=None, ge=1)
+    pages: Optional[tuple[int, int]] = None
+
+    @field_validator("pages")
+    @classmethod
+    def _range(cls, v):
+        if v is not None and not 1 <= v[0] <= v[1]:
+            raise ValueError(f"must be [first, last] with 1 <= first <= last, got {list(v)}")
+        return v
+
+    @model_validator(mode="after")
+    def _one_of(self):
+        if self.page is not None and self.pages is not None:
+            raise ValueError("give page or pages, not both")
+        return self
+
+    @property
+    def page_range(self) -> Optional[tuple[int, int]]:
+        """The supporting pages as (first, last), or None when the support names no page."""
+        return (self.page, self.page) if self.page is not None else self.pages
 
 
 class EvalQuestion(BaseModel):

@@ -74,7 +74,7 @@ def rank_chunks(query_text: str, chunks: list[Chunk], r: Retrieval, opt: MKGRAGO
         return chunks
     t = time.perf_counter()
     head = chunks[:opt.rerank_k]
-    scores = ranker.score(query_text, [c.text for c in head])
+    scores = ranker.score(query_text, [f"{c.label}. {c.text}" for c in head])     # where it stands, and its text
     order = sorted(range(len(head)), key=lambda k: -float(scores[k]))
     r.timings["rank"] = time.perf_counter() - t
     r.rank_scores = {c.id: float(x) for c, x in zip(head, scores)}
@@ -82,7 +82,7 @@ def rank_chunks(query_text: str, chunks: list[Chunk], r: Retrieval, opt: MKGRAGO
 
 
 def chunk_tokens(c: Chunk, count_tokens) -> int:
-    return count_tokens(f"[{c.title}] {c.text}") + 1      # as the chunk appears in the context
+    return count_tokens(f"[{c.label}] {c.text}") + 1      # as the chunk appears in the context
 
 
 def fit_chunks(chunks: list[Chunk], budget: int, count_tokens, sizes: dict[str, int] | None = None) -> list[Chunk]:
@@ -103,7 +103,7 @@ def context_text(lines: list[str], chunks: list[Chunk]) -> str:
     if lines:
         parts.append("Knowledge graph:\n" + "\n".join(f"- {line}" for line in lines))
     if chunks:
-        parts.append("Sources:\n" + "\n\n".join(f"[{c.title}] {c.text}" for c in chunks))
+        parts.append("Sources:\n" + "\n\n".join(f"[{c.label}] {c.text}" for c in chunks))
     return "\n\n".join(parts)
 
 

@@ -1,12 +1,21 @@
 """mKG-RAG's answer as a reader sees it: each context chunk as evidence with its file, page (PDFs) and
-section, the supporting sentence's citation (``falcon_9.pdf p. 2 · History``), and the lines ``kgqa ask``
-prints (``render``)."""
+section, the supporting sentence's citation (``falcon_9.pdf p. 2 · History``; under a topic of a multi-topic guide
+``towers.pdf p. 3 · Eiffel Tower › Design``), and the lines ``kgqa ask`` prints (``render``)."""
 
 from __future__ import annotations
 
 from kgqa.core.citation import cite, file_name, sentence_page
 from kgqa.core.result import Answer, ChunkEvidence
 from kgqa.methods.mkgrag.records import Chunk, Reading
+
+
+def cited_under(c: Chunk, section: str | None) -> str | None:
+    """What a citation names after the page: the chunk's heading path below the document's title, ending with the
+    section the sentence is read in ("Eiffel Tower › Design and construction"); the section alone without a path."""
+    path = list(c.heading_path[1:])
+    if section and (not path or path[-1] != section):
+        path.append(section)
+    return " \u203a ".join(path) or None
 
 
 def chunk_evidence(c: Chunk, rank: int, title: str | None, sentence: str | None = None,
@@ -19,7 +28,7 @@ def chunk_evidence(c: Chunk, rank: int, title: str | None, sentence: str | None 
     return ChunkEvidence(chunk_id=c.id, document_id=c.doc_id, text=c.text or sentence or "",
                          score=c.cos, rank=rank, title=title, sentence=sentence,
                          source=file_name(c.source), page=page, pages=pages,
-                         citation=cite(c.source, page if sentence else None, section,
+                         citation=cite(c.source, page if sentence else None, cited_under(c, section),
                                        tuple(pages) if pages else None))
 
 
@@ -29,7 +38,7 @@ def locate(support: dict | None, chunk: Chunk | None) -> dict | None:
         return support
     page = sentence_page(chunk.row(), support.get("sentence")) if chunk.page_start is not None else None
     return {**support, "file": file_name(chunk.source), "page": page,
-            "citation": cite(chunk.source, page, support.get("section"))}
+            "citation": cite(chunk.source, page, cited_under(chunk, support.get("section")))}
 
 
 def figures_of(chunk: Chunk) -> list[dict]:

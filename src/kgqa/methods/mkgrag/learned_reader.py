@@ -34,7 +34,8 @@ without one served, this reads the same context:
 5. the best span is the answer and the sentence holding it the evidence; the reader abstains when the best
    margin is below the checkpoint's threshold (chosen on held-out training articles, ``threshold`` option to
    override), or when none of the names the question gives (nor what the image shows) occurs in the passage
-   the best span is read from (as the rule reader).
+   the best span is read from or in its chunk's heading path (document title › topic › section: a section that
+   says "the tower" lies under "Eiffel Tower"), as the rule reader.
 
 The passages are data, never instructions: the span model only ever scores spans of them.
 """
@@ -66,6 +67,8 @@ _NAME_TAIL = re.compile(r"^(?:,?\s+[A-Z][\w.'&-]*)*,?\s+(?:and|&)\s+[A-Z][\w.'&-
 NAME_SLACK = 1.0
 #: what a span's text is stripped of at its ends (spaces and clause punctuation)
 _SPAN_EDGE = " \t\n,;:."
+#: a heading's numbering ("2.3 " of "2.3 Design"): not part of the name it gives
+_NUMBERING = re.compile(r"^\d+(?:\.\d+)*\.?\s+")
 #: a possessive ending of a name the question gives ("Did Karp's paper …"): the name is "Karp", not "karp s"
 _POSSESSIVE = re.compile(r"['’]s$")
 
@@ -172,7 +175,8 @@ class LearnedReader:
                 text, where = _passage([whole[i] for i in idx])
                 passages.append(text)
                 meta.append({"chunk_id": c.id, "doc_id": c.doc_id, "where": where, "lines": whole,
-                             "index": idx, "sections": c.sections, "graph": False, "title": title})
+                             "index": idx, "sections": c.sections, "graph": False, "title": title,
+                             "path": c.heading_path})
         for el in elements:                      # G_r text that no retrieved chunk holds
             if el.kind == "relation":
                 text = " ".join(el.text.split(": ", 2)[-1].split()) if el.text.count(": ") >= 2 else ""
@@ -187,7 +191,7 @@ class LearnedReader:
             ptext, where = _passage([text])
             passages.append(ptext)
             meta.append({"chunk_id": (el.chunk_ids or [None])[0], "doc_id": el.doc_id, "where": where, "lines": [text],
-                         "index": [0], "sections": [], "graph": True, "title": title})
+                         "index": [0], "sections": [], "graph": True, "title": title, "path": []})
         if not passages:
             return Reading(None, atype, noun, None, 0, "no retrieved context to read", reader_name="learned")
         guesses = _whole_names(model.read(question, passages, top=top), passages)
@@ -213,14 +217,15 @@ class LearnedReader:
             text = g.text.strip(_SPAN_EDGE)
             key = label_key(text)
             words = set(key.split())
-            if not key or (words and words <= known) or f" {key} " in qkey or key in subjects:
-                continue
+            if not key or (words and words <= known) or f" {key} " in qkey or key in subjects or \
+                    key in {label_key(_NUMBERING.sub("", h)) for h in m["path"]}:
+                continue                     # the question's words, or the subject: its title, topic or section
             if _restates(key, qkey):
                 continue
             si = next((k for k, (s0, s1, _) in enumerate(m["where"]) if s0 <= g.start < s1 and g.end <= s1 + 1), None)
             sent = None if si is None else (m["where"][si][0], m["where"][si][2])      # (offset, sentence)
-            if sent is None or (m["title"] and sent[0] == 0 and sent[1] == f"{m['title']}."):
-                continue                                       # read from the heading line: the subject, not an answer
+            if sent is None or sent[1].rstrip(".") in {m["title"], *m["path"], *m["sections"]}:
+                continue                                       # read from a heading line: the subject, not an answer
             if atype == "quantity" and not {sp.kind for sp in spans(text)} & set(asked):
                 # ``text``'s offset in the sentence
                 at = g.start - sent[0] + len(g.text) - len(g.text.lstrip(_SPAN_EDGE))
@@ -233,7 +238,7 @@ class LearnedReader:
             elif atype in _GRAPH_KIND and key in etypes:
                 gk = _graph_kind(etypes[key])
                 adj += TYPE_BONUS if gk == atype else (-TYPE_PENALTY if gk else 0.0)
-            if q_names and any(n and occurs(n, " ".join(m["lines"])) for n in q_names):
+            if q_names and any(n and occurs(n, " ".join(m["lines"] + m["path"])) for n in q_names):
                 adj += SUBJECT_BONUS
             if use_prior:
                 adj += prior_weight * ((own[g.passage] if own else prior.get(m["chunk_id"], p_low)) - p_top)
@@ -252,7 +257,7 @@ class LearnedReader:
         scored.sort(key=lambda x: -x[0])
         best_score, best = scored[0]
         # the names the question gives (or what the image shows): one must occur where the answer is read
-        where = next((" ".join(m["lines"]) for m in meta
+        where = next((" ".join(m["lines"] + m["path"]) for m in meta
                       if m["chunk_id"] == best.chunk_id and m["doc_id"] == best.doc_id), "")
         if q_names and not any(n and occurs(n, f"{where} {titles.get(best.doc_id or '', '')}") for n in q_names):
             return Reading(None, atype, noun, best, len(scored),

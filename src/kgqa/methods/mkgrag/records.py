@@ -32,6 +32,8 @@ class Chunk:
     title: str | None = None
     text: str = ""
     sections: list[str] = field(default_factory=list)
+    heading_path: list[str] = field(default_factory=list)   # document title › topic › section (loaded before
+    #                                                          issue 59: empty)
     order: int | None = None
     tokens: int | None = None
     sim: float | None = None            # Neo4j's (1 + cos) / 2 to the query (absent from mkgrag_chunk_pages)
@@ -50,8 +52,15 @@ class Chunk:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in row.items() if k in known}
         values["sections"] = list(row.get("sections") or [])
+        values["heading_path"] = list(row.get("heading_path") or [])
         values["figures"] = list(row.get("figures") or [])
         return cls(**values)
+
+    @property
+    def label(self) -> str:
+        """Where the chunk stands, as the context and the passage ranker give it: its heading path (document title ›
+        topic › section), else its document's title."""
+        return " \u203a ".join(self.heading_path) or self.title or ""
 
     def row(self) -> dict:
         """The chunk as the Cypher row it came from (``kgqa.core.citation`` reads rows)."""

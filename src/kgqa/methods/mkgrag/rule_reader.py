@@ -81,10 +81,11 @@ class RuleReader:
         atype, noun = answer_type(question)
         asked, allowed = KINDS[atype]
         cands: list[Candidate] = []
-        chunk_text = {c.id: f"{c.title or ''} {c.text}" for c in chunks}
+        chunk_text = {c.id: f"{c.title or ''} {' '.join(c.heading_path)} {c.text}" for c in chunks}
 
         def where(x: Candidate) -> str:
-            """The text a candidate is read from: its chunk (with the document's title), else its sentence and title."""
+            """The text a candidate is read from: its chunk (with the document's title and its heading path), else
+            its sentence and title."""
             return " ".join([chunk_text.get(x.chunk_id) or "", doc_titles.get(x.doc_id or "", ""), x.sentence])
         for c in chunks:
             heading = (c.sections or [""])[0]
