@@ -30,7 +30,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup jars demo test test-faults unit neo4j-start neo4j-stop clean
+.PHONY: setup jars demo test test-faults unit reference neo4j-start neo4j-stop clean
 
 setup: $(STAMP) $(JARS)
 
@@ -66,6 +66,11 @@ test: setup
 	$(TEST_ENV) $(KGQA) neo4j start
 	$(TEST_ENV) $(BIN)/python -m pytest -q; rc=$$?; \
 	$(TEST_ENV) $(KGQA) neo4j stop; exit $$rc
+
+# docs/reference/ from the code: the CLI's help, the settings, the methods' options, the error lines
+# (tests/unit/test_reference.py fails when the committed pages are stale)
+reference: setup
+	$(BIN)/python -m kgqa.app.reference docs/reference
 
 # kill -9 of Neo4j mid-load / mid docs rm, restart, rerun, invariants; KGQA_FAULT_POINTS=N kill points per test
 test-faults: setup

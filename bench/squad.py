@@ -12,9 +12,9 @@
   scores 0) for
   - the learned span reader alone (``kgqa.models.heads.span_reader``: its best span, never abstaining), the
     figure comparable with published readers;
-  - the same reader as mKG-RAG uses it (``kgqa.methods.mkgrag.learned``: the paragraph as a retrieved chunk,
+  - the same reader as mKG-RAG uses it (``kgqa.methods.mkgrag.learned_reader``: the paragraph as a retrieved chunk,
     typed by the question, abstaining below the checkpoint's threshold);
-  - today's rule reader (``kgqa.methods.mkgrag.reader``) on the same chunk;
+  - today's rule reader (``kgqa.methods.mkgrag.rule_reader``) on the same chunk;
   - the published DrQA document reader (Chen, Fisch, Weston and Bordes, "Reading Wikipedia to Answer
     Open-Domain Questions", ACL 2017: 69.5 / 78.8, trained on all 87,599 train questions), quoted.
   ``--limit N`` reads N questions spread evenly over the file (every k-th), for quick runs.
@@ -85,14 +85,23 @@ def _scores(preds: list[str | None], qas) -> tuple[float, float, float]:
     return 100 * em / n, 100 * f1 / n, 100 * sum(p is None for p in preds) / n
 
 
-def _chunk(q, k: int) -> dict:
+def _chunk(q, k: int):
+    from kgqa.methods.mkgrag.records import Chunk
+
     doc = re.sub(r"\W+", "_", q.article.lower()).strip("_")
-    return {"id": f"{doc}#p{k}", "doc_id": doc, "title": q.article.replace("_", " "), "text": q.context,
-            "sections": []}
+    return Chunk(f"{doc}#p{k}", doc, q.article.replace("_", " "), q.context)
+
+
+def _request(question: str, c):
+    """mKG-RAG's reading request for ``question`` over the chunk ``c`` alone (its document the subject)."""
+    from kgqa.methods.mkgrag.reading import ReadRequest
+    from kgqa.methods.mkgrag.records import Document
+
+    return ReadRequest(question, [c], [], [Document(c.doc_id, c.title, 0.0)])
 
 
 def bench_reading(args) -> None:
-    from kgqa.methods.mkgrag.learned import learned_read
+    from kgqa.methods.mkgrag.learned_reader import LearnedReader
     from kgqa.models.heads.span_reader import default_checkpoint, load_span_reader
     from kgqa.training.squad import load_squad
     from kgqa.core.config import Settings
@@ -145,13 +154,13 @@ def bench_reading(args) -> None:
         chunks.setdefault(q.context, _chunk(q, len(chunks)))
     if "typed" in which:
         t = time.perf_counter()
-        preds = [learned_read(reader, q.question, [chunks[q.context]], [],
-                              titles={chunks[q.context]["doc_id"]: chunks[q.context]["title"]}).answer for q in qas]
+        typed = LearnedReader(reader)
+        preds = [typed.read(_request(q.question, chunks[q.context])).answer for q in qas]
         rows.append(("learned, as mKG-RAG reads (typed, abstains)", *_scores(preds, qas), time.perf_counter() - t))
     if "rules" in which:
         import numpy as np
 
-        from kgqa.methods.mkgrag.reader import read
+        from kgqa.methods.mkgrag.rule_reader import RuleReader
         from kgqa.models.encoder import get_encoder
 
         enc = get_encoder(Settings().encoder_model, device="cpu", threads=threads)
@@ -161,10 +170,8 @@ def bench_reading(args) -> None:
             return v / np.linalg.norm(v, axis=1, keepdims=True)
 
         t = time.perf_counter()
-        preds = []
-        for q in qas:
-            c = chunks[q.context]
-            preds.append(read(q.question, [c], [], embed, titles={c["doc_id"]: c["title"]}).answer)
+        rules = RuleReader(embed)
+        preds = [rules.read(_request(q.question, chunks[q.context])).answer for q in qas]
         rows.append(("rule reader (today's CPU reader)", *_scores(preds, qas), time.perf_counter() - t))
     print(f"  {'reader':<46} {'EM':>6} {'F1':>6} {'abst. %':>8} {'q/s':>7}")
     for label, em, f1, ab, sec in rows:

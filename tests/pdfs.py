@@ -103,3 +103,46 @@ FALCON = [("Overview", ["Falcon 9 is a two-stage rocket designed and manufacture
           ("History", ["Falcon 9 first flew on 4 June 2010."]),
           ("Notable launches", ["On 11 February 2015 a Falcon 9 launched the Deep Space Climate Observatory."], [])]
 FALCON = [(h, p, *(rest or [[]])) for h, p, *rest in FALCON]
+
+
+def make_guide_pdf(path: Path, title: str, topics: list[tuple[str, list[tuple[str, list[str]]]]], *,
+                   outline: bool = True, numbered: bool = False) -> Path:
+    """A multi-topic guide as people typeset one: ``topics`` are (topic, [(section, [paragraph, …]), …]); the
+    title, each topic (Heading1) and each section (Heading2) set by size, ``numbered`` as "2" and "2.1";
+    ``outline``: each topic an outline entry at the top level and its sections one level under it. A topic starts
+    on the page where the previous one ends (no page break), as in a printed guide."""
+    from reportlab.lib.pagesizes import A5
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    styles = getSampleStyleSheet()
+
+    class Heading(Paragraph):
+        def __init__(self, text, level, key):
+            super().__init__(html.escape(text), styles["Heading1" if level == 0 else "Heading2"])
+            self.entry = (text, key, level)
+
+        def draw(self):
+            super().draw()
+            if outline:
+                text, key, level = self.entry
+                self.canv.bookmarkPage(key)
+                self.canv.addOutlineEntry(text, key, level)
+
+    doc = SimpleDocTemplate(str(path), pagesize=A5, title=title, invariant=1)
+    story = [Paragraph(html.escape(title), styles["Title"])]
+    for t, (topic, sections) in enumerate(topics, 1):
+        story.append(Heading(f"{t} {topic}" if numbered else topic, 0, f"t{t}"))
+        for s, (section, paras) in enumerate(sections, 1):
+            story.append(Heading(f"{t}.{s} {section}" if numbered else section, 1, f"t{t}s{s}"))
+            story += [Paragraph(html.escape(p), styles["BodyText"]) for p in paras]
+    doc.build(story)
+    return path
+
+
+TOWERS = [("Eiffel Tower", [("Overview", ["The Eiffel Tower is a wrought-iron lattice tower in Paris."]),
+                            ("Design and construction", ["The tower was designed by the engineers Maurice Koechlin "
+                                                         "and Emile Nouguier.", "The tower was completed in 1889."])]),
+          ("Tokyo Tower", [("Overview", ["Tokyo Tower is a communications tower in the Shiba-koen district."]),
+                           ("Design and construction", ["The tower was designed by Tachu Naito and completed in "
+                                                        "1958."])])]

@@ -67,7 +67,7 @@ def blocks_of_html(text: str) -> tuple[str, list[tuple[str, object]]]:
 
     title, sections = parse_html(text)
     out: list[tuple[str, object]] = []
-    for heading, body, imgs in sections:
+    for heading, body, imgs, _ in sections:
         if heading:
             out.append(("heading", (0, heading)))
         for im in imgs:

@@ -6,13 +6,14 @@ test is about plumbing; the graphs are the fakes of the VisPath and GraSP unit t
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from kgqa.core.errors import InvalidInput
-from kgqa.core.walk_questions import Phraser, _needs_be, _split_verb
+from kgqa.core.walk_questions import STEP_OPENERS, Phraser, _needs_be, _split_verb
 from kgqa.training.chain_reader import PREFIX_LABEL, label_question
 
 torch = pytest.importorskip("torch")
@@ -55,6 +56,27 @@ def test_a_regular_passive_is_also_phrased_in_the_active_voice():
     assert any("that owned this island" in q for q in qs) and any(q.startswith("Who owned ") for q in qs)
     assert any("owned by" in q for q in qs)                         # the passive stays one of the forms
     assert not any("that born" in q or "Who born" in q for q in qs)
+
+
+def test_held_out_families_are_never_drawn_for_training_and_phrase_every_held_out_question():
+    """Training phrasing (the default) never tells a walk step by step nor asks it as a statement with a gap; the
+    held-out phrasing always does one of the two, and still names every relation of the walk."""
+    names = {"P1": "creator", "P2": "place of birth", "P3": "country"}
+    walk = [{"relation_id": "P1", "tail_id": "Q2"}, {"relation_id": "P2", "tail_id": "Q3"},
+            {"relation_id": "P3", "tail_id": "Q4"}]
+    types = {"Q2": "painter", "Q3": "city", "Q4": "country"}
+
+    openers = {o.split(" ")[0] for o in STEP_OPENERS}
+
+    def held_out_form(q: str) -> bool:           # a step-by-step opener, or a statement with a gap
+        return (q.split(" ")[0] in openers or q.endswith((" is what?", " is called what?", " is it?"))
+                or " is which " in q)
+    for seed in range(60):
+        train, held = (Phraser(random.Random(seed), names, {"P2": ["born in"]}, types, held_out=h) for h in (0, 1))
+        qt = train.question(*train.topic("Q1", "Mona Lisa"), walk)
+        qh = held.question(*held.topic("Q1", "Mona Lisa"), walk)
+        assert not held_out_form(qt) and held_out_form(qh), (qt, qh)
+        assert all(any(f in qh for f in fs) for fs in (("creator",), ("place of birth", "born"), ("country",))), qh
 
 
 # ----------------------------------------------------------------------------------------- labels
@@ -192,3 +214,27 @@ def test_grasp_ranks_nodes_by_the_best_forward_chain_reaching_them():
     head = [("D", 0.5), ("A", 0.5), ("C", 0.1), ("B", 0.1)]
     assert [n for n, _ in reader_ranking(Stub(), "q", sub, head, head_weight=0.25)] == ["B", "C", "A", "D"]
     assert [n for n, _ in reader_ranking(Stub(), "q", sub, head, head_weight=1.0)] == ["B", "A", "C", "D"]
+
+
+def test_grasp_with_the_answer_kind_does_not_answer_a_language_for_a_currency():
+    """Two nodes one chain reaches alike (the reader's chain score cannot tell them apart) and a head that prefers
+    the language: with reader_kind_weight the real reader reads "currency" against each node's class and the
+    currency ranks first; without it the language does."""
+    from kgqa.core.kg import KG
+    from kgqa.methods.grasp.reader import reader_ranking
+    from kgqa.methods.grasp.subgraph import Fact, Subgraph
+    from kgqa.models.heads.chain_reader import ChainReader, _torch_reader, read_meta
+    from tests.fakes.vispath import BagOfWordsEncoder, FakeGraph
+
+    names = {"T": "Freedonia", "L": "Freedonian", "M": "Freedonian mark", "LA": "language", "CU": "currency"}
+    rel = {"P9": "related to", "P31": "instance of"}
+    g = FakeGraph(names, rel, [("T", "P9", "L"), ("T", "P9", "M"), ("L", "P31", "LA"), ("M", "P31", "CU")],
+                  encoder=BagOfWordsEncoder())
+    ck = Path(__file__).resolve().parents[2] / "data" / "demo" / "paths" / "chain-reader.safetensors"
+    meta = read_meta(ck)
+    reader = ChainReader(_torch_reader(ck, meta, True), meta, rel, {})
+    sub = Subgraph("T", {k: names[k] for k in ("T", "L", "M")}, [Fact("T", "P9", "L", 1, 0.0), Fact("T", "P9", "M", 1, 0.0)])
+    head = [("L", 0.6), ("M", 0.4)]
+    q = "What currency is used in this country?"
+    assert reader_ranking(reader, q, sub, head)[0][0] == "L"
+    assert reader_ranking(reader, q, sub, head, kg=KG(g, BagOfWordsEncoder()), kind_weight=1.0)[0][0] == "M"

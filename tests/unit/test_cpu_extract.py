@@ -35,7 +35,7 @@ Length: 240 metres
 def parsed(text: str = DOC) -> ParsedDocument:
     title, secs = parse_markdown(text)
     return ParsedDocument("glass_bridge", title, "glass_bridge.md", "markdown",
-                          [Section(h, t, []) for h, t, _ in secs], text.encode())
+                          [Section(h, t, []) for h, t, _, _ in secs], text.encode())
 
 
 def graph(text: str = DOC):

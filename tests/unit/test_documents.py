@@ -115,16 +115,19 @@ def test_segmentation_keeps_image_sections_whole_merges_and_splits_text(tmp_path
     d = corpus(tmp_path)
     long_image_text = " ".join(f"Image fact {i}." for i in range(60))       # > chunk size, has an image
     long_text = " ".join(f"Sentence number {i} is here." for i in range(80))
-    write(d / "x.md", f"# X\n\n## A\n\n![pic](images/flag.png)\n\n{long_image_text}\n\n## B\n\nShort b.\n\n"
-                      f"## C\n\nShort c.\n\n## D\n\n{long_text}\n\n## E\n\nTail.\n")
+    write(d / "x.md", f"# X\n\n## A\n\n![pic](images/flag.png)\n\n{long_image_text}\n\n## T\n\n### B\n\nShort b.\n\n"
+                      f"### C\n\nShort c.\n\n## D\n\n{long_text}\n\n## E\n\nTail.\n\n## F\n\nEnd.\n")
     r, _ = rejects()
     [doc] = discover(d, DocOptions(), r)
     chunks = segment(doc, words, chunk_tokens=40)
     assert chunks[0].sections == ["A"] and chunks[0].images and words(chunks[0].text) > 40   # kept whole
-    assert chunks[1].sections == ["B", "C"]                                                   # merged
+    assert chunks[1].sections == ["B", "C"]                                        # merged: under one top heading
+    assert chunks[1].heading_path == ["X", "T"] and chunks[0].heading_path == ["X", "A"]
     d_chunks = [c for c in chunks if c.sections == ["D"]]
     assert len(d_chunks) > 1 and all(c.tokens <= 40 for c in d_chunks)                       # split
-    assert chunks[-1].sections == ["E"]                                                       # nothing dropped
+    assert all(c.heading_path == ["X", "D"] for c in d_chunks)
+    assert [c.sections for c in chunks[-2:]] == [["E"], ["F"]]     # short, but never across a top-level heading
+    assert chunks[-1].text == "F\nEnd."                                                       # nothing dropped
     joined = " ".join(c.text for c in chunks)
     for i in range(80):
         assert f"Sentence number {i} is here." in joined
@@ -167,6 +170,28 @@ def test_non_utf8_strict_names_file_and_line_lenient_counts(tmp_path):
     r, report = rejects(strict=False)
     docs = discover(d, DocOptions(strict=False), r)
     assert [x.id for x in docs] == ["ok"] and report.skipped == {"not UTF-8": 1}
+
+
+def test_lenient_names_every_skipped_file_and_why_a_latin1_file_name_is_one_of_them(tmp_path):
+    """Issue 62, items 8 and 4: --lenient counted the skipped files by reason but never named them, and a file
+    name that is not UTF-8 made the load fail as a Neo4j address error."""
+    import os
+
+    d = corpus(tmp_path)
+    write(d / "ok.md", "# Ok\n\nFine.\n")
+    with open(os.path.join(os.fsencode(d), b"caf\xe9.md"), "wb") as fh:      # Latin-1 "café.md"
+        fh.write(b"# Cafe\n\nA cafe.\n")
+    with pytest.raises(InvalidInput, match=r"caf\\xe9\.md: file name is not valid UTF-8"):
+        discover(d, DocOptions(), rejects()[0])
+    write(d / "bad.md", b"# Bad\n\n\xff broken\n")
+    r = Rejects(False, tmp_path / "rejects.tsv")
+    docs = discover(d, DocOptions(strict=False), r)
+    r.close()
+    assert [x.id for x in docs] == ["ok"]
+    assert [(Path(w).name, y) for w, y in r.named] == [("bad.md:3", "not UTF-8 (byte 7)"),
+                                                       ("caf\\xe9.md", "file name is not valid UTF-8 (rename it)")]
+    lines = (tmp_path / "rejects.tsv").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "where\twhy\tline" and len(lines) == 3 and "caf\\xe9.md" in lines[2]
 
 
 def test_fifty_megabyte_document_refused_without_reading(tmp_path):
@@ -334,3 +359,19 @@ def test_link_entities_embeds_only_candidates_that_can_reach_the_threshold():
     assert Graph.calls == 1 and sorted(Encoder.texts) == ["reusable rocket", "rocket of SpaceX"]   # not "a city"
     link_entities(Graph(), Encoder(), [ent], DocOptions(link_threshold=0.8), kept)
     assert len(Encoder.texts) == 2                                   # the second document's are kept
+
+
+def test_markdown_and_html_sections_get_the_same_heading_paths(tmp_path):
+    d = corpus(tmp_path)
+    write(d / "g.md", "# Towers\n\n# Eiffel Tower\n\nIn Paris.\n\n## Design\n\nThe tower is iron.\n\n"
+                      "# Tokyo Tower\n\n## Design\n\nThe tower is steel.\n")
+    write(d / "h.html", "<h1>Towers</h1><h1>Eiffel Tower</h1><p>In Paris.</p><h2>Design</h2><p>The tower is iron.</p>"
+                        "<h1>Tokyo Tower</h1><h2>Design</h2><p>The tower is steel.</p>")
+    r, _ = rejects()
+    docs = discover(d, DocOptions(), r)
+    for doc in docs:
+        assert doc.title == "Towers"
+        assert [s.path for s in doc.sections] == [("Eiffel Tower",), ("Eiffel Tower", "Design"),
+                                                  ("Tokyo Tower", "Design")]
+        chunks = segment(doc, words, chunk_tokens=300)
+        assert [c.heading_path for c in chunks] == [["Towers", "Eiffel Tower"], ["Towers", "Tokyo Tower", "Design"]]

@@ -19,8 +19,11 @@ class StatusGraph:
 
     def __init__(self):
         self.docs: dict[str, dict] = {}
+        self.entities = 0                                    # Wikidata entities in the graph
 
     def read(self, name, **kw):
+        if name == "load_graph_counts_fast":
+            return [{"entities": self.entities, "relationships": 0}]
         assert name == "docs_document_status"
         return [dict(self.docs[i], id=i) for i in kw["ids"] if i in self.docs]
 
@@ -43,7 +46,7 @@ def _loader(graph, monkeypatch, **opts):
 
     def load_one(doc, report, prog=None, old=None):          # what write_document stores on the Document node
         graph.docs[doc.id] = {"status": "complete", "content_hash": doc.content_hash, "extractor": loader.extractor,
-                              "origin": doc.origin, "source": doc.source, "nodes": 1}
+                              "origin": doc.origin, "source": doc.source, "nodes": 1, "link_key": doc.link_key}
         return DocResult(doc.id, doc.source, "written")
 
     monkeypatch.setattr(loader, "load_one", load_one)
@@ -108,3 +111,22 @@ def test_force_never_overrides_the_refusal_of_an_id_from_another_file(folder, tm
     with pytest.raises(InvalidInput, match="already loaded from another file"):
         _loader(graph, monkeypatch, force=True).load(other)
     assert Path(graph.docs["collins"]["origin"]).parent == folder.resolve()
+
+
+def test_other_link_settings_or_a_newly_loaded_kg_link_again_never_unchanged(folder, monkeypatch):
+    """Issue 62, item 9: a reload after --no-link (or with another --link-threshold) said "unchanged" and never
+    linked; documents loaded before the Wikidata KG were never linked by a plain rerun."""
+    graph = StatusGraph()
+    rep = _loader(graph, monkeypatch, link=False).load(folder)
+    assert _statuses(rep) == {"armstrong": "written", "collins": "written"}
+    rep = _loader(graph, monkeypatch).load(folder)                        # linking on: link them now
+    assert _statuses(rep) == {"armstrong": "relinked", "collins": "relinked"} and rep.as_dict()["relinked"] == 2
+    assert _statuses(_loader(graph, monkeypatch).load(folder)) == {"armstrong": "unchanged", "collins": "unchanged"}
+    rep = _loader(graph, monkeypatch, link_threshold=0.6).load(folder)
+    assert set(_statuses(rep).values()) == {"relinked"}
+    graph.entities = 4_800_000                                            # the Wikidata KG loaded since
+    assert set(_statuses(_loader(graph, monkeypatch, link_threshold=0.6).load(folder)).values()) == {"relinked"}
+    assert set(_statuses(_loader(graph, monkeypatch, link_threshold=0.6).load(folder)).values()) == {"unchanged"}
+    for d in graph.docs.values():                                         # stored by an earlier version: as it is
+        d["link_key"] = None
+    assert set(_statuses(_loader(graph, monkeypatch).load(folder)).values()) == {"unchanged"}

@@ -114,7 +114,7 @@ def test_context_holds_graph_lines_then_chunks_within_the_budget():
             "mkgrag_graph_relations": [],
             "mkgrag_chunks": [chunk("d1#c0", 30, 0.5), chunk("d1#c1", 500, 0.4), chunk("d1#c2", 20, 0.3)]}
     r = method(rows, budget=80, no_expansion=True).retrieve("q")
-    assert [c["id"] for c in r.chunks] == ["d1#c0", "d1#c2"]       # the 500-token chunk does not fit; c2 still does
+    assert [c.id for c in r.chunks] == ["d1#c0", "d1#c2"]       # the 500-token chunk does not fit; c2 still does
     assert r.context_tokens <= 80                                   # headers and titles counted too
     assert r.context.index("Knowledge graph:") < r.context.index("Sources:")
     assert "entity: E1 (thing): desc 1" in r.context
@@ -127,7 +127,7 @@ def test_chunk_share_keeps_the_source_chunk_when_graph_lines_fill_the_budget():
     starved = method(rows, budget=120, Kg=6, no_expansion=True, chunk_share=0).retrieve("q")
     assert starved.chunks == []                                     # lines first: they take the whole budget
     r = method(rows, budget=120, Kg=6, no_expansion=True).retrieve("q")     # the default share, 0.5
-    assert [c["id"] for c in r.chunks] == ["d1#c0"]                 # the chunk the best element cites is read
+    assert [c.id for c in r.chunks] == ["d1#c0"]                 # the chunk the best element cites is read
     assert r.context_tokens <= 120
     assert 0 < len(r.elements) < 6                                  # the lines were cut to the rest …
     assert all(el.name in r.context for el in r.elements)          # … and their evidence with them
@@ -148,7 +148,7 @@ def test_chunks_only_ablation_is_naive_rag_over_the_same_documents():
     rows = {**BASE, "mkgrag_chunk_search": [chunk("d1#c0", 10, 0.5)]}
     m = method(rows, chunks_only=True)
     r = m.retrieve("q")
-    assert not r.elements and [c["id"] for c in r.chunks] == ["d1#c0"]
+    assert not r.elements and [c.id for c in r.chunks] == ["d1#c0"]
     called = [c[0] for c in m.graph.calls]
     assert "mkgrag_graph_entities" not in called
     assert [p for n, p in m.graph.calls if n == "mkgrag_chunk_search"][0]["doc_ids"] == ["d1"]
@@ -158,11 +158,10 @@ def test_bad_reply_falls_back_to_the_best_entity_not_named_in_the_question():
     rows = {**BASE, "mkgrag_graph_entities": [ent(1, 0.9, name="Falcon 9"), ent(2, 0.5, name="SpaceX")],
             "mkgrag_graph_relations": [], "mkgrag_chunks": []}
     m = method(rows, chat=FakeChat(error=BadModelReply("graph-only", code="graph_only")), no_expansion=True)
-    r = m.retrieve("Who builds Falcon 9?")
-    text, fb = m.generate("Who builds Falcon 9?", None, r)
-    assert text == "SpaceX" and fb.code == "graph_only"
-    ans = m.to_answer("Who builds Falcon 9?", text, r)
+    ans = m.answer(type("Q", (), {"question": "Who builds Falcon 9?", "image": None})())
     assert ans.method == "mkgrag" and ans.answer == "SpaceX"
+    assert [f.code for f in ans.fallbacks] == ["graph_only"]
+    assert ans.stop_reason.startswith("fallback: best-ranked retrieved entity")
 
 
 def test_the_question_reaches_the_model_inside_a_data_block():
@@ -212,3 +211,14 @@ def test_stage_one_asks_the_approximate_indexes_for_more_candidates_than_kd():
     m.retrieve("q")
     p = [p for n, p in m.graph.calls if n == "mkgrag_document_search"][0]
     assert p["k"] == 50 and p["ef"] == 50                        # never fewer candidates than documents kept
+
+
+def test_a_chunk_row_without_sections_or_figures_reads_as_empty_lists():
+    """A chunk row of a document loaded before sections or figures were stored reads as a Chunk with empty lists
+    (the evidence and ``chunk_sections`` list none), and a column the record does not know is left out."""
+    from kgqa.methods.mkgrag.records import Chunk
+
+    c = Chunk.from_row({"id": "d#c0", "doc_id": "d", "title": "T", "text": "x", "sections": None, "figures": None,
+                        "sim": n4j(0.5), "not_a_column": 1})
+    assert (c.sections, c.figures, c.page_start, c.sim) == ([], [], None, n4j(0.5))
+    assert c.row()["text"] == "x" and "not_a_column" not in c.row()

@@ -98,11 +98,14 @@ def _mkgrag(**opts):
 
 
 def _chunks(n):
-    return [{"id": f"d#c{k}", "doc_id": "d", "title": "Bridge", "text": f"chunk {k}", "sim": 0.9} for k in range(n)]
+    from kgqa.methods.mkgrag.records import Chunk
+
+    return [Chunk(f"d#c{k}", "d", "Bridge", f"chunk {k}", sim=0.9) for k in range(n)]
 
 
 def test_mkgrag_orders_the_first_rerank_k_chunks_by_the_ranker_and_keeps_the_rest(monkeypatch):
-    from kgqa.methods.mkgrag.algorithm import Retrieval
+    from kgqa.methods.mkgrag.context import rank_chunks
+    from kgqa.methods.mkgrag.records import Retrieval
 
     class Ranker:
         def score(self, question, passages):
@@ -111,19 +114,21 @@ def test_mkgrag_orders_the_first_rerank_k_chunks_by_the_ranker_and_keeps_the_res
     m = _mkgrag(ranker="learned", rerank_k=3)
     monkeypatch.setattr(m, "passage_ranker", lambda: (Ranker(), None))
     r = Retrieval(query_text="q", image_note=None)
-    out = m._rank_chunks("q", _chunks(5), r)
-    assert [c["id"] for c in out] == ["d#c2", "d#c1", "d#c0", "d#c3", "d#c4"]
-    assert r.rank_scores[out[0]["id"]] == 2.0 and not r.fallbacks
-    assert [c["id"] for c in _mkgrag(ranker="none")._rank_chunks("q", _chunks(5), r)] == [f"d#c{k}" for k in range(5)]
+    out = rank_chunks("q", _chunks(5), r, m.opt, m.passage_ranker)
+    assert [c.id for c in out] == ["d#c2", "d#c1", "d#c0", "d#c3", "d#c4"]
+    assert r.rank_scores[out[0].id] == 2.0 and not r.fallbacks
+    none = _mkgrag(ranker="none")
+    assert [c.id for c in rank_chunks("q", _chunks(5), r, none.opt, none.passage_ranker)] == [f"d#c{k}" for k in range(5)]
 
 
 def test_mkgrag_keeps_the_retrieval_order_with_one_fallback_line_without_a_ranker(tmp_path):
-    from kgqa.methods.mkgrag.algorithm import Retrieval
+    from kgqa.methods.mkgrag.context import rank_chunks
+    from kgqa.methods.mkgrag.records import Retrieval
 
     m = _mkgrag(ranker="learned", ranker_checkpoint=str(tmp_path / "missing.safetensors"))
     r = Retrieval(query_text="q", image_note=None)
-    out = m._rank_chunks("q", _chunks(3), r)
-    assert [c["id"] for c in out] == ["d#c0", "d#c1", "d#c2"]
+    out = rank_chunks("q", _chunks(3), r, m.opt, m.passage_ranker)
+    assert [c.id for c in out] == ["d#c0", "d#c1", "d#c2"]
     assert [f.code for f in r.fallbacks] == ["ranker"] and "\n" not in r.fallbacks[0].message
     assert "no passage-ranker checkpoint" in r.fallbacks[0].message
 

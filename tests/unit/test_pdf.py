@@ -142,3 +142,47 @@ def test_citation_lines():
     assert cite("/d/note.md", None, "Body") == "note.md \u00b7 Body"
     assert page_at([0, 120, 400], [3, 4, 5], 399) == 4 and page_at([0, 120], [3, 4], 0) == 3
     assert IMAGES.is_dir()
+
+
+# --------------------------------------------------------------------------- a document's structure (issue 59)
+def test_outline_entries_keep_their_level_and_each_section_its_whole_path(tmp_path):
+    from tests.pdfs import TOWERS, make_guide_pdf
+
+    doc, _ = parse(make_guide_pdf(tmp_path / "towers.pdf", "Towers of the world", TOWERS))
+    assert doc.title == "Towers of the world"
+    assert [s.path for s in doc.sections] == [("Eiffel Tower", "Overview"), ("Eiffel Tower", "Design and construction"),
+                                              ("Tokyo Tower", "Overview"), ("Tokyo Tower", "Design and construction")]
+
+
+@pytest.mark.parametrize("numbered", [False, True])
+def test_without_an_outline_heading_levels_are_learnt_from_the_type_sizes(tmp_path, numbered):
+    from tests.pdfs import TOWERS, make_guide_pdf
+
+    pdf = make_guide_pdf(tmp_path / "towers.pdf", "Towers of the world", TOWERS, outline=False, numbered=numbered)
+    doc, _ = parse(pdf)
+    n = (lambda k, h: f"{k} {h}") if numbered else (lambda k, h: h)
+    assert [s.path for s in doc.sections] == [(n(1, "Eiffel Tower"), n("1.1", "Overview")),
+                                              (n(1, "Eiffel Tower"), n("1.2", "Design and construction")),
+                                              (n(2, "Tokyo Tower"), n("2.1", "Overview")),
+                                              (n(2, "Tokyo Tower"), n("2.2", "Design and construction"))]
+
+
+def test_heading_levels_order_sizes_then_numbering():
+    from kgqa.loaders.documents.pdf import heading_levels
+
+    styles = [(18.0, True, 0), (14.0, True, 1), (12.0, True, 2), (12.0, True, 3), (14.0, True, 0), (10.0, True, 0)]
+    assert heading_levels(styles) == {(18.0, True, 0): 1, (14.0, True, 1): 2, (14.0, True, 0): 2,
+                                      (12.0, True, 2): 3, (12.0, True, 3): 4, (10.0, True, 0): 5}
+
+
+@pytest.mark.parametrize("outline", [True, False])
+def test_a_chunk_never_crosses_a_topic_and_carries_the_heading_path(tmp_path, outline):
+    from tests.pdfs import TOWERS, make_guide_pdf
+
+    doc, _ = parse(make_guide_pdf(tmp_path / "towers.pdf", "Towers of the world", TOWERS, outline=outline))
+    chunks = segment(doc, words, chunk_tokens=4000)                 # room for the whole guide in one chunk
+    assert [c.heading_path for c in chunks] == [["Towers of the world", "Eiffel Tower"],
+                                                ["Towers of the world", "Tokyo Tower"]]
+    assert "Tokyo" not in chunks[0].text and "Eiffel" not in chunks[1].text
+    small = segment(doc, words, chunk_tokens=12)                     # one section a chunk: its whole path
+    assert ["Towers of the world", "Eiffel Tower", "Design and construction"] in [c.heading_path for c in small]

@@ -10,6 +10,7 @@ the trailing-slash redirect of the real app (no Neo4j: the app's lifespan is not
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -46,16 +47,18 @@ async def _echo(scope, receive, send):
     await send({"type": "http.response.body", "body": body})
 
 
-@pytest.fixture(scope="module")
-def guarded():
+@contextlib.contextmanager
+def serving_guarded(*limits, host: str = "127.0.0.1"):
+    """``_echo`` on a real uvicorn with the guard configured with ``limits`` (``serve_guard.configure``'s
+    arguments); yields the port."""
     import uvicorn
 
     from kgqa.app import serve_guard
 
     saved = serve_guard.limits()
-    serve_guard.configure(DEADLINE_S, CAP)
+    serve_guard.configure(*limits)
     port = free_port()
-    config = uvicorn.Config(_echo, host="127.0.0.1", port=port, log_level="error",
+    config = uvicorn.Config(_echo, host=host, port=port, log_level="error",
                             http="kgqa.app.serve_guard:GuardedH11Protocol", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -64,10 +67,18 @@ def guarded():
     while not server.started:
         assert time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.05)
-    yield port
-    server.should_exit = True
-    thread.join(10)
-    serve_guard.configure(**saved)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        serve_guard.configure(**saved)
+
+
+@pytest.fixture(scope="module")
+def guarded():
+    with serving_guarded(DEADLINE_S, CAP) as port:
+        yield port
 
 
 def _connect(port: int) -> socket.socket:
@@ -189,8 +200,13 @@ def test_the_cli_settings_hold_the_limits(monkeypatch):
     monkeypatch.setenv("KGQA_SERVE_READ_TIMEOUT_S", "7.5")
     monkeypatch.setenv("KGQA_SERVE_MAX_CONNECTIONS", "9")
     s = Settings()
+    monkeypatch.setenv("KGQA_SERVE_HEADER_TIMEOUT_S", "2.5")
+    monkeypatch.setenv("KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT", "4")
+    s = Settings()
     assert (s.serve_read_timeout_s, s.serve_max_connections) == (7.5, 9)
-    assert asyncio.iscoroutinefunction(__import__("kgqa.app.serve_guard", fromlist=["x"])._over_capacity)
+    assert (s.serve_header_timeout_s, s.serve_max_connections_per_client) == (2.5, 4)
+    guard = __import__("kgqa.app.serve_guard", fromlist=["x"])
+    assert asyncio.iscoroutinefunction(guard._over_capacity(_echo, "full"))
 
 
 def test_a_half_sent_pipelined_request_has_its_deadline_too(guarded):

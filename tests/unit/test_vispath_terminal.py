@@ -76,7 +76,7 @@ def test_weights_are_used_only_with_the_reader_they_were_fitted_for(tmp_path):
     body = json.loads(f.read_text())
     body["weights"] = body["weights"][:3]
     f.write_text(json.dumps(body))
-    with pytest.raises(InvalidInput, match="8 finite numbers"):
+    with pytest.raises(InvalidInput, match=f"{len(FEATURES)} finite numbers"):
         load_weights(f, None)
 
 
@@ -165,3 +165,90 @@ def test_terminal_selection_answers_from_the_chain_with_one_end_unless_ends_spli
     assert answer() == ("R2", [])
     first, tied = answer(ends_split=False)
     assert first in ("D1", "D2", "D3") and len(tied) == 2
+
+
+# ----------------------------------------------------------------------------------------- the kind asked for
+def _shipped_reader(names: dict[str, str]):
+    """The shipped demo chain reader (the real bi-encoder), bound to a small catalogue."""
+    pytest.importorskip("torch")
+    from pathlib import Path
+
+    from kgqa.models.heads.chain_reader import ChainReader, _torch_reader, read_meta
+
+    ck = Path(__file__).resolve().parents[2] / "data" / "demo" / "paths" / "chain-reader.safetensors"
+    meta = read_meta(ck)
+    return ChainReader(_torch_reader(ck, meta, True), meta, names, {})
+
+
+def _kind_world():
+    """A bridge designed by an engineer who studied at a university in a city; types by instance of."""
+    from kgqa.core.kg import KG
+    from tests.fakes.vispath import BagOfWordsEncoder, FakeGraph
+
+    names = {"B": "Tiny Bridge", "E": "Ada Builder", "U": "Polytechnic of Somewhere", "C": "Somewhere",
+             "H": "human", "UN": "university", "CI": "city"}
+    rel = {"P287": "designed by", "P69": "educated at", "P131": "located in", "P31": "instance of"}
+    facts = [("B", "P287", "E"), ("E", "P69", "U"), ("U", "P131", "C"),
+             ("E", "P31", "H"), ("U", "P31", "UN"), ("C", "P31", "CI")]
+    enc = BagOfWordsEncoder()
+    g = FakeGraph(names, rel, facts, encoder=enc)
+    return names, rel, KG(g, enc), g
+
+
+def _rank(kg, g, names, rel, question, hops, weights, reader):
+    from kgqa.core.result import Step
+    from kgqa.methods.vispath.options import VisPathOptions
+    from kgqa.methods.vispath.records import HopRecord, ReasoningPath, StartCandidate, VisPathRun
+    from kgqa.methods.vispath.scoring import Scorer
+    from kgqa.methods.vispath.terminal import kind_scores
+
+    def p(triples, score):
+        edges = tuple(Step(h, names[h], r, rel[r], t, names[t], k, score=0.5) for k, (h, r, t) in enumerate(triples, 1))
+        return ReasoningPath("B", names["B"], edges, sigma=0.5, reader_score=score, rules_sigma=0.0)
+
+    run = VisPathRun(question=question, start=StartCandidate("B", names["B"]))
+    run.reader, run.terminal_weights = True, weights
+    run.hops = [HopRecord(hop=k, intent="", retained=[p(t, s) for t, s in paths]) for k, paths in enumerate(hops, 1)]
+    run.kind_scores = kind_scores(reader, kg, question, [x for h in run.hops for x in h.retained])
+    ends = Scorer(kg, g, VisPathOptions(answer_typing=False)).rank_endpoints(question, True, run)
+    return ends[0].end_id, run
+
+
+def test_an_end_one_hop_short_of_the_kind_asked_for_is_not_chosen():
+    """The reader reads the engineer's chain a little better than the gold one (one hop short: "designed by"
+    alone); what kind of thing each end is (human, university) is read against the question, and with a weight
+    for it the university is the answer. A weights file without ``kind`` (weight 0) still answers the engineer."""
+    names, rel, kg, g = _kind_world()
+    reader = _shipped_reader(rel)
+    q = "Which university did the engineer who designed this bridge attend?"
+    hops = [[([("B", "P287", "E")], 15.0)], [([("B", "P287", "E"), ("E", "P69", "U")], 14.0)]]
+    with_kind = fixed_weights(1.0)
+    with_kind[FEATURES.index("kind")] = 1.0
+    first, run = _rank(kg, g, names, rel, q, hops, with_kind, reader)
+    assert run.kind_scores["U"] > run.kind_scores["E"] + 2.0          # university read far above human
+    assert first == "U"
+    assert _rank(kg, g, names, rel, q, hops, fixed_weights(1.0), reader)[0] == "E"
+
+
+def test_the_kind_asked_for_breaks_a_tie_between_two_ends_of_one_chain():
+    """One relation chain reaching two entities (a university and a city, each "located in" from the bridge): the
+    chain's score cannot tell them apart; the kind does, under the fixed sum too (it breaks the tie only)."""
+    names, rel, kg, g = _kind_world()
+    facts = g.facts
+    facts += [("B", "P131", "U"), ("B", "P131", "C")]
+    reader = _shipped_reader(rel)
+    hops = [[([("B", "P131", "U")], 12.0), ([("B", "P131", "C")], 12.0)]]
+    for q, want in (("In which city is this bridge located?", "C"),
+                    ("Which university is this bridge located in?", "U")):
+        first, run = _rank(kg, g, names, rel, q, hops, None, reader)
+        assert first == want and run.tied_with == [], (q, run.kind_scores)
+
+
+def test_a_weights_file_fitted_before_kind_loads_with_a_zero_weight_for_it(tmp_path):
+    reader = tmp_path / "r.safetensors"
+    reader.write_bytes(b"reader one")
+    f = tmp_path / "r.terminal.json"
+    f.write_text(json.dumps({"format": "kgqa-vispath-terminal/1", "features": list(FEATURES[:8]),
+                             "weights": [1.0] * 8, "reader_sha256": sha256(reader)}))
+    w = load_weights(f, reader).weights
+    assert w.shape == (len(FEATURES),) and w[FEATURES.index("kind")] == 0.0 and w[:8].tolist() == [1.0] * 8

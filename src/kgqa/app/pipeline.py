@@ -21,7 +21,7 @@ from typing import Any
 
 from kgqa.core.errors import InvalidInput
 from kgqa.core.ids import QID as _QID
-from kgqa.core.method import check_question
+from kgqa.core.inputs import check_question, check_text
 from kgqa.core.result import Answer
 
 
@@ -116,11 +116,11 @@ class Pipeline:
         from kgqa.core.method import Query
         from kgqa.core.trace import browser_cypher, new_trace_id, write_trace
 
-        question = check_question(question)
+        question = check_question(question)      # a Question from the gate where it entered passes as it is
         img = load_image(image) if image is not None else None
-        if entity_id is not None and not _QID.match(str(entity_id)):
+        if entity_id is not None and not _QID.match(entity_id := check_text(entity_id, "--entity")):
             raise InvalidInput(f"--entity {entity_id!r} is not a Wikidata entity id (Q followed by digits)")
-        if not 0.0 <= float(drop_edges) < 1.0:
+        if not 0.0 <= float(drop_edges) < 1.0:         # (NaN fails this too)
             raise InvalidInput(f"--drop-edges must be in [0, 1), got {drop_edges}")
         scope = ()
         if docs or docs_glob:
@@ -130,7 +130,7 @@ class Pipeline:
                 raise InvalidInput(f"--doc/--docs restrict retrieval from loaded documents; {self.method_name} "
                                    "does not retrieve from documents (use --method mkgrag)")
             scope = resolve_scope(self.graph, docs, docs_glob)
-        query = Query(question=question.strip(), image=img, entity_id=entity_id, drop_edges=float(drop_edges),
+        query = Query(question=question, image=img, entity_id=entity_id, drop_edges=float(drop_edges),
                       seed=int(seed), documents=scope)
         trace_id = new_trace_id()
         meter = getattr(self.models, "meter", None)

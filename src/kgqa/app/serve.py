@@ -39,6 +39,7 @@ import asyncio
 import json
 import logging
 import math
+import os
 import re
 import secrets
 import threading
@@ -53,7 +54,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from kgqa.app.serve_input import AskRequest, ServeError, check_request, hide_paths, parse_ask, save_upload
+from kgqa.app.serve_input import (AskRequest, ServeError, check_request, claim_upload_dir, hide_paths, parse_ask,
+                                  save_upload)
 from kgqa.core.errors import (MESSAGE_LIMIT, BadModelReply, GraphUnavailable, InvalidInput, KgqaError,
                               ModelUnavailable, cap, first_error)
 
@@ -104,8 +106,10 @@ def slash_redirect(app: FastAPI, request: Request) -> str | None:
     scope = {**request.scope, "path": bare}
     if not any(r.matches(scope)[0] != Match.NONE for r in app.router.routes):
         return None
-    raw = request.scope.get("raw_path") or path.encode()
-    location = raw.decode("latin-1").rstrip("/")
+    raw = (request.scope.get("raw_path") or path.encode()).decode("latin-1")
+    if not raw.endswith("/"):
+        return None                               # "/health%2F": an encoded slash is no trailing slash (a 307 to
+    location = raw.rstrip("/")                    # itself would loop): 404
     if not location.startswith("/") or location.startswith("//"):
         return None
     query = request.scope.get("query_string") or b""
@@ -129,7 +133,8 @@ class Service:
         self.seconds = 0.0         # total inference seconds of the answered questions
         self.rejected = 0          # 503 queue_full
         self.recent: deque[float] = deque(maxlen=DRAIN_WINDOW)     # running seconds of recent questions
-        self.uploads = Path(settings.data_dir) / "serve" / "uploads"
+        self.uploads = Path(settings.data_dir) / "serve" / "uploads"     # start(): this worker's folder in it
+        self._uploads_lock: int | None = None
 
     def start(self) -> None:
         from kgqa.app.runtime import open_runtime
@@ -137,12 +142,19 @@ class Service:
         rt = open_runtime(self.settings)
         self.graph, self.models, self.kg = rt.graph, rt.models, rt.kg
         self.kg.embed(["warm-up"])  # the encoder loads now, not in the first request
-        self.uploads.mkdir(parents=True, exist_ok=True)
+        # a folder of this worker's own, held locked: what a killed worker left is removed at the next start
+        self.uploads, self._uploads_lock = claim_upload_dir(self.uploads)
 
     def stop(self) -> None:
+        import shutil
+
         self.executor.shutdown(wait=False, cancel_futures=True)
         if self.graph is not None:
             self.graph.close()
+        if self._uploads_lock is not None:
+            shutil.rmtree(self.uploads, ignore_errors=True)
+            os.close(self._uploads_lock)
+            self._uploads_lock = None
 
     # -- admission ------------------------------------------------------------
     def admit(self) -> None:
@@ -205,7 +217,8 @@ def create_app(settings=None) -> FastAPI:
     from kgqa.core.config import Settings
 
     settings = settings or Settings()
-    serve_guard.configure(settings.serve_read_timeout_s, settings.serve_max_connections)
+    serve_guard.configure(settings.serve_read_timeout_s, settings.serve_max_connections,
+                          settings.serve_header_timeout_s, settings.serve_max_connections_per_client)
     service = Service(settings)
     token = settings.api_token or None
     for d, name in ((service.uploads, "<uploads>"), (Path(settings.data_dir), "<data dir>")):

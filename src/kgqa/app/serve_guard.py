@@ -11,6 +11,14 @@ request and a cap on open connections.
   opened while that many are open is answered ``503`` with ``Retry-After`` (and ``Connection: close``)
   as soon as its request line and headers have arrived; the ones already open are served as before.
 
+* **Header deadline** (``KGQA_SERVE_HEADER_TIMEOUT_S``, 5 s): the request line and headers must arrive within
+  it (408, closed), so a connection that sends nothing holds its slot 5 s, not the whole read deadline.
+* **Per-client limit** (``KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT``, per worker and client address): a client's
+  connections beyond it are not admitted; they count toward no cap and are treated as over the cap, so one
+  client refilling silent connections as they close can hold at most this many of the slots.
+* **/health is always answered**: a connection over the cap (or the client's limit) is still served a
+  ``GET /health``, so a health check tells the truth while the slots are full; every other request gets 503.
+
 ``GuardedH11Protocol`` is what ``kgqa.app.serve.run`` hands uvicorn (``http=``); the two limits come
 from the worker's settings through ``configure`` (``create_app`` calls it), so every worker holds the
 same limits. The guard knows nothing of the API: it works on bytes and h11's states only.
@@ -30,16 +38,24 @@ log = logging.getLogger("kgqa.app.serve")
 #: Defaults when no settings were given (the same as ``kgqa.core.config.Settings``'s).
 READ_TIMEOUT_S = 30.0
 MAX_CONNECTIONS = 256
+HEADER_TIMEOUT_S = 5.0
+MAX_PER_CLIENT = 32
 #: What a refused connection is told to wait before it retries, in seconds.
 RETRY_AFTER_S = 1
 
-_limits = {"read_timeout_s": READ_TIMEOUT_S, "max_connections": MAX_CONNECTIONS}
+_limits = {"read_timeout_s": READ_TIMEOUT_S, "max_connections": MAX_CONNECTIONS,
+           "header_timeout_s": HEADER_TIMEOUT_S, "max_per_client": MAX_PER_CLIENT}
+#: this worker's admitted connections (within the cap and their client's limit)
+_admitted: set = set()
 
 
-def configure(read_timeout_s: float, max_connections: int) -> None:
+def configure(read_timeout_s: float, max_connections: int, header_timeout_s: float = HEADER_TIMEOUT_S,
+              max_per_client: int = MAX_PER_CLIENT) -> None:
     """The limits of this worker's connections (``create_app`` calls it with the settings' values)."""
     _limits["read_timeout_s"] = float(read_timeout_s)
     _limits["max_connections"] = int(max_connections)
+    _limits["header_timeout_s"] = min(float(header_timeout_s), float(read_timeout_s))
+    _limits["max_per_client"] = int(max_per_client)
 
 
 def limits() -> dict:
@@ -53,12 +69,22 @@ def _json_response(status: int, reason: str, code: str, message: str, headers: l
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
-async def _over_capacity(scope, receive, send) -> None:
-    """The ASGI app that answers a connection over the cap: 503, Retry-After, and the connection closes."""
-    n = _limits["max_connections"]
+def _over_capacity(app, why: str):
+    """The ASGI app of a connection over the cap or its client's limit: ``GET /health`` goes to ``app`` (a health
+    check is answered while the slots are full), anything else is 503 with Retry-After and the connection
+    closes."""
+
+    async def limited(scope, receive, send) -> None:
+        if scope.get("type") == "http" and scope.get("method") in ("GET", "HEAD") and scope.get("path") == "/health":
+            return await app(scope, receive, send)
+        await _refuse(why, send)
+
+    return limited
+
+
+async def _refuse(why: str, send) -> None:
     body = json.dumps({"code": "too_many_connections",
-                       "message": f"{n} connections are open (KGQA_SERVE_MAX_CONNECTIONS / --max-connections); "
-                                  f"retry in about {RETRY_AFTER_S} s"}).encode()
+                       "message": f"{why}; retry in about {RETRY_AFTER_S} s"}).encode()
     await send({"type": "http.response.start", "status": 503,
                 "headers": [(b"content-type", b"application/json"), (b"retry-after", str(RETRY_AFTER_S).encode()),
                             (b"connection", b"close"), (b"content-length", str(len(body)).encode())]})
@@ -71,18 +97,49 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)        # adds itself to the open connections
         self._read_deadline: asyncio.TimerHandle | None = None
-        if len(self.connections) > _limits["max_connections"]:
-            self.app = _over_capacity             # this connection's requests get 503; the others are served
-            log.warning("kgqa serve: %d connections open, over the cap of %d: 503", len(self.connections),
-                        _limits["max_connections"])
+        self._header_deadline: asyncio.TimerHandle | None = None
+        host = self.client[0] if self.client else None
+        mine = sum(1 for c in _admitted if (c.client[0] if c.client else None) == host)
+        if len(_admitted) >= _limits["max_connections"]:
+            why = (f"{len(_admitted)} connections are open (KGQA_SERVE_MAX_CONNECTIONS / --max-connections)")
+        elif mine >= _limits["max_per_client"]:
+            why = f"{mine} connections from {host} are open (KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT)"
+        else:
+            why = ""
+        if why:
+            self.app = _over_capacity(self.app, why)   # /health is served, the rest 503; the others go on
+            log.warning("kgqa serve: %s: 503 but for /health", why)
+        else:
+            _admitted.add(self)
         self._arm_read_deadline()
+        self._header_deadline = self.loop.call_later(_limits["header_timeout_s"], self._header_deadline_passed)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        _admitted.discard(self)
         self._disarm_read_deadline()
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
         super().connection_lost(exc)
+
+    def _header_deadline_passed(self) -> None:
+        """The first request's line and headers did not arrive within the header deadline: 408, closed."""
+        self._header_deadline = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        t = _limits["header_timeout_s"]
+        self.transport.write(_json_response(
+            408, "Request Timeout", "request_timeout",
+            f"the request headers did not arrive within {t:g} s (KGQA_SERVE_HEADER_TIMEOUT_S)", []))
+        log.warning("kgqa serve: %s sent no request headers within %g s: closed",
+                    "%s:%d" % self.client if self.client else "a client", t)
+        self.transport.close()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        if self._header_deadline is not None and self.conn.their_state is not h11.IDLE:
+            self._header_deadline.cancel()        # the headers are in: the read deadline bounds the rest
+            self._header_deadline = None
         if self._request_read():
             self._disarm_read_deadline()
         elif self._read_deadline is None and not self.transport.is_closing():

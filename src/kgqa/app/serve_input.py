@@ -110,8 +110,8 @@ def _json_value(text: str | bytes, where: str) -> Any:
         raise ServeError(400, "bad_input", f"{where} nests deeper than {MAX_JSON_DEPTH} levels")
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ServeError(400, "bad_input", f"{where} is not valid JSON ({getattr(e, 'msg', e)})") from None
+    except ValueError as e:       # not JSON, not UTF-8, or an integer of more digits than Python reads (4,300)
+        raise ServeError(400, "bad_input", f"{where} is not valid JSON ({cap(getattr(e, 'msg', e), 120)})") from None
     except RecursionError:
         raise ServeError(400, "bad_input", f"{where} nests too deeply") from None
 
@@ -169,13 +169,63 @@ async def parse_ask(request: Request, max_upload: int) -> tuple[AskRequest, byte
 
 
 def check_request(req: AskRequest) -> None:
-    """Everything checkable without the graph, before the question is queued (400 on the first problem)."""
+    """Everything checkable without the graph, before the question is queued (400 on the first problem): the
+    question through the input gate (``req.question`` becomes the validated ``Question``), the ids and patterns,
+    and the options a client may set (``core/method.client_options``: how to answer, never which files or
+    models the server loads — those are the server's settings)."""
     from kgqa.app.pipeline import method_options
-    from kgqa.core.method import check_question
+    from kgqa.core.inputs import check_question, check_text
+    from kgqa.core.method import client_options
+    from kgqa.core.scope import check_scope
     from kgqa.methods.registry import get_method
 
-    check_question(req.question)
-    method_options(get_method(req.method), req.options, req.ablations)
+    req.question = check_question(req.question)
+    if req.entity_id is not None:
+        check_text(req.entity_id, "entity_id")
+    check_scope(req.docs, req.docs_glob)
+    cls = get_method(check_text(req.method, "method", 100))
+    allowed = client_options(cls)
+    refused = sorted(k for k in req.options if k in cls.Options.model_fields and k not in allowed)
+    if refused:
+        raise ServeError(400, "bad_input", f"{cls.name} option(s) {', '.join(refused)}: the server's setting, not a "
+                         f"client's (a client may set: {', '.join(allowed)})")
+    method_options(cls, req.options, req.ablations)
+
+
+def claim_upload_dir(root: Path) -> tuple[Path, int]:
+    """This worker's own upload folder under ``root`` (``<data dir>/serve/uploads``), and the descriptor of the
+    lock it holds on it for its whole life. Folders whose lock nobody holds any more (a worker killed with -9, a
+    crash: its uploads never removed) are deleted first, as are loose files an older version left in ``root``;
+    another live worker's folder is left alone."""
+    import fcntl
+    import shutil
+
+    import time
+
+    root.mkdir(parents=True, exist_ok=True)
+    for d in root.iterdir():
+        if d.is_dir() and not d.is_symlink():
+            try:
+                fd = os.open(d / ".lock", os.O_RDWR)
+            except FileNotFoundError:             # a worker creating its folder now, or one that died doing so
+                if time.time() - d.stat().st_mtime > 60:
+                    shutil.rmtree(d, ignore_errors=True)
+                continue
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)                   # held: a live worker's
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+            os.close(fd)
+        elif d.name.startswith("upload-"):
+            d.unlink(missing_ok=True)
+    mine = Path(tempfile.mkdtemp(prefix=f"worker-{os.getpid()}-", dir=root))
+    fd = os.open(mine / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return mine, fd
 
 
 def save_upload(uploads: Path, max_upload: int, data: bytes) -> Path:

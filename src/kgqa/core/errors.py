@@ -92,27 +92,66 @@ class NoSpace(KgqaError):
 
 def no_space(e: BaseException, path, need_bytes: int | None = None, what: str = "", basis: str = "") -> NoSpace | None:
     """``e`` as a ``NoSpace`` line when it is a full disk or quota (ENOSPC, EDQUOT), else None: the path being
-    written, what is free on its device and about how much the work needs (``basis``: how that was estimated),
-    or that this is unknown."""
+    written (``path``, else the error's file name), the filesystem it is on (its mount point) and what is free
+    there, and about how much the work needs (``basis``: how that was estimated), or that this is unknown. When
+    neither names the path (a write to an open file), the line names the fullest of the filesystems kgqa
+    writes to (the data dir's, the temporary folder's, the working folder's), never the working folder by
+    default."""
     import errno
     import os
-    import shutil
-    from pathlib import Path
 
     if not isinstance(e, OSError) or e.errno not in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
         return None
-    target = Path(str(path or getattr(e, "filename", None) or "."))
-    probe = target
+    label = f" ({what})" if what else ""
+    tail = f"{space_needed(need_bytes, basis)}; free space (or point KGQA_DATA_DIR elsewhere) and run the same command again"
+    target = path or getattr(e, "filename", None)
+    if target is not None:
+        mount, room = filesystem_room(target)
+        return NoSpace(f"no space left writing {os.fspath(target)}{label}: the filesystem at {mount}, {room}, {tail}")
+    import tempfile
+
+    data_dir = os.environ.get("KGQA_DATA_DIR") or os.path.join(
+        os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "kgqa")   # core/config's default
+    candidates = {"the data dir": data_dir, "the temporary folder": tempfile.gettempdir(),
+                  "the working folder": os.getcwd()}
+    rooms = {name: (where, *filesystem_room(where), _free(where)) for name, where in candidates.items()}
+    name, (where, mount, room, _) = min(rooms.items(), key=lambda kv: kv[1][3])
+    return NoSpace(f"no space left writing{label} on the filesystem at {mount} ({name}, {os.fspath(where)}): "
+                   f"{room}, {tail}")
+
+
+def _free(path) -> float:
+    import shutil
+
+    try:
+        return shutil.disk_usage(_existing(path)).free
+    except OSError:
+        return float("inf")
+
+
+def _existing(path):
+    from pathlib import Path
+
+    probe = Path(str(path))
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
+    return probe
+
+
+def filesystem_room(path) -> tuple[str, str]:
+    """(the mount point of the filesystem ``path`` is on, "N MB free there" or that it is unknown)."""
+    import os
+    import shutil
+
+    probe = _existing(path).resolve()
+    mount = probe
+    while not os.path.ismount(mount) and mount != mount.parent:
+        mount = mount.parent
     try:
-        free = shutil.disk_usage(probe).free
-        room = f"{free / 1e6:,.1f} MB free there"
+        room = f"{shutil.disk_usage(probe).free / 1e6:,.1f} MB free there"
     except OSError:
         room = "its free space unknown"
-    label = f" ({what})" if what else ""
-    return NoSpace(f"no space left writing {os.fspath(target)}{label}: {room}, {space_needed(need_bytes, basis)}; "
-                   "free space (or point KGQA_DATA_DIR elsewhere) and run the same command again")
+    return str(mount), room
 
 
 def space_needed(need_bytes: int | None, basis: str = "") -> str:

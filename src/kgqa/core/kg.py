@@ -155,6 +155,26 @@ class KG:
                 out[r["id"]] = words
         return out
 
+    def entity_kinds(self, ids: list[str], max_classes: int = 3) -> dict[str, str]:
+        """What kind of thing each entity is, as text to read: the names of its classes (``instance of`` and up
+        to three ``subclass of`` steps, at most ``max_classes``), else its description; an entity
+        with neither is absent. (VisPath's terminal selection reads it against the question, ``kind``.)"""
+        inst, sub = self.type_relations()
+        out = {}
+        for r in self.graph.read("kg_entity_types", ids=ids, instance_of=inst, subclass_of=sub):
+            classes = [c for c in (r.get("classes") or ()) if c and c.strip()][:max_classes]
+            text = ", ".join(classes) or (r.get("description") or "").strip()
+            if text:
+                out[r["id"]] = text[:120]
+        return out
+
+    def kind_texts(self, reached_by: dict[str, str]) -> dict[str, str]:
+        """Entity id → what kind of thing it is, as text: ``entity_kinds``, else the name of the relation id it is
+        reached by (``reached_by``: what that relation leads to stands in for the entity's own kind)."""
+        kinds = self.entity_kinds(list(reached_by))
+        rel = self.relations()
+        return {e: kinds.get(e) or rel.get(r, (r, None))[0] or r for e, r in reached_by.items()}
+
     def relation_aliases(self) -> dict[str, list[str]]:
         """id → the relation's aliases as loaded (Wikidata5M's relation file: "born in", "birthplace" …)."""
         self.relations()

@@ -10,7 +10,8 @@ A method is a ``BaseMethod`` subclass with
 * ``ablations`` the boolean options that switch off one of the paper's components
                 (``kgqa eval --ablate NAME``)
 * ``solve(query) -> Answer``: the method's algorithm, top to bottom, in its own package;
-  ``BaseMethod.answer`` checks the question first, the pipeline adds seconds, cost and the trace
+  ``BaseMethod.answer`` calls it with the question validated where it entered (``core/inputs``), the pipeline
+  adds seconds, cost and the trace
 * ``render(answer) -> list[str]``: the method-specific lines ``kgqa ask`` prints
 * ``cli_flags``  optional: the method's own command-line flags, each an alias of one of its options
                 (``{"--m1": "M1"}``); ``kgqa ask`` and ``kgqa eval`` accept them for the methods that
@@ -33,13 +34,14 @@ The core (config, graph, models, result, trace, kg) imports no method; the regis
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from kgqa.core.errors import InvalidInput, first_error
 from kgqa.core.images import ImageInput
+from kgqa.core.inputs import MAX_QUESTION_CHARS, Question, check_number, check_question, check_text  # noqa: F401 (re-exported)
 from kgqa.core.kg import KG
 from kgqa.core.result import Answer
 
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
 class Query:
     """One question as every method receives it."""
 
-    question: str
+    question: str                     # a ``Question`` (core/inputs: validated where it entered)
     image: ImageInput | None = None
     entity_id: str | None = None      # a given topic entity (skips grounding), e.g. ``--entity Q90``
     drop_edges: float = 0.0           # incomplete-KG evaluation: share of the topic entity's edges hidden
@@ -79,22 +81,6 @@ class Context:
     graph: "Graph"                # Neo4j access: named queries from kgqa/cypher (or a test's fake)
     models: ModelRoles            # the model roles (kgqa.models.build_models)
     kg: KG | None = None          # shared KG access over graph + encoder; None: built from them
-
-
-#: The longest question accepted, in characters (``kgqa ask``, ``kgqa eval``, ``kgqa serve`` alike).
-#: A question is one sentence or a few; this bound keeps every prompt built from it well inside
-#: a small model's context (SmolLM2: 8,192 tokens) instead of running for minutes on 100 KB.
-MAX_QUESTION_CHARS = 2000
-
-
-def check_question(question) -> str:
-    """The question, stripped; InvalidInput (exit 2) when empty or over ``MAX_QUESTION_CHARS``."""
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidInput("question is empty")
-    q = question.strip()
-    if len(q) > MAX_QUESTION_CHARS:
-        raise InvalidInput(f"question is {len(q):,} characters, over the {MAX_QUESTION_CHARS:,}-character limit")
-    return q
 
 
 class BaseMethod(ABC):
@@ -128,8 +114,11 @@ class BaseMethod(ABC):
         self.opt = options if options is not None else self.Options()
 
     def answer(self, query: Query) -> Answer:
-        """``Query`` in, ``Answer`` out: the question checked, then the method's ``solve``."""
-        check_question(query.question)
+        """``Query`` in, ``Answer`` out: the method's ``solve``. The question arrives validated (a ``Question``,
+        from the gate where it entered); only a ``Query`` built by hand with a plain string is checked here."""
+        if not isinstance(query.question, Question):
+            question = check_question(query.question)
+            query = replace(query, question=question) if is_dataclass(query) else query
         return self.solve(query)
 
     @abstractmethod
@@ -145,10 +134,14 @@ def parse_options(method_cls, options: dict[str, Any] | None) -> BaseModel:
     """Validate ``options`` against ``method_cls.Options``: one clear line per problem.
 
     Values may be strings from ``-o KEY=VALUE`` (pydantic converts "30" to 30, "true" to True).
-    ``None`` values are dropped (an unset CLI flag).
+    ``None`` values are dropped (an unset CLI flag). A number must be finite and of a sane size
+    (``core/inputs.check_number``); its range is the option's (every int and float ``Field`` has ``ge``/``le``).
     """
     model = method_cls.Options
     opts = {k: v for k, v in (options or {}).items() if v is not None}
+    for k, v in opts.items():
+        check_text(k, f"{method_cls.name} option name", 100)
+        check_number(v, f"{method_cls.name} option {k}")
     known = sorted(model.model_fields)
     unknown = sorted(set(opts) - set(known))
     if unknown:
@@ -159,6 +152,23 @@ def parse_options(method_cls, options: dict[str, Any] | None) -> BaseModel:
     except ValidationError as e:
         loc, msg = first_error(e, default_loc="options")
         raise InvalidInput(f"{method_cls.name} option {loc}={opts.get(loc, '')!r}: {msg}") from None
+
+
+def client_options(method_cls) -> list[str]:
+    """The options a client of ``kgqa serve`` may set: how to answer (hops, budgets, weights, switches,
+    choices), never which files or models the server loads. An allow-list by type: a bool, a number, a
+    ``Literal`` choice, or a field marked ``json_schema_extra={"client": True}`` (a value its own validator
+    bounds, e.g. VisPath's ``llm_steps``); any other text option (a checkpoint path) is the server's."""
+    import types
+    import typing
+
+    def plain(tp) -> bool:
+        if typing.get_origin(tp) in (typing.Union, types.UnionType):
+            return all(plain(a) for a in typing.get_args(tp) if a is not type(None))
+        return tp in (bool, int, float) or typing.get_origin(tp) is typing.Literal
+
+    return [n for n, f in method_cls.Options.model_fields.items()
+            if plain(f.annotation) or (isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get("client"))]
 
 
 def parse_kv(pairs: list[str] | None) -> dict[str, str]:

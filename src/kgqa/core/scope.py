@@ -10,22 +10,29 @@ from fnmatch import fnmatchcase
 from pathlib import PurePath
 
 from kgqa.core.errors import InvalidInput
+from kgqa.core.inputs import check_text
 
 MAX_SCOPE_ITEMS = 1000          # ids and patterns in one question
+
+
+def check_scope(ids=None, globs=None) -> tuple[list[str], list[str]]:
+    """The ids and patterns as lists, each through the input gate (text, valid UTF-8, no control character),
+    at most ``MAX_SCOPE_ITEMS``: checked where they enter, before anything connects."""
+    ids = [ids] if isinstance(ids, str) else list(ids or [])
+    globs = [globs] if isinstance(globs, str) else list(globs or [])
+    if len(ids) + len(globs) > MAX_SCOPE_ITEMS:
+        raise InvalidInput(f"--doc/--docs: {len(ids) + len(globs):,} given, over the limit of {MAX_SCOPE_ITEMS:,}")
+    for x in ids + globs:
+        check_text(x, "--doc/--docs: a document id or pattern")
+    return ids, globs
 
 
 def resolve_scope(graph, ids=None, globs=None) -> tuple[str, ...]:
     """The document ids a question is restricted to, in the order given (ids, then each pattern's matches by
     id); () when neither is given."""
-    ids = [ids] if isinstance(ids, str) else list(ids or [])
-    globs = [globs] if isinstance(globs, str) else list(globs or [])
+    ids, globs = check_scope(ids, globs)
     if not ids and not globs:
         return ()
-    if len(ids) + len(globs) > MAX_SCOPE_ITEMS:
-        raise InvalidInput(f"--doc/--docs: {len(ids) + len(globs):,} given, over the limit of {MAX_SCOPE_ITEMS:,}")
-    for x in ids + globs:
-        if not isinstance(x, str) or not x.strip():
-            raise InvalidInput("--doc/--docs: an empty document id or pattern")
     out: list[str] = []
     if ids:
         found = {r["id"] for r in graph.read("docs_scope", ids=ids, all=False)}

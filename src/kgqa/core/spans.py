@@ -1,7 +1,7 @@
 """Sentences, structured lines and typed spans of document text, without a language model.
 
 Shared by the CPU extractor of ``kgqa load documents`` (``kgqa.loaders.documents.cpu_extract``) and
-the CPU reader of mKG-RAG (``kgqa.methods.mkgrag.reader``), so the spans a document's KG is built
+the rule reader of mKG-RAG (``kgqa.methods.mkgrag.rule_reader``), so the spans a document's KG is built
 from and the spans an answer is read from are the same. Rules are about the shape of English
 text (capitalisation, dates, numbers with their units, ``Key: value`` lines, table rows), never
 about a particular document.

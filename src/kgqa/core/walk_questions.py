@@ -17,7 +17,19 @@ template:
 * the last relation often fronted as the question's own verb or wh-word: "Where was X born?",
   "In which <type> is X located?", "Who designed X?" (regular passives only: no verb lexicon), "What is X V P?";
 * the topic by its name or, half the time, as an image would point at it: "this <type>", "the <type>
-  shown here", "the <type> in the image" (the type from its ``instance of`` class where the KG has one).
+  shown here", "the <type> in the image" (the type from its ``instance of`` class where the KG has one);
+* an entity along the walk described by its type and a relative clause instead of a bare noun phrase
+  ("the <type> that is the R of X"), and the answer's type named or not ("Which <type> is the R of X?").
+
+Template families (``TRAIN_FAMILIES``, ``HELD_OUT_FAMILIES``): every construction above belongs to one family.
+Training questions (``generate_walk_questions``' default) use only the training families; the held-out families
+are never drawn for training, so a set phrased with them (``held_out=True``: ``bench/heldout.py`` writes one
+for a loaded KG) measures phrasing the reader never saw:
+
+* ``steps``: the walk told one relation a sentence, "Start from X. Its R1 is a <type>. What is the R2 of that
+  <type>?";
+* ``poss_chain``: possessives stacked, "X's R1's R2";
+* ``cloze``: the question as a statement with a gap, "The R of X is which <type>?", "X's R is what?".
 
 These are training data, never a yardstick (a yardstick is written elsewhere). The phrasing rules live
 here and nowhere else: the reader learns from what they produce, and judges questions it never saw.
@@ -38,6 +50,11 @@ FRAMES = ("What is {np}?", "Which entity is {np}?", "Name {np}.", "Tell me {np}.
           "What do we call {np}?", "Identify {np}.")
 
 
+TRAIN_FAMILIES = frozenset({"of", "poss", "has", "verb", "active", "relative", "wh", "typed", "frame"})
+HELD_OUT_FAMILIES = frozenset({"steps", "poss_chain", "cloze"})
+STEP_OPENERS = ("Start from {np}.", "Take {np}.", "Consider {np}.", "Look at {np}.", "Begin with {np}.")
+
+
 @dataclass
 class WalkQuestion:
     example: TrainingExample
@@ -47,6 +64,11 @@ class WalkQuestion:
 
 PARTICIPLES = {"born", "built", "made", "located", "known", "held", "run", "written", "drawn", "set", "found",
                "buried", "based", "situated", "married", "named", "owned", "led", "shown", "kept", "taught"}
+
+
+def _a(noun: str) -> str:
+    """"a city", "an entity"."""
+    return ("an " if noun[:1].lower() in "aeiou" and not noun.lower().startswith("one") else "a ") + noun
 
 
 def _split_verb(form: str) -> tuple[str, str] | None:
@@ -74,11 +96,12 @@ class Phraser:
     """The words of one question (its own random generator, so the walks do not depend on them)."""
 
     def __init__(self, words: random.Random, names: dict[str, str], alias_of: dict[str, list[str]],
-                 type_of: dict[str, str]):
+                 type_of: dict[str, str], held_out: bool = False):
         self.w = words
         self.names = names
         self.alias_of = alias_of
         self.type_of = type_of
+        self.held_out = held_out          # phrase with the held-out families (never drawn for training)
 
     def form(self, rid: str) -> str:
         forms = [self.names.get(rid, rid)] + [a for a in self.alias_of.get(rid, []) if a and len(a) > 2
@@ -107,14 +130,22 @@ class Phraser:
             head = self.w.choice(("the " + self.noun(tail), "the one", "the " + self.noun(tail) + " that"))
             return f"{head} {np} {be}{v} {p}"
         r = self.w.random()
+        if (self.held_out and r < 0.5 and np.split()[-1] not in PREPOSITIONS
+                and not np.endswith(("here", "shown", "pictured", "image", "photo"))):
+            return f"{np}'s {f}"                                    # poss_chain: "this painting's creator's …"
         if is_name and r < 0.2:
             return f"{np}'s {f}"
         if r < 0.35:
             return f"the {f} that {np} has"
+        if not self.held_out and r < 0.5:                           # relative: the entity described by its type
+            return f"the {self.noun(tail)} that is the {f} of {np}"
         return f"the {f} of {np}"
 
     def question(self, topic_np: str, is_name: bool, walk: list[dict]) -> str:
-        """The whole question: the chain nested up to the last relation, which is fronted half the time."""
+        """The whole question: the chain nested up to the last relation, which is fronted half the time; held out:
+        the walk told step by step, or nested and asked as a statement with a gap."""
+        if self.held_out and len(walk) > 1 and self.w.random() < 0.5:
+            return self.steps(topic_np, walk)
         np, name = topic_np, is_name
         for f in walk[:-1]:
             np, name = self.level(np, name, f["relation_id"], f["tail_id"]), False
@@ -122,6 +153,8 @@ class Phraser:
         f = self.form(last["relation_id"])
         verb = _split_verb(f)
         r = self.w.random()
+        if self.held_out:
+            return self.cloze(np, name, last)
         if verb and r < 0.6:
             v, p = verb
             n = self.noun(last["tail_id"])
@@ -140,10 +173,46 @@ class Phraser:
             q = self.w.choice(choices)
         elif not verb and r < 0.5:
             q = self.w.choice((f"What is the {f} of {np}?", f"Which {f} does {np} have?",
-                               f"What {f} does {np} have?", f"{np} has which {f}?"))
+                               f"What {f} does {np} have?", f"{np} has which {f}?",
+                               f"Which {self.noun(last['tail_id'])} is the {f} of {np}?"))
         else:
             q = self.w.choice(FRAMES).format(np=self.level(np, name, last["relation_id"], last["tail_id"]))
         return q[0].upper() + q[1:]
+
+    def cloze(self, np: str, is_name: bool, last: dict) -> str:
+        """Held out (``cloze``): "The R of X is which <type>?", "X's R is what?"."""
+        inner = self.level(np, is_name, last["relation_id"], last["tail_id"])
+        q = self.w.choice((f"{inner} is which {self.noun(last['tail_id'])}?", f"{inner} is what?",
+                           f"{inner}: which {self.noun(last['tail_id'])} is it?", f"{inner} is called what?"))
+        return q[0].upper() + q[1:]
+
+    def steps(self, topic_np: str, walk: list[dict]) -> str:
+        """Held out (``steps``): one relation a sentence, each entity after the topic as "that <type>"."""
+        out = [self.w.choice(STEP_OPENERS).format(np=topic_np)]
+        subject = "it"
+        for f in walk[:-1]:
+            n = self.noun(f["tail_id"])
+            rel = self.form(f["relation_id"])
+            verb = _split_verb(rel)
+            if verb:
+                v, p = verb
+                be = self.w.choice(("is ", "was ")) if _needs_be(v) else ""
+                out.append(f"{subject} {be}{v} {p} {_a(n)}.")
+            else:
+                out.append(f"{'its' if subject == 'it' else subject + chr(39) + 's'} {rel} is {_a(n)}.")
+            subject = f"that {n}"
+        ask = self.form(walk[-1]["relation_id"])
+        verb = _split_verb(ask)
+        if verb and _needs_be(verb[0]):
+            v, p = verb
+            out.append(self.w.choice((f"What {self.w.choice(('is', 'was'))} {subject} {v} {p}?",
+                                      f"Which {self.noun(walk[-1]['tail_id'])} {self.w.choice(('is', 'was'))} "
+                                      f"{subject} {v} {p}?")))
+        else:
+            out.append(self.w.choice((f"What is the {ask} of {subject}?",
+                                      f"Which {self.noun(walk[-1]['tail_id'])} is the {ask} of {subject}?",
+                                      f"And the {ask} of {subject}?")))
+        return " ".join(x[0].upper() + x[1:] for x in out)
 
 
 def type_names(graph, kg, ids: list[str]) -> dict[str, str]:
@@ -160,8 +229,9 @@ def type_names(graph, kg, ids: list[str]) -> dict[str, str]:
 
 def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[str], *, max_hops: int = 4,
                             hop_weights: tuple[float, ...] = (0.2, 0.3, 0.3, 0.2),
-                            type_share: float = 0.05) -> list[WalkQuestion]:
-    """Up to ``n`` distinct questions from walks of 1..``max_hops`` single-tail facts (see the module text);
+                            type_share: float = 0.05, held_out: bool = False) -> list[WalkQuestion]:
+    """Up to ``n`` distinct questions from walks of 1..``max_hops`` single-tail facts (see the module text),
+    phrased with the training families, or with ``held_out`` the held-out ones (a yardstick, never training);
     the walk's length is drawn by ``hop_weights``; a topic that cannot walk that far gives a shorter walk.
     ``instance of`` / ``subclass of`` facts (every entity has one) end a walk only with probability
     ``type_share`` and never lead on: otherwise a quarter of the questions would ask for a class."""
@@ -199,7 +269,7 @@ def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[st
                 visited.add(walk[-1]["tail_id"])
             batch.append((tid, walk))
         types = type_names(graph, kg, list({e for t, w in batch for e in [t] + [f["tail_id"] for f in w]}))
-        ph = Phraser(src.words, src.names, src.alias_of, types)
+        ph = Phraser(src.words, src.names, src.alias_of, types, held_out=held_out)
         for tid, walk in batch:
             topic_np, is_name = ph.topic(tid, walk[0]["head_name"] or tid)
             q = ph.question(topic_np, is_name, walk)
@@ -213,4 +283,4 @@ def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[st
     return out[:n]
 
 
-__all__ = ["generate_walk_questions", "WalkQuestion", "Phraser", "type_names"]
+__all__ = ["generate_walk_questions", "WalkQuestion", "Phraser", "type_names", "TRAIN_FAMILIES", "HELD_OUT_FAMILIES"]

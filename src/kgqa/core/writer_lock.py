@@ -35,16 +35,18 @@ class WriterBusy(GraphUnavailable):
 
 
 def database_key(settings) -> str:
-    """``host:port/database`` of the Bolt URI (the same database under any spelling of the loopback)."""
+    """``host:port/database`` of the Bolt URI (the same database under any spelling of the loopback and any
+    case of its name, which Neo4j ignores). Another spelling of the host still passes this lock: the lease in
+    the database (``kgqa.core.writer_lease``) is the one every spelling and every machine sees."""
     u = urlparse(str(settings.neo4j_uri))
     try:
         port = u.port or 7687
     except ValueError:              # not a port: the graph's own check says so in its line; keyed as written
-        return f"{u.netloc or settings.neo4j_uri}/{settings.neo4j_database}"
+        return f"{u.netloc or settings.neo4j_uri}/{settings.neo4j_database.lower()}"
     host = (u.hostname or "127.0.0.1").lower()
     if host in ("localhost", "::1", "0.0.0.0"):
         host = "127.0.0.1"
-    return f"{host}:{port}/{settings.neo4j_database}"
+    return f"{host}:{port}/{settings.neo4j_database.lower()}"
 
 
 def lock_dir() -> Path:

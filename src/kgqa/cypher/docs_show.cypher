@@ -9,7 +9,7 @@ CALL (d) {
   WITH c, collect(CASE WHEN i IS NULL THEN null ELSE {sha256: i.sha256, path: i.path, alt: h.alt, page: h.page} END) AS imgs
   ORDER BY c.order
   RETURN collect(CASE WHEN c IS NULL THEN null ELSE
-         {id: c.id, order: c.order, sections: c.sections, tokens: c.tokens, text: c.text, images: imgs,
+         {id: c.id, order: c.order, sections: c.sections, heading_path: c.heading_path, tokens: c.tokens, text: c.text, images: imgs,
           page_start: c.page_start, page_end: c.page_end} END) AS chunks
 }
 CALL (d) {

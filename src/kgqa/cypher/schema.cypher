@@ -10,6 +10,8 @@ CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (c:Chunk) REQUIRE c.id IS UNIQUE;
 CREATE CONSTRAINT docentity_id IF NOT EXISTS FOR (e:DocEntity) REQUIRE e.id IS UNIQUE;
 CREATE CONSTRAINT question_id IF NOT EXISTS FOR (q:Question) REQUIRE q.id IS UNIQUE;
 CREATE CONSTRAINT path_id IF NOT EXISTS FOR (p:Path) REQUIRE p.id IS UNIQUE;
+// one writer per database (kgqa.core.writer_lease)
+CREATE CONSTRAINT writer_lease_name IF NOT EXISTS FOR (l:WriterLease) REQUIRE l.name IS UNIQUE;
 CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name);
 // entity linking by label (kgqa.kg.KG.label_matches): each normalised name or alias one keyword term
 CREATE FULLTEXT INDEX entity_label_keys IF NOT EXISTS FOR (e:Entity) ON EACH [e.label_keys]

@@ -14,6 +14,19 @@ from kgqa.core.errors import InvalidInput, cap, no_space
 
 #: The most characters of a bad line copied into the rejects file.
 REJECT_LINE_CHARS = 1000
+#: The most rejects remembered by name for the report (all of them go to the rejects file).
+NAMED_LIMIT = 10_000
+
+
+def shown(text: str) -> str:
+    """``text`` as it can be printed and written: a file name's undecodable bytes (surrogate escapes) as
+    ``\\xNN``."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:                # a lone surrogate that is no escaped byte
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class Rejects:
@@ -34,6 +47,7 @@ class Rejects:
         self.count = 0
         self.by_reason: dict[str, int] = by_reason if by_reason is not None else {}
         self.lines: dict[Path, set[int]] = {}  # bad line numbers per file, skipped by the write pass
+        self.named: list[tuple[str, str]] = []  # (where, why) of each lenient reject, the first NAMED_LIMIT
         self.inputs = [Path(p) for p in inputs or () if p is not None]
         self.written = 0                       # bytes written to the rejects file
         self._first: tuple[Path, int] | None = None   # the input line of the first reject, and of the last
@@ -41,6 +55,7 @@ class Rejects:
         self._fh = None
 
     def __call__(self, where: str, why: str, raw: str | bytes = "", reason: str | None = None) -> None:
+        where, why = shown(where), shown(why)
         if self.why_limit is not None:
             why = cap(why, self.why_limit)
         if self.strict:
@@ -48,18 +63,21 @@ class Rejects:
         if self.path is not None:
             if isinstance(raw, bytes):
                 raw = raw.decode("utf-8", "replace")
-            raw = cap(raw.rstrip("\r\n").replace("\t", "\\t"), REJECT_LINE_CHARS)
+            raw = cap(shown(raw).rstrip("\r\n").replace("\t", "\\t"), REJECT_LINE_CHARS)
             try:
-                if self._fh is None:
+                if self._fh is None:           # first opened, or again after close(): appended to
                     self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._fh = open(self.path, "w", encoding="utf-8")
-                    self.written += self._fh.write("where\twhy\tline\n")
+                    self._fh = open(self.path, "a" if self.written else "w", encoding="utf-8")
+                    if not self.written:
+                        self.written += self._fh.write("where\twhy\tline\n")
                 record = f"{where}\t{why}\t{raw}\n"
                 self._fh.write(record)
                 self.written += len(record.encode("utf-8", "replace"))
             except OSError as e:
                 self._full(e)
         self.count += 1
+        if len(self.named) < NAMED_LIMIT:
+            self.named.append((where, why))
         reason = reason or why.split(":", 1)[0]
         self.by_reason[reason] = self.by_reason.get(reason, 0) + 1
 

@@ -117,8 +117,13 @@ def ask(
     from kgqa.core.trace import browser_url
     from kgqa.methods.registry import get_method
 
+    from kgqa.core.inputs import check_text
+    from kgqa.core.scope import check_scope
+
     rest, flags = split_method_flags(args, [get_method(method)])
-    image, question = _ask_args(rest)
+    image, question = _ask_args(rest)              # the input gate: question, id and patterns, before connecting
+    entity = check_text(entity, "--entity") if entity is not None else None
+    check_scope(doc, docs)
     opts = {**flags[get_method(method).name], **parse_kv(option)}
     if no_abstain_:
         opts = no_abstain({method: opts}, [method])[method]

@@ -166,20 +166,30 @@ def no_abstain(opts: dict[str, dict], methods: list[str]) -> dict[str, dict]:
 
 
 def writer_lock(settings):
-    """The database's writer lock for this command (``kgqa.core.writer_lock``): ``with writer_lock(s):``
-    around a command that writes the graph; a second writer gets one line naming the holder, exit 3."""
+    """The database's writer lock for this command: ``with writer_lock(s):`` around a command that writes the
+    graph. This machine's lock first (``kgqa.core.writer_lock``: refused before anything connects), then the
+    lease in the database itself (``kgqa.core.writer_lease``: every spelling of the address, every machine); a
+    second writer gets one line naming the holder, exit 3."""
     import shlex
     import sys
     from contextlib import contextmanager
 
+    from kgqa.core.graph import Graph
+    from kgqa.core.writer_lease import WriterLease
     from kgqa.core.writer_lock import WriterLock
 
     @contextmanager
     def held():
-        lock = WriterLock(settings, shlex.join(["kgqa", *sys.argv[1:]]))
+        command = shlex.join(["kgqa", *sys.argv[1:]])
+        lock = WriterLock(settings, command)
         with lock:
             if lock.took_over:
                 print(f"kgqa: note: took over the writer lock of pid {lock.took_over.get('pid')} "
                       f"(`{lock.took_over.get('command', '?')}`), which exited without releasing it", file=sys.stderr)
-            yield lock
+            with Graph(settings) as g, WriterLease(g, command) as lease:
+                if lease.took_over and lease.took_over.get("pid") != (lock.took_over or {}).get("pid"):
+                    t = lease.took_over
+                    print(f"kgqa: note: took over the writer lease of pid {t.get('pid')} on {t.get('host')} "
+                          f"(`{t.get('command', '?')}`), which stopped renewing it", file=sys.stderr)
+                yield lock
     return held()

@@ -135,7 +135,7 @@ def load_documents_cmd(
     con = console()
     con.print(f"kgqa load documents {path} · {report.seconds:.1f} s · torch threads {report.torch_threads} · "
               f"chat {report.chat} · visual graph: {report.visual}", markup=False, soft_wrap=True)
-    con.print(f"documents: {d['written']} written, {d['replaced']} replaced, {d['re_extracted']} re-extracted, "
+    con.print(f"documents: {d['written']} written, {d['replaced']} replaced, {d['re_extracted']} re-extracted, {d['relinked']} relinked, "
               f"{d['unchanged']} unchanged · "
               f"{d['chunks']} chunks · {d['entities']} entities · {d['relations']} relations · "
               f"{d['regions']} regions · {d['same_as']} SAME_AS links", markup=False, soft_wrap=True)
@@ -157,6 +157,16 @@ def load_documents_cmd(
         con.print(f"names not in their text dropped: {d['dropped_ungrounded']}", markup=False)
     for what, n in d["skipped"].items():
         con.print(f"skipped: {n} ({what})", markup=False)
+    for r in d["rejected"][:SHOWN_REJECTS]:
+        con.print(f"skipped {r['file']}: {r['why']}", markup=False, soft_wrap=True)
+    if len(d["rejected"]) > SHOWN_REJECTS:
+        con.print(f"… and {len(d['rejected']) - SHOWN_REJECTS:,} more", markup=False)
+    if d["rejects_file"]:
+        con.print(f"rejects file (every skipped file and why): {d['rejects_file']}", markup=False, soft_wrap=True)
+
+
+#: skipped files named on screen (all of them in --json and the rejects file)
+SHOWN_REJECTS = 50
 
 
 @docs_app.command("list")
@@ -182,8 +192,10 @@ def docs_show(doc_id: str = typer.Argument(..., metavar="ID"),
     """One document's KG: chunks, entities (with image regions and Wikidata links), relations."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
+    from kgqa.core.inputs import check_text
     from kgqa.loaders.documents.store import show_document
 
+    doc_id = check_text(doc_id, "document id")          # the input gate, before connecting
     with Graph(env_settings()) as g:
         d = show_document(g, doc_id)
     if d is None:
@@ -214,8 +226,10 @@ def docs_rm(doc_id: str = typer.Argument(..., metavar="ID")):
     from kgqa.core.errors import InvalidInput
     from kgqa.core.graph import Graph
     from kgqa.loaders.documents import embed_cache
+    from kgqa.core.inputs import check_text
     from kgqa.loaders.documents.store import remove_document, sweep_figures
 
+    doc_id = check_text(doc_id, "document id")          # the input gate, before connecting
     s = env_settings()
     with writer_lock(s), Graph(s) as g:
         n = remove_document(g, doc_id)

@@ -82,7 +82,7 @@ def train_reader(
                                     "on, e.g. ../shared/datasets/squad/train-sample-44.json.gz; never an "
                                     "evaluation set."),
     holdout: int = typer.Option(4, "--holdout", min=0, help="Whole articles held out of training, where the "
-                                "abstention threshold is chosen (and held-out EM/F1 measured)."),
+                                "abstention threshold is chosen (and held-out EM/F1 reported)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Train on the first N questions of the "
                                         "shuffled training articles only (a quick run)."),
     generated: int = typer.Option(0, "--generated", min=0, help="Also train on up to N reading questions "
@@ -151,7 +151,7 @@ def train_ranker(
                                     "on, e.g. ../shared/datasets/squad/train-sample-44.json.gz; never an "
                                     "evaluation set."),
     holdout: int = typer.Option(4, "--holdout", min=0, help="Whole articles held out of training, where the "
-                                "ranker's recall is measured beside the sentence encoder's (the span reader's "
+                                "ranker's recall is reported beside the sentence encoder's (the span reader's "
                                 "split with the same seed)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Train on the first N questions of the "
                                         "shuffled training articles only (a quick run)."),

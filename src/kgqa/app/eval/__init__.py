@@ -23,6 +23,9 @@ Metrics, overall and per hop count, micro-averaged over questions:
 * **start-entity accuracy**: the method's start entity equals ``topic.id``.
 * **gold-path recall**: the gold path, as a sequence of (head, PID, tail) triples, is one of
   the paths the method retained.
+* **document QA** (a ``support``: ``{"document": id, "section": heading, "page": 12}`` or ``"pages": [12, 13]``):
+  document recall@Kd, evidence recall (a context chunk of that document, section and page) and, of the right
+  answers whose support names a page, the share whose citation gives one of those pages (``cited_page``);
 * **fallbacks** taken, counted by code (``schema``: no valid JSON after retries,
   ``declined``, ``graph_only``, ``empty``, ``graph``; see ``kgqa.core.result.Fallback``), so a
   run shows how often its models were actually used;

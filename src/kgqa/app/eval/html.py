@@ -3,6 +3,7 @@
 What it shows, for the methods of one run (and a baseline report when given):
 
 * exact match per hop count, one bar per method (and the baseline) side by side;
+* document QA: document and evidence recall, and the share of right answers cited on their supporting page;
 * the why-wrong breakdown (``metrics.WHY_WRONG``: the first cause of each wrong answer) per method;
 * each wrong question: the question, gold and predicted answers, its cause, the hop that lost the gold
   path, and the link that opens its reasoning trace in Neo4j Browser (when the run stored traces).
@@ -91,6 +92,26 @@ def _why_table(series: list[tuple[str, dict, str]]) -> str:
     return f"<table><tr><th>first cause</th>{head}</tr>{''.join(rows)}</table>"
 
 
+def _document_table(series: list[tuple[str, dict, str]]) -> str:
+    """Document QA: document recall@Kd, evidence recall and, of the right answers whose support names a page, the
+    share cited on that page; empty when no series has a question with a ``support``."""
+    keys = (("doc_recall", "document recall@Kd"), ("evidence_recall", "evidence recall"),
+            ("cited_page", "cited page right (of the right answers with a supporting page)"))
+    if not any(((r.get("overall") or {}).get("doc_recall") or {}).get("n") for _, r, _ in series):
+        return ""
+    head = "".join(f"<th>{escape(name)}</th>" for name, _, _ in series)
+    rows = []
+    for key, label in keys:
+        cells = []
+        for _, r, _ in series:
+            m = (r.get("overall") or {}).get(key) or {}
+            p = _pct(m)
+            text = "–" if p is None else f"{p:.1f} % ({m['correct']}/{m['n']})"
+            cells.append(f'<td class="n">{text}</td>')
+        rows.append(f"<tr><td>{escape(label)}</td>{''.join(cells)}</tr>")
+    return f"<h2>Documents: recall and cited pages</h2><table><tr><th></th>{head}</tr>{''.join(rows)}</table>"
+
+
 def _wrong_table(name: str, report: dict, link: Callable[[str], Optional[str]]) -> str:
     rows = []
     for q in report.get("questions", []):
@@ -132,6 +153,7 @@ def render_html(reports: dict[str, dict], *, questions_file: str, chat: str = ""
 <h2>Exact match per hop count</h2>
 <div class="legend">{legend}</div>
 {_hop_bars(series)}
+{_document_table(series)}
 <h2>Why wrong: the first cause of each wrong answer</h2>
 {_why_table(series)}
 <h2>Wrong questions</h2>

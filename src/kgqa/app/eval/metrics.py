@@ -7,7 +7,7 @@ import unicodedata
 from typing import Any, Iterable, Optional, Protocol
 
 from kgqa.app.eval.questions import Support
-from kgqa.core.result import CHUNK_SECTIONS, DOCUMENT_IDS
+from kgqa.core.result import CHUNK_SECTIONS, DOCUMENT_IDS, ChunkEvidence
 
 #: VisPath's open-ended semantic accuracy threshold (Section V-B).
 SBERT_THRESHOLD = 0.3
@@ -153,11 +153,37 @@ def document_recall(support: Optional[Support], ans) -> Optional[bool]:
     return support.document in ids
 
 
+def _chunk_pages(ans) -> dict[str, tuple[int, int]]:
+    """The page span of each chunk the answer's evidence shows (PDFs: ``ChunkEvidence.pages``), by chunk id."""
+    return {e.chunk_id: (e.pages[0], e.pages[-1]) for e in getattr(ans, "evidence", None) or []
+            if isinstance(e, ChunkEvidence) and e.pages}
+
+
+def _overlaps(span: tuple[int, int] | None, pages: tuple[int, int]) -> bool:
+    return span is not None and span[0] <= pages[1] and pages[0] <= span[1]
+
+
 def evidence_recall(support: Optional[Support], ans) -> Optional[bool]:
-    """Evidence recall (mKG-RAG): a chunk of the supporting document that covers the supporting section is in
-    the context (``details["chunk_sections"]``: [{id, doc_id, sections}]). None when not applicable."""
+    """Evidence recall (mKG-RAG): a chunk of the supporting document that covers the supporting section (and, when
+    the support names a page, lies on it) is in the context (``details["chunk_sections"]``: [{id, doc_id,
+    sections}]; a chunk's pages from its evidence). None when not applicable."""
     chunks = detail(ans, CHUNK_SECTIONS)
     if support is None or chunks is None:
         return None
-    return any(c.get("doc_id") == support.document and (support.section is None or support.section in
-                                                          (c.get("sections") or [])) for c in chunks)
+    pages, spans = support.page_range, _chunk_pages(ans) if support.page_range else {}
+    return any(c.get("doc_id") == support.document
+               and (support.section is None or support.section in (c.get("sections") or []))
+               and (pages is None or _overlaps(spans.get(c.get("id")), pages)) for c in chunks)
+
+
+def cited_page(support: Optional[Support], ans, correct: Optional[bool]) -> Optional[bool]:
+    """Of a right answer whose support names a page: the page its citation gives (the ``ChunkEvidence`` holding the
+    supporting sentence) is one of the supporting pages of the supporting document. None for a wrong answer, a
+    support without a page, or a method that cites no chunk; an answer given without a citation is False."""
+    if not correct or support is None or support.page_range is None:
+        return None
+    cited = [e for e in getattr(ans, "evidence", None) or [] if isinstance(e, ChunkEvidence) and e.sentence]
+    if not any(isinstance(e, ChunkEvidence) for e in getattr(ans, "evidence", None) or []):
+        return None
+    first, last = support.page_range
+    return any(e.document_id == support.document and e.page is not None and first <= e.page <= last for e in cited)

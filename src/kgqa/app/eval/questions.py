@@ -10,7 +10,7 @@ from typing import Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from kgqa.core.errors import InvalidInput, cap, first_error
-from kgqa.core.method import MAX_QUESTION_CHARS
+from kgqa.core.inputs import check_question
 
 
 class Topic(BaseModel):
@@ -20,11 +20,32 @@ class Topic(BaseModel):
 
 
 class Support(BaseModel):
-    """Where the answer is written (document QA, mKG-RAG): a loaded document's id and a section heading."""
+    """Where the answer is written (document QA, mKG-RAG): a loaded document's id, a section heading, and in a PDF
+    the page (``page``: 12) or pages (``pages``: [12, 13], a first and a last page) it is printed on."""
 
     model_config = ConfigDict(extra="forbid")
     document: str = Field(min_length=1)
     section: Optional[str] = None
+    page: Optional[int] = Field(default=None, ge=1)
+    pages: Optional[tuple[int, int]] = None
+
+    @field_validator("pages")
+    @classmethod
+    def _range(cls, v):
+        if v is not None and not 1 <= v[0] <= v[1]:
+            raise ValueError(f"must be [first, last] with 1 <= first <= last, got {list(v)}")
+        return v
+
+    @model_validator(mode="after")
+    def _one_of(self):
+        if self.page is not None and self.pages is not None:
+            raise ValueError("give page or pages, not both")
+        return self
+
+    @property
+    def page_range(self) -> Optional[tuple[int, int]]:
+        """The supporting pages as (first, last), or None when the support names no page."""
+        return (self.page, self.page) if self.page is not None else self.pages
 
 
 class EvalQuestion(BaseModel):
@@ -140,9 +161,10 @@ def load_questions(path: str | Path, lenient: bool = False) -> tuple[list[EvalQu
         if q.id in seen:
             bad(lineno, f"id {q.id!r} already used on line {seen[q.id]}")
             continue
-        if len(q.question.strip()) > MAX_QUESTION_CHARS:
-            bad(lineno, f"question: {len(q.question.strip()):,} characters, over the "
-                        f"{MAX_QUESTION_CHARS:,}-character limit")
+        try:
+            q.question = check_question(q.question)      # the gate: validated once, here
+        except InvalidInput as e:
+            bad(lineno, str(e).replace("question is ", "question: ", 1))
             continue
         if q.image is not None:
             img = Path(q.image)

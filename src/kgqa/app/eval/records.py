@@ -30,6 +30,7 @@ class QuestionResult:
     tied: Optional[bool] = None              # wrong, and the gold answer scored exactly as the given one (a tie)
     doc_recall: Optional[bool] = None        # document QA: supporting document among the recalled ones
     evidence_recall: Optional[bool] = None   # document QA: supporting section among the context's chunks
+    cited_page: Optional[bool] = None        # document QA, a right answer with a supporting page: cited on that page
     context_tokens: Optional[int] = None     # document QA: tokens of the retrieved context
     seconds: Optional[float] = None
     cost: dict = field(default_factory=dict)   # role -> {calls, prompt_tokens, completion_tokens, seconds}

@@ -58,6 +58,8 @@ def summarize(results: list[QuestionResult]) -> dict:
         "tied": sum(1 for r in results if r.tied),
         "doc_recall": _rate([r.doc_recall for r in results]),
         "evidence_recall": _rate([r.evidence_recall for r in results]),
+        # of the right answers whose support names a page: the share cited on that page
+        "cited_page": _rate([r.cited_page for r in results]),
         "context_tokens": _mean_tokens(ran),
         "latency_s": {"p50": percentile(secs, 50), "p95": percentile(secs, 95),
                       "mean": (sum(secs) / len(secs)) if secs else None},
@@ -182,12 +184,14 @@ def render_why_wrong(report: dict, console) -> None:
 def render_document_metrics(m: dict, console) -> None:
     """Document QA (mKG-RAG): document recall@Kd, evidence recall, context tokens — when the questions have
     a ``support`` and the method reports recalled documents."""
-    dr, er = m.get("doc_recall") or {}, m.get("evidence_recall") or {}
+    dr, er, cp = m.get("doc_recall") or {}, m.get("evidence_recall") or {}, m.get("cited_page") or {}
     if not dr.get("n") and not er.get("n"):
         return
     tok = (m.get("context_tokens") or {}).get("mean")
+    page = (f" · cited page right {_pct(cp)} ({cp.get('correct')}/{cp.get('n')} right answers with a supporting "
+            "page)" if cp.get("n") else "")
     console.print(f"document recall@Kd {_pct(dr)} ({dr.get('correct')}/{dr.get('n')}) · evidence recall {_pct(er)} "
-                  f"({er.get('correct')}/{er.get('n')}) · context tokens {'-' if tok is None else f'{tok:.0f}'} "
+                  f"({er.get('correct')}/{er.get('n')}){page} · context tokens {'-' if tok is None else f'{tok:.0f}'} "
                   "(mean)", markup=False, soft_wrap=True)
 
 

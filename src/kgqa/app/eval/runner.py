@@ -7,7 +7,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Protocol
 
-from kgqa.app.eval.metrics import (Encoder, detail, document_recall, evidence_recall, exact_match, gold_path_retained,
+from kgqa.app.eval.metrics import (Encoder, cited_page, detail, document_recall, evidence_recall, exact_match,
+                                   gold_path_retained,
                                    gold_path_selected, retention_by_hop, sbert_correct, sbert_cosines, why_wrong)
 from kgqa.app.eval.questions import EvalQuestion, SkippedLine
 from kgqa.app.eval.records import QuestionResult
@@ -109,6 +110,7 @@ def _score_answer(r: QuestionResult, q: EvalQuestion, ans) -> None:
         r.tied = q.path[-1][2] in {t.get("id") for t in tied}
     r.doc_recall = document_recall(q.support, ans)
     r.evidence_recall = evidence_recall(q.support, ans)
+    r.cited_page = cited_page(q.support, ans, r.exact_match)
     r.context_tokens = detail(ans, CONTEXT_TOKENS)
     r.cost = _cost_dict(getattr(ans, "cost", {}))
     for f in getattr(ans, "fallbacks", None) or []:

@@ -12,7 +12,8 @@ from urllib.parse import unquote, urlparse
 
 from kgqa.core.errors import InvalidInput
 from kgqa.loaders.documents.options import DOC_SUFFIXES, EVQA_SUFFIXES, EXTRACTOR_VERSION, PDF_SUFFIXES, DocOptions
-from kgqa.loaders.documents.parse import DocImage, ParsedDocument, Section, clean_text, parse_html, parse_markdown
+from kgqa.loaders.documents.parse import (DocImage, ParsedDocument, Section, clean_text, heading_paths, parse_html,
+                                          parse_markdown)
 from kgqa.loaders.rejects import Rejects
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -110,14 +111,15 @@ def parse_file(path: Path, rel: str, options: DocOptions, reject: Rejects,
     fmt = "html" if path.suffix.lower() in (".html", ".htm") else "markdown"
     title, parts = parse_html(text) if fmt == "html" else parse_markdown(text)
     sections: list[Section] = []
-    for heading, body, raws in parts:
+    paths = heading_paths([(heading, level) for heading, _, _, level in parts])
+    for (heading, body, raws, _), hpath in zip(parts, paths):
         imgs = []
         for ri in raws:
             im = _resolve_image(roots, path.parent, ri.ref, str(path), ri.alt, reject)
             if im is not None:
                 imgs.append(im)
         if body or imgs:
-            sections.append(Section(heading, body, imgs))
+            sections.append(Section(heading, body, imgs, path=hpath))
     if not sections:
         reject(str(path), "no text in the document", reason="empty")
         return None
@@ -182,7 +184,7 @@ def _evqa_article(url, art, where, rawline, options, reject) -> ParsedDocument |
         reject(where, f"{url}: image_urls and image_section_indices must be lists of the same length",
                reason="bad shape")
         return None
-    sections = [Section(str(h or ""), clean_text(t), []) for h, t in zip(titles, texts)]
+    sections = [Section(str(h or ""), clean_text(t), [], path=(str(h),) if h else ()) for h, t in zip(titles, texts)]
     for k, (iu, si) in enumerate(zip(urls, idx)):
         if not isinstance(si, int) or not 0 <= si < len(sections):
             reject(where, f"{url}: image_section_indices[{k}]={si!r} is not a section index", reason="bad shape")
@@ -205,6 +207,16 @@ def _evqa_article(url, art, where, rawline, options, reject) -> ParsedDocument |
                           sections=sections, raw=json.dumps({url: art}, sort_keys=True).encode("utf-8"))
 
 
+def _utf8_name(name: str) -> bool:
+    """Whether a file name decodes as UTF-8 (an undecodable byte reaches Python as a surrogate escape, which
+    no Neo4j string nor id may hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def discover(path: Path, options: DocOptions, reject: Rejects) -> list[ParsedDocument]:
     """Every document under ``path`` (a folder, or one file), parsed and validated, in path order."""
     path = Path(path)
@@ -216,6 +228,9 @@ def discover(path: Path, options: DocOptions, reject: Rejects) -> list[ParsedDoc
     docs: list[ParsedDocument] = []
     for f in files:
         suf = f.suffix.lower()
+        if suf in DOC_SUFFIXES + PDF_SUFFIXES + EVQA_SUFFIXES and not _utf8_name(f.relative_to(base).as_posix()):
+            reject(str(f), "file name is not valid UTF-8 (rename it)", reason="file name not UTF-8")
+            continue
         if suf in DOC_SUFFIXES:
             d = parse_file(f, f.relative_to(base).as_posix(), options, reject, root=base)
             if d is not None:

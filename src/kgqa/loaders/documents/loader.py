@@ -13,6 +13,7 @@ import functools
 import hashlib
 import importlib
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -129,6 +130,16 @@ class DocumentLoader:
             return f"{version} · {CPU_EXTRACTOR} · {visual}"
         return f"{version} · {self.settings.chat_backend}:{getattr(self.models.chat, 'name', '?')} · {visual}"
 
+    def link_key(self) -> str:
+        """What a document's SAME_AS links were made with: the link settings and the Wikidata KG's size (its
+        entity count, from the count store): a reload with other settings, or after a KG was loaded, links the
+        unchanged documents again instead of calling them unchanged."""
+        if not self.options.link:
+            return "no-link"
+        rows = self.graph.read("load_graph_counts_fast")
+        n = rows[0]["entities"] if rows else 0
+        return f"link>={self.options.link_threshold:g} · {n} entities"
+
     # ------------------------------------------------------------------ top level
     def load(self, path: Path, progress: DocumentProgress | None = None) -> DocReport:
         """Load the documents of ``path``; ``progress``: where to report (default: as ``options.progress`` says)."""
@@ -137,9 +148,16 @@ class DocumentLoader:
                            chat=(CPU_EXTRACTOR + " (no LLM)" if self.extractor_kind == "cpu" else
                                  f"{self.settings.chat_backend}:{getattr(self.models.chat, 'name', '?')}"),
                            visual=STAND_IN if self.stand_in else f"VisionModel {getattr(self.models.vision, 'name', '?')}")
-        reject = Rejects(self.options.strict, by_reason=report.skipped)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        reject = Rejects(self.options.strict, Path(self.settings.data_dir) / "rejects" / f"documents-{stamp}.tsv",
+                         by_reason=report.skipped)
+        report.rejected = reject.named                # every skipped file named, with why (lenient)
         t = time.perf_counter()
-        docs = discover(Path(path), self.options, reject)           # validate everything first
+        try:
+            docs = discover(Path(path), self.options, reject)       # validate everything first
+        finally:
+            reject.close()
+        report.rejects_file = str(reject.path) if reject.count else None
         report.stage("parse", time.perf_counter() - t)
         for d in docs:
             if d.no_text_pages:
@@ -154,12 +172,18 @@ class DocumentLoader:
             # the extractor is part of the hash: a re-run with another extractor re-extracts the document
             content[d.id] = content_hash(d, self.options)
             d.content_hash = fingerprint(content[d.id], extractor)
+        linking = self.link_key()
+        for d in docs:
+            d.link_key = linking
         stored = {r["id"]: r for r in self.graph.read("docs_document_status", ids=[d.id for d in docs])}
         todo = []
         for d in docs:
             old = stored.get(d.id)
+            # linked with other settings, or against another Wikidata KG (documents loaded before it): linked
+            # again; a document an earlier version stored without the key is taken as linked as it is
+            relink = old is not None and old.get("link_key") is not None and old["link_key"] != linking
             same = (old is not None and old.get("status") == "complete" and old.get("content_hash") == d.content_hash
-                    and old.get("extractor") == extractor)
+                    and old.get("extractor") == extractor and not relink)
             if old and old.get("origin") and old["origin"] != d.origin and not same and not gone(old["origin"]):
                 # the same id from another file, still there, with other content (another folder's collins.md):
                 # never replaced silently; a file that no longer exists (a deleted or moved checkout) has no
@@ -186,7 +210,10 @@ class DocumentLoader:
                 # a document left half-written by a killed load was never there: written, not replaced; the
                 # same content under another extractor (or --force) is re-extracted
                 if old and old.get("status") == "complete":
-                    res.status = ("re-extracted" if fingerprint(content[d.id], old.get("extractor") or "")
+                    res.status = ("relinked" if old.get("content_hash") == d.content_hash
+                                  and old.get("extractor") == extractor and old.get("link_key") is not None
+                                  and old["link_key"] != linking else
+                                  "re-extracted" if fingerprint(content[d.id], old.get("extractor") or "")
                                   == old.get("content_hash") else "replaced")
                 else:
                     res.status = "written"
@@ -194,6 +221,8 @@ class DocumentLoader:
                 prog.advance()
         if todo:
             self.graph.await_indexes()
+        reject.close()
+        report.rejects_file = str(reject.path) if reject.count else None
         report.seconds = time.perf_counter() - t0
         return report
 

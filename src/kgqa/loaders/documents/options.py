@@ -63,6 +63,8 @@ class DocReport:
     stages: dict[str, float] = field(default_factory=dict)       # seconds per stage
     fallbacks: dict[str, int] = field(default_factory=dict)      # "text_graph:schema" -> n
     skipped: dict[str, int] = field(default_factory=dict)        # reason -> n (lenient)
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (file, why) of each skip (lenient)
+    rejects_file: str | None = None                                # where they are all written (lenient)
     dropped_ungrounded: int = 0
     visual: str = ""
     seconds: float = 0.0
@@ -78,14 +80,14 @@ class DocReport:
         return sum(1 for d in self.documents if d.status == status)
 
     def as_dict(self) -> dict:
-        done = [d for d in self.documents if d.status in ("written", "replaced", "re-extracted")]
+        done = [d for d in self.documents if d.status in ("written", "replaced", "re-extracted", "relinked")]
         minutes = self.seconds / 60 if self.seconds > 0 else 0
         return {
             "path": self.path, "seconds": round(self.seconds, 2), "torch_threads": self.torch_threads,
             "chat": self.chat, "visual": self.visual,
             "documents": [d.__dict__ for d in self.documents],
             "written": self.count("written"), "replaced": self.count("replaced"),
-            "re_extracted": self.count("re-extracted"),
+            "re_extracted": self.count("re-extracted"), "relinked": self.count("relinked"),
             "unchanged": self.count("unchanged"), "skipped_documents": self.count("skipped"),
             "chunks": sum(d.chunks for d in done), "entities": sum(d.entities for d in done),
             "relations": sum(d.relations for d in done), "regions": sum(d.regions for d in done),
@@ -94,6 +96,7 @@ class DocReport:
             "chunks_per_min": round(sum(d.chunks for d in done) / minutes, 2) if minutes else None,
             "stages": {k: round(v, 2) for k, v in self.stages.items()},
             "fallbacks": dict(self.fallbacks), "skipped": dict(self.skipped),
+            "rejected": [{"file": w, "why": y} for w, y in self.rejected], "rejects_file": self.rejects_file,
             "dropped_ungrounded": self.dropped_ungrounded,
             "pages": sum(d.pages for d in done), "figures": sum(d.figures for d in done),
             "resumed_vectors": sum(d.resumed_vectors for d in self.documents),

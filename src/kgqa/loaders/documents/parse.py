@@ -32,6 +32,8 @@ class Section:
     page: int | None = None            # PDF: the page this part of the section is on (1-based); a section
     #                                    that runs over several pages is one Section per page
     cont: bool = False                 # PDF: the section's continuation on a later page (its heading not repeated)
+    path: tuple[str, ...] = ()         # the headings from the document's top level down to this section's own
+    #                                    (a section under "Eiffel Tower" › "Design": both); () before any heading
 
 
 @dataclass
@@ -43,6 +45,7 @@ class ParsedDocument:
     sections: list[Section]
     raw: bytes
     content_hash: str = ""
+    link_key: str = ""                 # the link settings and the Wikidata KG it was linked against (loader)
     origin: str = ""                   # what the id stands for: the resolved file path, or the E-VQA url
     pages: int = 0                     # PDF: its page count
     no_text_pages: list[int] = field(default_factory=list)   # PDF: pages without a text layer (scanned?)
@@ -51,6 +54,22 @@ class ParsedDocument:
     def images(self) -> list[DocImage]:
         return [im for s in self.sections for im in s.images]
 
+
+
+# --------------------------------------------------------------------------- heading paths
+def heading_paths(headings: list[tuple[str, int]]) -> list[tuple[str, ...]]:
+    """The path of each (heading, level) in document order: the headings open above it (each the last one
+    seen at a higher level, a smaller number) and its own. An empty heading (text before any heading) has the
+    path of what is open, or ()."""
+    open_: list[tuple[int, str]] = []
+    out = []
+    for heading, level in headings:
+        if heading:
+            while open_ and open_[-1][0] >= level:
+                open_.pop()
+            open_.append((level, heading))
+        out.append(tuple(h for _, h in open_))
+    return out
 
 
 # --------------------------------------------------------------------------- parsing
@@ -64,11 +83,12 @@ class RawImage:
     alt: str
 
 
-def parse_markdown(text: str) -> tuple[str | None, list[tuple[str, str, list[RawImage]]]]:
-    """(title, [(heading, text, images)]): ``#`` is the title; every heading starts a section."""
+def parse_markdown(text: str) -> tuple[str | None, list[tuple[str, str, list[RawImage], int]]]:
+    """(title, [(heading, text, images, level)]): the first ``#`` is the title; every heading starts a section,
+    its level the number of its ``#`` (0 for text before any heading)."""
     title = None
-    sections: list[tuple[str, list[str], list[RawImage]]] = []
-    cur: tuple[str, list[str], list[RawImage]] = ("", [], [])
+    sections: list[tuple[str, list[str], list[RawImage], int]] = []
+    cur: tuple[str, list[str], list[RawImage], int] = ("", [], [], 0)
     for line in text.splitlines():
         m = _HEADING.match(line)
         if m:
@@ -78,7 +98,7 @@ def parse_markdown(text: str) -> tuple[str | None, list[tuple[str, str, list[Raw
                 continue
             if "".join(cur[1]).strip() or cur[2] or cur[0]:
                 sections.append(cur)
-            cur = (heading, [], [])
+            cur = (heading, [], [], level)
             continue
         imgs = [RawImage(m.group(2), m.group(1).strip()) for m in _MD_IMAGE.finditer(line)]
         cur[2].extend(imgs)
@@ -86,7 +106,7 @@ def parse_markdown(text: str) -> tuple[str | None, list[tuple[str, str, list[Raw
         cur[1].append(rest)
     if "".join(cur[1]).strip() or cur[2] or cur[0]:
         sections.append(cur)
-    return title, [(h, clean_text("\n".join(lines)), imgs) for h, lines, imgs in sections]
+    return title, [(h, clean_text("\n".join(lines)), imgs, level) for h, lines, imgs, level in sections]
 
 
 _STRUCTURED_LINE = re.compile(r"^\s*(?:\|.*\||[-*+]\s+\S.*|\d+[.)]\s+\S.*|[^\s:|][^:|]{0,40}:\s+\S.*)\s*$")
@@ -125,8 +145,8 @@ class _HTMLSections(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.title: str | None = None          # the first <h1>, else <title>
         self.page_title: str | None = None
-        self.sections: list[tuple[str, list[str], list[RawImage]]] = []
-        self._cur: tuple[str, list[str], list[RawImage]] = ("", [], [])
+        self.sections: list[tuple[str, list[str], list[RawImage], int]] = []
+        self._cur: tuple[str, list[str], list[RawImage], int] = ("", [], [], 0)
         self._skip = 0
         self._in_title = False
         self._heading: list[str] | None = None
@@ -195,7 +215,7 @@ class _HTMLSections(HTMLParser):
                 return
             if "".join(self._cur[1]).strip() or self._cur[2] or self._cur[0]:
                 self.sections.append(self._cur)
-            self._cur = (heading, [], [])
+            self._cur = (heading, [], [], self._heading_level)
         elif tag in self.BLOCK:
             self._cur[1].append("\n\n")
 
@@ -230,7 +250,8 @@ class _HTMLSections(HTMLParser):
     def result(self):
         if "".join(self._cur[1]).strip() or self._cur[2] or self._cur[0]:
             self.sections.append(self._cur)
-        return self.title or self.page_title, [(h, clean_text("".join(parts)), imgs) for h, parts, imgs in self.sections]
+        return self.title or self.page_title, [(h, clean_text("".join(parts)), imgs, level)
+                                               for h, parts, imgs, level in self.sections]
 
 
 def parse_html(text: str):

@@ -8,9 +8,12 @@ and no network), reads the text of each page, the outline (bookmarks) and the em
   ``cont`` on the later parts so that its heading is not repeated): segmentation then knows on which page
   every piece of a chunk lies, and each chunk stores its page span.
 * **sections**: the outline's entries, in document order and at every level, each starting where its
-  title is printed on its page (the line holding it; the top of the page when the title is not printed).
-  Without an outline, lines set in a font clearly larger than the page's body text (``font_headings``),
-  else one section per page.
+  title is printed on its page (the line holding it; the top of the page when the title is not printed),
+  each keeping its level: a section's ``path`` is the entries above it and its own ("Eiffel Tower" ›
+  "Design and construction"). Without an outline, lines set in a font clearly larger than the page's body
+  text, or wholly bold (``font_headings``), and their levels learnt from this document's typesetting
+  (``heading_levels``: each distinct heading size a level, the largest first, a numbering such as "2.3" one
+  level below "2"); a largest heading printed once, first, is the document's title, not a section.
 * **figures**: every image object of a page (inside form XObjects too) whose declared size is within
   ``max_figure_pixels`` (checked before anything is decoded: a decompression bomb is one line naming the
   file and page); JPEG data kept as it is, anything else re-encoded as PNG; decorations under 32 pixels a
@@ -30,7 +33,7 @@ import re
 from pathlib import Path
 
 from kgqa.core.errors import InvalidInput
-from kgqa.loaders.documents.parse import DocImage, ParsedDocument, Section, clean_text
+from kgqa.loaders.documents.parse import DocImage, ParsedDocument, Section, clean_text, heading_paths
 from kgqa.loaders.rejects import Rejects
 
 PDF_MAX_BYTES = 200 * 1024 * 1024    # the defaults of KGQA_PDF_MAX_MB, KGQA_PDF_MAX_PAGES, KGQA_PDF_MAX_FIGURE_PIXELS
@@ -61,8 +64,8 @@ def _page_text(textpage) -> str:
     return "".join(c for c in t if c in "\n\t" or (ord(c) >= 32 and c not in "\ufffe\uffff"))
 
 
-def _outline(pdf) -> list[tuple[int, str]]:
-    """(page index, title) of every outline entry with a destination, in document order."""
+def _outline(pdf) -> list[tuple[int, str, int]]:
+    """(page index, title, level: 0 at the top) of every outline entry with a destination, in document order."""
     out = []
     try:
         for item in pdf.get_toc():
@@ -70,7 +73,7 @@ def _outline(pdf) -> list[tuple[int, str]]:
             idx = dest.get_index() if dest is not None else None
             title = " ".join((item.get_title() or "").split())
             if idx is not None and title and 0 <= idx < len(pdf):
-                out.append((idx, title))
+                out.append((idx, title, int(item.level)))
     except Exception:                                           # a damaged outline is no outline
         return []
     return out
@@ -87,9 +90,14 @@ def _find_heading(text: str, title: str, start: int) -> tuple[int, int] | None:
     return (m.start(), m.end()) if m else None
 
 
-def font_headings(textpage, text: str) -> list[tuple[int, int, str]]:
-    """Lines set clearly larger (≥ 1.2×) than the page's body text, short and not ending a sentence:
-    (start, end, heading) in ``text`` (``_page_text`` of the same page)."""
+_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
+BOLD_WEIGHT = 600               # PDFium's font weight from which a line counts as bold
+
+
+def font_headings(textpage, text: str) -> list[tuple[int, int, str, tuple]]:
+    """Lines set clearly larger (≥ 1.2×) than the page's body text, or wholly bold, short and not ending a
+    sentence: (start, end, heading, style) in ``text`` (``_page_text`` of the same page); ``style`` is what
+    ``heading_levels`` orders them by: (size to the half point, bold, depth of a numbering like "2.3", 0 if none)."""
     from pypdfium2 import raw
 
     n = textpage.count_chars()
@@ -104,20 +112,42 @@ def font_headings(textpage, text: str) -> list[tuple[int, int, str]]:
         if ch == "\n" or i == n:
             line = raw_text[s:i].strip("\r\n ")
             if line:
-                lines.append((line, max(sizes[s:i] or [0.0])))
+                lines.append((line, max(sizes[s:i] or [0.0]), s, i))
             s = i + 1
     by_size: dict[float, int] = {}
-    for line, size in lines:
+    for line, size, _, _ in lines:
         by_size[round(size, 1)] = by_size.get(round(size, 1), 0) + len(line)
     body = max(by_size, key=by_size.get) if by_size else 0.0
     out, at = [], 0
-    for line, size in lines:
-        if body and size >= 1.2 * body and len(line) <= 120 and not line.endswith((".", ",", ";")):
+    for line, size, a, b in lines:
+        if not body or len(line) > 120 or line.endswith((".", ",", ";", ":")):
+            continue
+        bold = _bold(textpage, raw_text, a, b)
+        if size >= 1.2 * body or (bold and size >= body and len(line) <= 80):
             hit = _find_heading(text, line, at)
             if hit:
-                out.append((hit[0], hit[1], " ".join(line.split())))
+                num = _NUMBERED.match(line)
+                style = (round(size * 2) / 2, bold, num.group(1).count(".") + 1 if num else 0)
+                out.append((hit[0], hit[1], " ".join(line.split()), style))
                 at = hit[1]
     return out
+
+
+def _bold(textpage, raw_text: str, start: int, end: int) -> bool:
+    """Whether every letter of ``raw_text[start:end]`` is set in a bold weight."""
+    from pypdfium2 import raw
+
+    letters = [i for i in range(start, end) if raw_text[i].isalnum()]
+    return bool(letters) and all(raw.FPDFText_GetFontWeight(textpage, i) >= BOLD_WEIGHT for i in letters)
+
+
+def heading_levels(styles: list[tuple]) -> dict[tuple, int]:
+    """Each heading style of one document (``font_headings``) → its level, 1 at the top: the distinct sizes
+    largest first (the document's own distribution, no fixed sizes), at one size bold before regular, and a
+    numbered heading one level per number below ("2" above "2.3"; an unnumbered heading as "2")."""
+    order = sorted(set(styles), key=lambda st: (-st[0], not st[1], max(st[2], 1)))
+    keys = list(dict.fromkeys((st[0], st[1], max(st[2], 1)) for st in order))
+    return {st: 1 + keys.index((st[0], st[1], max(st[2], 1))) for st in styles}
 
 
 def _caption(textpage, bounds) -> str:
@@ -271,15 +301,16 @@ def parse_pdf(path: Path, doc_id: str, options, reject: Rejects) -> ParsedDocume
 
 def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -> ParsedDocument | None:
     outline = _outline(pdf)
-    by_page: dict[int, list[str]] = {}
-    for idx, title in outline:
-        by_page.setdefault(idx, []).append(title)
+    by_page: dict[int, list[tuple[str, int]]] = {}
+    for idx, title, level in outline:
+        by_page.setdefault(idx, []).append((title, level))
     meta_title = ""
     try:
         meta_title = " ".join((pdf.get_metadata_value("Title") or "").split())
     except Exception:
         pass
     sections: list[Section] = []
+    styles: list = []                            # per section: its heading's style (outline: level), None: continued
     heading = ""                                 # the section open at the top of the next page
     no_text: list[int] = []
     first_line = ""
@@ -302,27 +333,29 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
             first_line = first_line or next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
             if outline:
                 cuts, at = [], 0
-                for title in by_page.get(i, []):
+                for title, level in by_page.get(i, []):
                     hit = _find_heading(text, title, at)
-                    cuts.append((hit[0], hit[1], title) if hit else (at, at, title))
+                    cuts.append((hit[0], hit[1], title, level) if hit else (at, at, title, level))
                     at = hit[1] if hit else at
             else:
                 cuts = font_headings(textpage, text)
             # the parts of the page: before the first cut (the open section continued), then one per cut
-            parts = [(heading, True, 0, cuts[0][0] if cuts else len(text), None)]
-            for k, (s, e, title) in enumerate(cuts):
+            parts = [(heading, True, 0, cuts[0][0] if cuts else len(text), None, None)]
+            for k, (s, e, title, style) in enumerate(cuts):
                 y = _char_top(textpage, s) if s < len(text) else None
-                parts.append((title, False, e, cuts[k + 1][0] if k + 1 < len(cuts) else len(text), y))
+                parts.append((title, False, e, cuts[k + 1][0] if k + 1 < len(cuts) else len(text), y, style))
             placed = _place(parts, figures)
-            for (title, cont, s, e, _y), ims in zip(parts, placed):
+            for (title, cont, s, e, _y, style), ims in zip(parts, placed):
                 body = clean_text(text[s:e])
                 if body or ims or not cont:
                     sections.append(Section(title, body, ims, page=i + 1, cont=cont and bool(sections)))
+                    styles.append(None if cont else style)
             if cuts:
                 heading = cuts[-1][2]
         finally:
             textpage.close()
             page.close()
+    _set_paths(sections, styles, bool(outline))
     title = meta_title if meta_title and meta_title.lower() not in ("untitled", "(untitled)") else ""
     if title:
         _drop_title_line(sections, title)      # the title printed on page 1 (a title from the text stays text)
@@ -341,6 +374,24 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
     return ParsedDocument(id=doc_id, title=title, source=str(path), format="pdf", origin=str(path.resolve()),
                           sections=kept, raw=raw,
                           pages=len(pdf), no_text_pages=no_text)
+
+
+def _set_paths(sections: list[Section], styles: list, outline: bool) -> None:
+    """Each section's heading path from its heading's level (``styles``, one per section, None for a section
+    continued from an earlier page): the outline's level, else ``heading_levels`` of this document's heading
+    styles. Without an outline, a heading at the top level printed once, first, on page 1 (the title, set
+    largest) is the document's title and heads no path."""
+    found = [st for st in styles if st is not None]
+    levels = {st: st for st in found} if outline else heading_levels(found)
+    title_at = None
+    firsts = [k for k, st in enumerate(styles) if st is not None]
+    if (not outline and firsts and sections[firsts[0]].page == 1 and levels[styles[firsts[0]]] == 1
+            and sum(levels[styles[k]] == 1 for k in firsts) == 1 and len(set(levels.values())) > 1):
+        title_at = firsts[0]
+    pairs = [("" if st is None or k == title_at else s.heading, levels.get(st, 0))
+             for k, (s, st) in enumerate(zip(sections, styles))]
+    for s, p in zip(sections, heading_paths(pairs)):
+        s.path = p
 
 
 def _char_top(textpage, index: int) -> float | None:

@@ -3,7 +3,12 @@ whole; runs of sections without images are merged up to ``chunk_tokens`` tokens 
 split at sentence ends, or with ``paragraphs`` (``kgqa load documents --paragraphs``) at paragraph ends
 where whole paragraphs fit (the recursive splitting of common RAG tools: paragraphs first, then
 sentences, then words), so that a chunk holds whole paragraphs, the unit a reader is trained on, and
-keeps their blank lines. Nothing is dropped."""
+keeps their blank lines. Nothing is dropped.
+
+Beyond the paper: a chunk never crosses a top-level heading (a topic of a multi-topic guide: the first
+heading of each section's ``path``), and each chunk carries its ``heading_path``, the document's title and
+the headings its sections share (document title › topic › section), which retrieval and the readers read
+beside its text: a chunk under "Eiffel Tower" › "Design" that says "the tower" still knows of what."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ class Chunk:
     tokens: int
     images: list[DocImage]
     pages: list[tuple[int, int]] = field(default_factory=list)   # PDF: (offset in text, page) where each page begins
+    heading_path: list[str] = field(default_factory=list)        # document title › topic › section (``path_of``)
 
     @property
     def page_span(self) -> tuple[int, int] | None:
@@ -43,7 +49,8 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
     The text is tokenized once: every sentence of the text-only sections in one batch (with its
     leading space: the tokenizer splits at spaces, so a piece's count is the sum of its sentences'),
     since counting the growing piece at every sentence made a 5 MB document take minutes."""
-    pieces: list[tuple[list[str], str, list[DocImage], int, list]] = []   # (sections, text, images, tokens, pages)
+    # (sections, text, images, tokens, pages, heading path)
+    pieces: list[tuple[list[str], str, list[DocImage], int, list, list[str]]] = []
     blocks = [(s, (f"{s.heading}\n{s.text}" if s.heading and not s.cont else s.text).strip()) for s in doc.sections]
     # each text section's paragraphs (the whole block as one without ``paragraphs``): (text, its sentences)
     paras = {k: [(p, [x for x in _SENTENCE.split(p) if x.strip()]) for p in (paragraphs_of(b) if paragraphs else [b])]
@@ -53,6 +60,7 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
     counts_flat = iter(count_many(count_tokens, flat))
     counts = {k: [next(counts_flat) for _ in sents[k]] for k in sorted(sents)}
     buf_sections: list[str] = []
+    buf_paths: list[tuple[str, ...]] = []
     buf_text: list[str] = []
     buf_pages: list[tuple[int, int]] = []
     buf_tokens = 0
@@ -61,16 +69,17 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
         return [(offset, s.page)] if s.page is not None else []
 
     def flush():
-        nonlocal buf_sections, buf_text, buf_tokens, buf_pages
+        nonlocal buf_sections, buf_paths, buf_text, buf_tokens, buf_pages
         if buf_text:
             pieces.append((list(dict.fromkeys(buf_sections)), "\n\n".join(buf_text), [], buf_tokens,
-                           _runs(buf_pages)))
-        buf_sections, buf_text, buf_tokens, buf_pages = [], [], 0, []
+                           _runs(buf_pages), path_of(doc.title, buf_paths)))
+        buf_sections, buf_paths, buf_text, buf_tokens, buf_pages = [], [], [], 0, []
 
     for k, (s, block) in enumerate(blocks):
         if s.images:
             flush()
-            pieces.append(([s.heading], block, list(s.images), count_tokens(block), page_at(s)))
+            pieces.append(([s.heading], block, list(s.images), count_tokens(block), page_at(s),
+                           path_of(doc.title, [s.path])))
             continue
         n = sum(counts[k])
         if n > chunk_tokens:
@@ -78,17 +87,39 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
             parts = (_split_paragraphs(paras[k], counts[k], count_tokens, chunk_tokens) if paragraphs
                      else _split(sents[k], counts[k], count_tokens, chunk_tokens))
             for part, m in parts:
-                pieces.append(([s.heading], part, [], m, page_at(s)))
+                pieces.append(([s.heading], part, [], m, page_at(s), path_of(doc.title, [s.path])))
             continue
-        if buf_tokens + n > chunk_tokens:
-            flush()
+        if buf_tokens + n > chunk_tokens or (buf_paths and _top(buf_paths[-1]) != _top(s.path)):
+            flush()                            # full, or a new topic begins: a chunk never crosses one
         buf_pages += page_at(s, sum(len(t) + 2 for t in buf_text))
+        buf_paths.append(s.path)
         buf_sections.append(s.heading)
         buf_text.append(block)
         buf_tokens += n
     flush()
-    return [Chunk(id=f"{doc.id}#c{i}", order=i, text=text, sections=secs, tokens=n, images=imgs, pages=pages)
-            for i, (secs, text, imgs, n, pages) in enumerate(pieces)]
+    return [Chunk(id=f"{doc.id}#c{i}", order=i, text=text, sections=secs, tokens=n, images=imgs, pages=pages,
+                  heading_path=hpath) for i, (secs, text, imgs, n, pages, hpath) in enumerate(pieces)]
+
+
+def _top(path: tuple[str, ...]) -> str | None:
+    """The top-level heading a section lies under (None before the first heading)."""
+    return path[0] if path else None
+
+
+def path_of(title: str, paths: list[tuple[str, ...]]) -> list[str]:
+    """A chunk's heading path: the document's title, then the headings all its sections' paths share (the whole
+    path of a chunk of one section); a heading that repeats the title is not repeated."""
+    common = list(paths[0]) if paths else []
+    for p in paths[1:]:
+        k = 0
+        while k < min(len(common), len(p)) and common[k] == p[k]:
+            k += 1
+        common = common[:k]
+    out = [title] if title else []
+    for h in common:
+        if not out or h.casefold() != out[-1].casefold():
+            out.append(h)
+    return out
 
 
 def _runs(pages: list[tuple[int, int]]) -> list[tuple[int, int]]:

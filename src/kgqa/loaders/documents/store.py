@@ -78,7 +78,8 @@ def write_document(graph, doc: ParsedDocument, rows: dict, links: list[dict], co
             tx.run(cypher.load(name), params).consume()
         if last:
             tx.run(cypher.load("docs_mark_complete"),
-                   {"id": doc.id, "content_hash": doc.content_hash, "counts": counts}).consume()
+                   {"id": doc.id, "content_hash": doc.content_hash, "link_key": doc.link_key or None,
+                    "counts": counts}).consume()
 
     with graph.session() as s:
         for i, statements in enumerate(txs):

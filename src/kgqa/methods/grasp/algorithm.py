@@ -169,8 +169,9 @@ class GraSP(BaseMethod):
                 if reader is not None:                # the chain reader ranks the nodes (ours)
                     from kgqa.methods.grasp.reader import reader_ranking
 
-                    rnd.scores, rnd.by_reader = reader_ranking(reader, question, sub, rnd.scores,
-                                                                   o.reader_head_weight), True
+                    rnd.scores = reader_ranking(reader, question, sub, rnd.scores, o.reader_head_weight, self.kg,
+                                                o.reader_kind_weight)
+                    rnd.by_reader = True
                 typing = self.answer_typed(question, query.image is not None, rnd.scores) if o.answer_typing else None
                 if typing is not None:           # nodes typed as something else leave LLM_select's ranking
                     typed, kept = typing

@@ -20,7 +20,7 @@ class GraSPOptions(BaseModel):
     k2: int = Field(8, ge=1, le=64, description="neighbours kept per relation, by name similarity (4.1)")
     hops: int = Field(2, ge=1, le=3, description="hops l of the extracted subgraph (Table 4: 1, 2, 3)")
     cap: int = Field(60, ge=1, le=500, description="most triples in one subgraph")
-    scan_cap: int = Field(1000, ge=1, description="neighbours per relation ranked on a hub (bounded work)")
+    scan_cap: int = Field(1000, ge=1, le=100_000, description="neighbours per relation ranked on a hub (bounded work)")
     iterations: int = Field(3, ge=1, le=5, description="ANSWER/ENTITY rounds; the last is forced to answer")
     max_selected: int = Field(5, ge=1, le=20, description="entities kept from LLM_select per round")
     select_tokens: int = Field(48, ge=4, le=256, description="tokens LLM_select may write")
@@ -49,6 +49,9 @@ class GraSPOptions(BaseModel):
     reader_head_weight: float = Field(0.25, ge=0.0, le=100.0, description="ranker=reader: a node's score = the "
                                       "reader's best chain logit + this × ln of the head's probability (0: the "
                                       "head only breaks ties)")
+    reader_kind_weight: float = Field(0.0, ge=0.0, le=100.0, description="ranker=reader: add this × the reader's "
+                                      "score of the question against what kind of thing a node is (its classes or "
+                                      "description, else the relation reaching it) to the node's score (0: off)")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
     text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "

@@ -45,20 +45,28 @@ def forward_chains(sub, max_len: int = MAX_LEN) -> dict[str, list[tuple[str, ...
 
 
 def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, float]],
-                   head_weight: float = 0.0) -> list[tuple[str, float]]:
+                   head_weight: float = 0.0, kg=None, kind_weight: float = 0.0) -> list[tuple[str, float]]:
     """(node id, score) best first over the nodes of ``head_scores`` (the head's ranking, visited topics already
     out), by the reader's best logit over the forward chains reaching each node; the score shown is that chain's
     cosine for a bi-encoder reader (logit / scale), σ(logit) for a cross-encoder. A node no forward chain
     reaches scores 0 and keeps the head's order after the others. ``head_weight`` w > 0 ranks a reached node by
-    its best logit + w × ln(head probability) instead (the head's view of the subgraph's topology weighed in)."""
+    its best logit + w × ln(head probability) instead (the head's view of the subgraph's topology weighed in).
+    ``kind_weight`` k > 0 (with ``kg``) adds k × the reader's logit of the question against what kind of thing the
+    node is (its classes or description in the KG, else the last relation of its best chain: ``KG.kind_texts``),
+    so a currency outranks a language for "what currency …" (VisPath's terminal selection reads the same)."""
     chains = forward_chains(sub)
     ids = [n for n, _ in head_scores]
     flat = sorted({c for n in ids for c in chains.get(n, ())})
     logit = dict(zip(flat, (float(x) for x in reader.score(question, flat)))) if flat else {}
     head = dict(head_scores)
-    best = {n: max((logit[c] for c in chains.get(n, ())), default=None) for n in ids}
-    rank = {n: (v + head_weight * math.log(max(head[n], 1e-9)) if v is not None and head_weight else v)
-            for n, v in best.items()}
+    best_chain = {n: max(chains[n], key=lambda c: logit[c]) for n in ids if chains.get(n)}
+    best = {n: (logit[best_chain[n]] if n in best_chain else None) for n in ids}
+    kind: dict[str, float] = {}
+    if kind_weight and kg is not None and best_chain:
+        text = kg.kind_texts({n: c[-1] for n, c in best_chain.items()})
+        kind = dict(zip(best_chain, (float(x) for x in reader.score_texts(question, [text[n] for n in best_chain]))))
+    rank = {n: (v + head_weight * math.log(max(head[n], 1e-9)) + kind_weight * kind.get(n, 0.0)
+                if v is not None and (head_weight or kind) else v) for n, v in best.items()}
     pos = {n: k for k, n in enumerate(ids)}
     order = sorted(ids, key=lambda n: (rank[n] is None, -(rank[n] or 0.0), -head[n], pos[n]))
     bi = getattr(reader, "arch", "cross") == "bi"

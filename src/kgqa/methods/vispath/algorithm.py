@@ -64,7 +64,7 @@ from kgqa.core.result import GROUNDING, Answer
 from kgqa.methods.vispath import prompts as P
 from kgqa.methods.vispath.abstain import measure_grounding, weak_grounding
 from kgqa.methods.vispath.learned import LearnedPaths
-from kgqa.methods.vispath.terminal import TerminalSlot
+from kgqa.methods.vispath.terminal import TerminalSlot, kind_scores
 from kgqa.models.heads.chain_reader import ReaderSlot
 from kgqa.methods.vispath.options import VisPathOptions, parse_llm_steps, resolve_llm_steps
 from kgqa.methods.vispath.records import HopRecord, ReasoningPath, RelationSketch, VisPathRun
@@ -418,9 +418,11 @@ class VisPath(StartEntitySteps, BaseMethod):
 
     def terminal_selection(self, question: str, image, run: VisPathRun) -> None:
         """No answerable hop: rank visited endpoint entities, verify the top ones against the image."""
-        if run.reader:        # the weights learned on this KG (when fitted) and the depth the sketch reads
+        if run.reader:        # the weights learned on this KG (when fitted), the depth the sketch reads, the kinds
             run.terminal_weights = self.terminal.get(run)
             self.sketch_of(question, run, image is not None)
+            run.kind_scores = kind_scores(self.reader.get(), self.kg, question,
+                                          [p for h in run.hops for p in h.retained if p.edges])
         ranked = self.scorer.rank_endpoints(question, image is not None, run)
         if not ranked:
             return

@@ -17,18 +17,18 @@ class VisPathOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    M1: int = Field(30, ge=1, description="edges kept per frontier entity by Eq. 5 (Eq. 5–7)")
-    M2: int = Field(30, ge=1, description="paths kept by the chain score σ (Eq. 8)")
-    M3: int = Field(3, ge=1, description="paths kept after LLM chain examination")
+    M1: int = Field(30, ge=1, le=1000, description="edges kept per frontier entity by Eq. 5 (Eq. 5–7)")
+    M2: int = Field(30, ge=1, le=1000, description="paths kept by the chain score σ (Eq. 8)")
+    M3: int = Field(3, ge=1, le=1000, description="paths kept after LLM chain examination")
     # The paper's M3 = 3 is what an LLM keeps after examining the chains; when no LLM examined them (the
     # examination's fallback: the top σ paths) the graph-only search keeps M3_fallback instead, so that paths
     # tied on σ at a hub (one relation, many tails) all reach the next hop (ours; 0 = M3, the paper's reading).
-    M3_fallback: int = Field(15, ge=0, description="paths kept per hop when no LLM examined the chains (the "
+    M3_fallback: int = Field(15, ge=0, le=1000, description="paths kept per hop when no LLM examined the chains (the "
                              "examination's fallback keeps the top σ paths); 0 = M3")
     # Diversity at hubs (ours; the paper's reading is 0): a hub's many edges of one relation (Berlin has
     # 89 "located in" facts among 200,000 distractors) tie under a relation-first Eq. 5 and would fill
     # all M1 slots, so the gold relation never reached Eq. 8.
-    M1_per_relation: int = Field(5, ge=0, description="Eq. 5–7: of the M1 edges kept per frontier entity, at "
+    M1_per_relation: int = Field(5, ge=0, le=1000, description="Eq. 5–7: of the M1 edges kept per frontier entity, at "
                                  "most this many per relation, so other relations reach Eq. 8 (0 = no cap, the "
                                  "paper's top-M1)")
     Dmax: int | None = Field(None, ge=1, le=8, description="maximum search depth; empty: 4 when the chain reader "
@@ -44,8 +44,8 @@ class VisPathOptions(BaseModel):
     # 0 = the paper's Eq. 3).
     delta_grounding: float = Field(1.0, ge=0.0, le=10.0, description="Eq. 3: the margin also grows by this times "
                                    "the rival's retrieval-score gap to the first candidate (0 = the paper's)")
-    K: int = Field(10, ge=1, description="entity-name candidates retrieved for the start entity")
-    rank_top: int = Field(3, ge=1, description="IV-A ranking: at most this many of the K names the LLM keeps, "
+    K: int = Field(10, ge=1, le=1000, description="entity-name candidates retrieved for the start entity")
+    rank_top: int = Field(3, ge=1, le=1000, description="IV-A ranking: at most this many of the K names the LLM keeps, "
                           "most likely first (Eq. 2–3 then weigh those)")
     # Abstention is our addition (the paper always answers). Any > 0 also turns on the blank-image and
     # instruction-override checks (kgqa.methods.vispath.abstain).
@@ -54,9 +54,9 @@ class VisPathOptions(BaseModel):
                                  "score where the vision backend reports one; > 0 also abstains on a blank image "
                                  "and on a question that asks to override instructions; 0 = never (the paper's "
                                  "behaviour, --no-abstain)")
-    first_cut: int = Field(200, ge=1, description="edges per frontier entity kept by the Cypher first cut "
+    first_cut: int = Field(200, ge=1, le=100_000, description="edges per frontier entity kept by the Cypher first cut "
                                                   "before exact Eq. 5")
-    pre_cut: int = Field(2000, ge=1, description="edges per frontier entity ranked by relation score "
+    pre_cut: int = Field(2000, ge=1, le=100_000, description="edges per frontier entity ranked by relation score "
                                                  "before tail embeddings are read")
     expansion: Literal["firstcut", "exact"] = Field(
         "firstcut", description="firstcut (Cypher cut, then exact Eq. 5) or exact (every edge scored)")
@@ -65,7 +65,7 @@ class VisPathOptions(BaseModel):
     # log-likelihood (ChatModel.choose, per token) and keeps the likeliest — for small local models.
     selection: Literal["generate", "likelihood"] = Field(
         "generate", description="generate (JSON lists, the paper's) or likelihood (score the allowed options)")
-    verify_top: int = Field(3, ge=0, description="terminal selection: candidates verified against images")
+    verify_top: int = Field(3, ge=0, le=100, description="terminal selection: candidates verified against images")
     # Path search at scale (hubs with thousands of edges). The paper leaves these open. Its literal
     # reading is intent_fallback=question, edge_relation_weight=0, chain_relation_weight=0,
     # depth_fallback=dmax, chain_score=sbert, keep_label_match=false, answer_typing=false (Eq. 5 on
@@ -157,7 +157,7 @@ class VisPathOptions(BaseModel):
     ends_split: bool = Field(True, description="path_scorer=reader: terminal selection shares a relation "
                              "chain's score among the k entities it reaches from the start (−log k), so a chain "
                              "with one end outranks an equally read chain that is a k-way guess (terminal.py)")
-    reader_beam: int = Field(15, ge=0, description="path_scorer=reader: paths the reader keeps per hop (best "
+    reader_beam: int = Field(15, ge=0, le=1000, description="path_scorer=reader: paths the reader keeps per hop (best "
                              "score), beside the M3_fallback paths the rules keep")
     learned_weight: float = Field(2.0, ge=0.0, le=10.0, description="path_scorer=mixed: the weight of the "
                                   "retriever's chain score (a cosine) added to the rules' scores")
@@ -169,8 +169,9 @@ class VisPathOptions(BaseModel):
     # the gain or loss of each step is measured on its own (recorded as fallback code "off").
     llm_steps: str = Field("auto", description="model-asked steps, comma-separated, the others take their "
                            "fallback: expression, ranking, sketch, intent, chain, evidence, answerability, "
-                           "final, verify; 'all' (the paper), 'none', or 'auto': all with a served LLM, the "
-                           "steps measured to help (bench/llm_steps.py) with the bundled SmolLM2-135M")
+                           "final, verify; 'all' (the paper), 'none', or 'auto': all with a served LLM or your "
+                           "own GGUF, none with the bundled SmolLM2-135M",
+                           json_schema_extra={"client": True})
     no_graph_validation: bool = Field(False, description="ablation: take e_Q,1 as ranked (no Eq. 2–3)")
     no_visual_intent: bool = Field(False, description="ablation: score edges against Q instead of q_i")
     no_chain_pruning: bool = Field(False, description="ablation: keep paths by edge score (no σ, no LLM)")

@@ -173,6 +173,8 @@ class VisPathRun:
     # fitting those weights
     terminal_weights: np.ndarray | None = None
     terminal_candidates: tuple[np.ndarray, list[str], np.ndarray] | None = None
+    # terminal selection under the reader: end entity id → the reader's score of Q against the end's kind
+    kind_scores: dict[str, float] = field(default_factory=dict)
     # terminal selection: other endpoints whose best path ranks exactly as the answer's (id, name); the answer
     # is the first of them in the retained order, not a choice the scores made
     tied_with: list[tuple[str, str]] = field(default_factory=list)

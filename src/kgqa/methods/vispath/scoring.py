@@ -294,7 +294,8 @@ class Scorer:
         typing = self.path_typing(question, has_image, paths) if self.opt.answer_typing else {}
         if run.reader:         # the chain reader's σ (every length) decides, the answer's type weighed in
             rs = run.relation_sketch                      # computed by terminal selection (VisPath.sketch_of)
-            X = feature_rows(paths, typing, rs.depth if rs is not None else None, self.opt.reader_rules_weight)
+            X = feature_rows(paths, typing, rs.depth if rs is not None else None, self.opt.reader_rules_weight,
+                             run.kind_scores)
             log_ends = chain_ends(paths)
             run.terminal_candidates = (X, [p.end_id for p in paths], log_ends)
             learned = run.terminal_weights is not None
@@ -302,7 +303,8 @@ class Scorer:
             s = X @ w                                       # learned on this KG, else the fixed sum
             if self.opt.ends_split:                         # a chain's score shared among its k ends
                 s = s + split_offset(log_ends, learned)
-            keys = {id(p): (-float(s[k]), -float(X[k, 2])) for k, p in enumerate(paths)}
+            # ties: the type match, then the kind the reader reads (two ends of one chain differ by it)
+            keys = {id(p): (-float(s[k]), -float(X[k, 2]), -float(X[k, 8])) for k, p in enumerate(paths)}
         elif run.learned and self.opt.path_scorer == "learned":   # its σ (chains of every length) decides
             keys = {id(p): (-(p.sigma if p.sigma is not None else -1.0), -typing.get(id(p), 0.0)) for p in paths}
         elif self.opt.typing_weight > 0:      # typing weighed against σ: a clear σ gap outranks a type match

@@ -19,7 +19,17 @@ per KG, from questions generated from that KG's own walks (no evaluation questio
 
 Features of a path (``FEATURES``): the reader's logit / 20, the rules' σ × ``reader_rules_weight`` / 20 (the
 fixed sum's two terms on one scale), the answer-type match, the distance (in hops) from the depth range the
-question's relation sketch reads, and its length (one-hot 1–4, longer paths share the last).
+question's relation sketch reads, its length (one-hot 1–4, longer paths share the last), and ``kind``.
+
+What kind of answer is asked (``kind``, ours): the reader, which reads a question against relation chains, also
+reads it against what kind of thing the path's end is, and that score / 20 is a feature. The kind is the end's
+classes in the KG (``instance of``, ``subclass of``) or else its description (``KG.entity_kinds``); for an end
+with neither, the relation that reaches it stands in (what that relation leads to). So "Which school did the
+engineer who designed this bridge attend?" reads *university* far above *human* (the engineer, one hop short of
+the answer), and two ends of one chain, which the reader's chain score cannot tell apart, differ by their kind.
+Its weight is fitted with the others on the KG's generated questions, whose answers' kinds come from the KG; the
+fixed sum gives it none and uses it only to break a tie (``Scorer.rank_endpoints``). A weights file fitted
+before it loads with a zero weight for it.
 
 Ends shared (``ends_split``, ours): the reader scores a relation chain, not an entity, so every entity one chain
 reaches from the start gets that chain's score, and a chain that reaches k entities is a k-way guess. The ranking
@@ -42,21 +52,25 @@ from kgqa.core.errors import InvalidInput
 from kgqa.models.heads.chain_reader import terminal_weights_path
 
 FORMAT = "kgqa-vispath-terminal/1"
-FEATURES = ("reader", "rules", "typing", "depth_gap", "len1", "len2", "len3", "len4")
+FEATURES = ("reader", "rules", "typing", "depth_gap", "len1", "len2", "len3", "len4", "kind")
+#: the features of a weights file written before ``kind`` (it loads with a zero weight for ``kind``)
+FEATURES_V1 = FEATURES[:8]
 SCALE = 20.0
 L2_GRID = (1e-3, 1e-2, 1e-1, 1.0)
 
 
-def feature_rows(paths, typing: dict[int, float], depth_range: tuple[int, int] | None, rules_weight: float
-                 ) -> np.ndarray:
-    """One row of ``FEATURES`` per path (paths scored by the chain reader: ``reader_score``, ``rules_sigma``)."""
+def feature_rows(paths, typing: dict[int, float], depth_range: tuple[int, int] | None, rules_weight: float,
+                 kind: dict[str, float] | None = None) -> np.ndarray:
+    """One row of ``FEATURES`` per path (paths scored by the chain reader: ``reader_score``, ``rules_sigma``;
+    ``kind``: end entity id → the reader's score of the question against what kind of thing it is)."""
     lo, hi = depth_range if depth_range else (0, 99)
     rows = []
     for p in paths:
         n = len(p.edges)
         rows.append([(p.reader_score or 0.0) / SCALE, rules_weight * (p.rules_sigma or 0.0) / SCALE,
                      typing.get(id(p), 0.0), float(max(lo - n, n - hi, 0)),
-                     float(n == 1), float(n == 2), float(n == 3), float(n >= 4)])
+                     float(n == 1), float(n == 2), float(n == 3), float(n >= 4),
+                     (kind.get(p.end_id, 0.0) if kind else 0.0) / SCALE])
     return np.asarray(rows, dtype=np.float64).reshape(-1, len(FEATURES))
 
 
@@ -81,7 +95,7 @@ def _offset(group) -> np.ndarray:
 
 def fixed_weights(typing_weight: float) -> np.ndarray:
     """The fixed sum (reader + λ·rules + typing_weight·typing) as weights over ``FEATURES``."""
-    return np.array([1.0, 1.0, typing_weight / SCALE, 0, 0, 0, 0, 0], dtype=np.float64)
+    return np.array([1.0, 1.0, typing_weight / SCALE, 0, 0, 0, 0, 0, 0], dtype=np.float64)
 
 
 def _train(groups: list[tuple], l2: float, steps: int = 600, lr: float = 0.3) -> np.ndarray:
@@ -162,9 +176,12 @@ def load_weights(path: Path, reader_checkpoint: Path | None) -> TerminalWeights:
         body = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise InvalidInput(f"{path}: unreadable terminal weights ({type(e).__name__})") from None
-    if not isinstance(body, dict) or body.get("format") != FORMAT or body.get("features") != list(FEATURES):
+    if not isinstance(body, dict) or body.get("format") != FORMAT or body.get("features") not in (
+            list(FEATURES), list(FEATURES_V1)):
         raise InvalidInput(f"{path}: not terminal weights of this kgqa ({FORMAT})")
     w = np.asarray(body.get("weights"), dtype=np.float64)
+    if body["features"] == list(FEATURES_V1) and w.shape == (len(FEATURES_V1),):
+        w = np.append(w, 0.0)                         # fitted before ``kind``: it does not count
     if w.shape != (len(FEATURES),) or not np.isfinite(w).all():
         raise InvalidInput(f"{path}: weights must be {len(FEATURES)} finite numbers")
     if reader_checkpoint is not None and body.get("reader_sha256") != sha256(reader_checkpoint):
@@ -198,6 +215,19 @@ class TerminalSlot:
         return self._w
 
 
+def kind_scores(reader, kg, question: str, paths) -> dict[str, float]:
+    """End entity id → the reader's score of ``question`` against what kind of thing that end is: its classes or
+    description (``KG.entity_kinds``), else the relation its first path here reaches it by (``kind``, above)."""
+    reached_by: dict[str, str] = {}
+    for p in paths:
+        reached_by.setdefault(p.end_id, p.edges[-1].relation_id)
+    if not reached_by:
+        return {}
+    text = kg.kind_texts(reached_by)
+    s = reader.score_texts(question, [text[e] for e in reached_by])
+    return {e: float(v) for e, v in zip(reached_by, s)}
+
+
 def collect(vispath, questions, on_question=None) -> list[tuple]:
     """(features, is-gold, offset) of the terminal candidates of each question (gold start, the chain reader
     scoring): ``questions`` are (question, topic id, answer id); the offset is the ends split in the fit's units
@@ -215,5 +245,5 @@ def collect(vispath, questions, on_question=None) -> list[tuple]:
     return groups
 
 
-__all__ = ["FEATURES", "feature_rows", "chain_ends", "split_offset", "fixed_weights", "fit", "top1", "collect", "load_weights",
+__all__ = ["FEATURES", "feature_rows", "kind_scores", "chain_ends", "split_offset", "fixed_weights", "fit", "top1", "collect", "load_weights",
            "TerminalWeights", "TerminalSlot", "terminal_path", "sha256"]

@@ -35,7 +35,7 @@ def train_terminal_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the generated questions and the held-out split."),
 ) -> TerminalReport:
     """Learn VisPath's terminal selection under the chain reader on the loaded KG: how much the reader, the rules'
-    σ, the answer type and the depth each count (kgqa.methods.vispath.terminal)."""
+    σ, the answer type, the depth and the kind of thing asked for each count (kgqa.methods.vispath.terminal)."""
     from kgqa.core.errors import InvalidInput
     from kgqa.core.method import parse_options
     from kgqa.core.qa_examples import topics_of

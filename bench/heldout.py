@@ -1,0 +1,147 @@
+"""The held-out-template set: generated questions phrased only with template families training never draws.
+
+The chain reader ranks the gold chain first on almost every held-out *generated* question, because those are
+phrased by the same templates it was trained on. This set is phrased with ``kgqa.core.walk_questions``'
+``HELD_OUT_FAMILIES`` (a chain told step by step, stacked possessives, a statement with a gap), which neither
+``kgqa train paths`` nor ``kgqa train terminal`` ever draws, over walks of 2–4 facts of the loaded KG:
+
+    # on a loaded KG (the connection from the environment): write the set, then answer it, rows side by side
+    .venv/bin/python -m bench.heldout write --n 120 --out .kgqa/heldout-demo.jsonl --exclude data/demo/questions.jsonl
+    .venv/bin/python -m bench.heldout run --questions .kgqa/heldout-demo.jsonl
+
+``write`` leaves out the walks (topic, relation chain) that the reader's training recipe draws (the same
+generator, its seed and size: ``--train-examples``), so each question is a new phrasing *and* a new walk where
+the KG has enough walks (the count left out is printed). Each line is in the ``kgqa eval`` format (id, question,
+answer, answer_id, aliases, hops, topic, path). ``run`` answers it with VisPath, graph-only, gold start (path
+reasoning alone) and from the topic's name: rows ``rules`` (no reader), ``reader`` (the default reader and
+its terminal weights), and one per ``--reader`` checkpoint given; EM and EM per hop. Torch threads =
+KGQA_TORCH_THREADS (default 1), stated. Prints; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_set(ctx, n: int, seed: int, exclude: set[str], train_examples: int, train_seed: int,
+              hops: tuple[int, ...] = (2, 3, 4)) -> tuple[list[dict], int]:
+    """Up to ``n`` held-out-template questions (walks of ``hops`` facts, about evenly), none on a walk that the
+    training recipe (``train_examples`` questions, ``train_seed``) draws; and how many training walks there were."""
+    from kgqa.core.walk_questions import generate_walk_questions
+
+    seen = {(g.example.topic_id, g.relations) for g in
+            generate_walk_questions(ctx.graph, ctx.kg, train_examples, train_seed, exclude)}
+    weights = tuple(1.0 if h in hops else 0.0 for h in range(1, 5))
+    cand = generate_walk_questions(ctx.graph, ctx.kg, 20 * n, seed, exclude, hop_weights=weights, held_out=True)
+    per_hop = {h: [] for h in hops}
+    used: set = set()
+    for g in cand:
+        key = (g.example.topic_id, g.relations)
+        if len(g.relations) not in per_hop or key in seen or key in used:
+            continue
+        used.add(key)
+        per_hop[len(g.relations)].append(g)
+    out: list[dict] = []
+    k = 0
+    while len(out) < n and any(per_hop.values()):         # round-robin over the hop counts
+        h = hops[k % len(hops)]
+        k += 1
+        if not per_hop[h]:
+            continue
+        g = per_hop[h].pop(0)
+        ids = (g.example.topic_id,) + g.entities
+        topic = ctx.kg.entity(g.example.topic_id) or {}
+        out.append({"id": f"ho-{len(out) + 1:03d}", "question": g.example.question, "answer": g.example.answer,
+                    "answer_id": g.example.answer_id, "aliases": list(g.example.aliases or ()),
+                    "hops": len(g.relations),
+                    "topic": {"id": g.example.topic_id, "label": topic.get("name") or g.example.topic_id},
+                    "path": [[ids[i], r, ids[i + 1]] for i, r in enumerate(g.relations)]})
+    return out, len(seen)
+
+
+def write(args) -> None:
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.config import Settings
+    from kgqa.core.qa_examples import topics_of
+
+    excl: set[str] = set()
+    for p in args.exclude:
+        excl |= topics_of(p)
+    with open_runtime(Settings()) as rt:
+        rows, trained = write_set(rt.context(), args.n, args.seed, excl, args.train_examples, args.train_seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    by = {h: sum(r["hops"] == h for r in rows) for h in (2, 3, 4)}
+    print(f"{len(rows)} held-out-template questions → {args.out} (by hops {by}; {trained} training walks left out)")
+
+
+def run(args) -> None:
+    os.environ["KGQA_CHAT_BACKEND"] = "none"
+    os.environ.setdefault("KGQA_TORCH_THREADS", "1")
+    from kgqa.app.eval.questions import load_questions
+    from kgqa.app.eval.runner import run_questions
+    from kgqa.app.pipeline import Pipeline
+    from kgqa.app.runtime import open_runtime
+    from kgqa.core.config import Settings
+
+    s = Settings()
+    questions, _ = load_questions(args.questions)
+    if args.limit:
+        questions = questions[:args.limit]
+    extra = dict(kv.split("=", 1) for kv in args.option)
+    rows = {"rules": {"path_scorer": "rules"}, "reader": {"path_scorer": "reader", **extra}}
+    rows = {k: v for k, v in rows.items() if k in args.rows.split(",")}
+    for ck in args.reader:
+        rows[f"reader {ck}"] = {"path_scorer": "reader", "reader_checkpoint": str(ck), **extra}
+    print(f"{args.questions.name}: {len(questions)} questions · graph-only · gold start · torch threads "
+          f"{s.torch_threads} · {os.cpu_count()} CPUs (shared)", flush=True)
+    hops = sorted({q.hops for q in questions if q.hops})
+    print(f"{'row':40s} {'EM':>6s} " + " ".join(f"{h}-hop".rjust(7) for h in hops) + "  gold kept  s")
+    with open_runtime(s) as rt:
+        shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
+        for name, opts in rows.items():
+            t0 = time.perf_counter()
+            res = run_questions(questions, Pipeline(s, "vispath", options=opts, **shared), gold_start=True)
+            print(f"{name[-40:]:40s} {em(res):6.1f} " + " ".join(f"{em(res, h):7.1f}" for h in hops)
+                  + f"  {100.0 * sum(bool(r.gold_path) for r in res) / max(len(res), 1):6.1f}"
+                  + f"  {time.perf_counter() - t0:.0f}", flush=True)
+            if args.misses:
+                for r in res:
+                    if not r.exact_match:
+                        print(f"    miss {r.id}: {r.question!r} -> {r.prediction!r} (gold {r.gold!r})")
+
+
+def em(results, hops: int | None = None) -> float:
+    """EM in percent, over the results of ``hops`` hops (all when None)."""
+    v = [bool(r.exact_match) for r in results if hops is None or r.hops == hops]
+    return 100.0 * sum(v) / len(v) if v else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("step", choices=("write", "run"))
+    ap.add_argument("--out", type=Path, default=ROOT / ".kgqa" / "heldout.jsonl", help="write: the set's file")
+    ap.add_argument("--questions", type=Path, default=ROOT / ".kgqa" / "heldout.jsonl", help="run: the set")
+    ap.add_argument("--n", type=int, default=120)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--exclude", type=Path, action="append", default=[], help="write: leave these files' topics out")
+    ap.add_argument("--train-examples", type=int, default=1500, help="write: the training recipe's --examples")
+    ap.add_argument("--train-seed", type=int, default=0)
+    ap.add_argument("--limit", type=int, default=0, help="run: the first N questions only")
+    ap.add_argument("--rows", default="rules,reader", help="run: which of the rows rules, reader")
+    ap.add_argument("--reader", type=Path, action="append", default=[], help="run: a row per reader checkpoint")
+    ap.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="run: a VisPath option of the reader rows")
+    ap.add_argument("--misses", action="store_true", help="run: print each wrong answer")
+    args = ap.parse_args()
+    {"write": write, "run": run}[args.step](args)
+
+
+if __name__ == "__main__":
+    main()
