@@ -195,6 +195,9 @@ class Settings(BaseSettings):
     pdf_max_pages: int = Field(2000, ge=1, validation_alias=AliasChoices("KGQA_PDF_MAX_PAGES", "pdf_max_pages"))
     pdf_max_figure_pixels: int = Field(64_000_000, ge=64, validation_alias=AliasChoices(
         "KGQA_PDF_MAX_FIGURE_PIXELS", "pdf_max_figure_pixels"))
+    # OCR (kgqa.loaders.documents.ocr: Tesseract, a separate process) of a PDF's pages without a text layer and of
+    # the text inside its figures; without the engine, or off, those pages are reported and the rest loads
+    ocr: bool = Field(True, validation_alias=AliasChoices("KGQA_OCR", "ocr"))
 
     # --- kgqa serve (kgqa.app.serve) ----------------------------------------
     # Bearer token every request must carry when set (unset: no auth; bind to loopback then).
