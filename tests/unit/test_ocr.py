@@ -52,10 +52,9 @@ def test_without_the_engine_the_page_is_reported_and_the_rest_parses(tmp_path, m
     pdf = make_orca_scan(tmp_path / "orca.pdf")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))          # no tesseract on PATH
     absent = page_ocr(True, None)
-    assert absent.engine is None and absent.skipped == [
-        "OCR engine not installed (tesseract: apt-get install tesseract-ocr)"]
+    assert absent.engine is None and absent.skipped == ["tesseract is not installed: apt-get install tesseract-ocr"]
     off = page_ocr(False, None)
-    assert off.skipped == ["OCR is off (KGQA_OCR=false or --no-ocr)"]
+    assert off.skipped == ["off: KGQA_OCR=false or --no-ocr"]
     for reader in (absent, off):
         doc = parse(pdf, reader)
         assert doc.no_text_pages == [2] and doc.ocr == ""

@@ -150,8 +150,9 @@ def load_documents_cmd(
         con.print(f"OCR: {d['ocr_pages']} pages read{rate} · {d['ocr_figures']} figures' text · "
                   f"{d['ocr_seconds']} s", markup=False)
     if d["ocr_skipped"]:
-        con.print(f"OCR skipped: {d['ocr_skipped']}; pages without a text layer and the text inside figures are "
-                  "not read", markup=False, soft_wrap=True)
+        unread = "; ".join(d["ocr_unread"]) + " (no text layer)" if d["ocr_unread"] else "pages without a text layer"
+        con.print(f"OCR skipped ({d['ocr_skipped']}): {unread} and the text inside figures are not read",
+                  markup=False, soft_wrap=True)
     for w in d["warnings"]:
         con.print(f"warning: {w}", markup=False, soft_wrap=True)
     for line in d["resumed"]:

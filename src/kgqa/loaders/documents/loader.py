@@ -152,9 +152,12 @@ class DocumentLoader:
         for d in docs:
             if d.no_text_pages:
                 report.no_text_pages += len(d.no_text_pages)
-                report.warnings.append(f"{d.source}: {page_ranges(d.no_text_pages)} "
-                                       f"{'have' if len(d.no_text_pages) > 1 else 'has'} no text (scanned?); "
-                                       + (f"{report.ocr_skipped}: not read" if ocr.skipped else "OCR read none"))
+                where = f"{d.source} {page_ranges(d.no_text_pages)}"
+                if ocr.skipped:                     # said once, in the OCR line
+                    report.ocr_unread.append(where)
+                else:
+                    report.warnings.append(f"{d.source}: {page_ranges(d.no_text_pages)} {'have' if len(d.no_text_pages) > 1 else 'has'} no text "
+                                           "(scanned?) and OCR read none")
         self.graph.apply_schema()
         extractor = self.extractor
         content = {}

@@ -162,10 +162,10 @@ class PageOCR:
 def page_ocr(enabled: bool, cache_dir: Path | None, threads: int = 1) -> PageOCR:
     """The load's OCR: Tesseract when ``enabled`` and installed, else one that reads nothing and says why."""
     if not enabled:
-        return PageOCR(None, skipped=["OCR is off (KGQA_OCR=false or --no-ocr)"])
+        return PageOCR(None, skipped=["off: KGQA_OCR=false or --no-ocr"])
     engine = Tesseract.find(threads=threads)
     if engine is None:
-        return PageOCR(None, skipped=["OCR engine not installed (tesseract: apt-get install tesseract-ocr)"])
+        return PageOCR(None, skipped=["tesseract is not installed: apt-get install tesseract-ocr"])
     return PageOCR(engine, cache_dir)
 
 

@@ -77,6 +77,7 @@ class DocReport:
     ocr_seconds: float = 0.0           # the engine's seconds (pages read before come from the OCR cache)
     ocr_engine_pages: int = 0          # pages the engine read this time (the rate's pages)
     ocr_skipped: str = ""              # why OCR read nothing (engine absent, switched off)
+    ocr_unread: list[str] = field(default_factory=list)        # "file: pages 3–7" left without text by that
 
     def stage(self, name: str, seconds: float) -> None:
         self.stages[name] = self.stages.get(name, 0.0) + seconds
@@ -109,5 +110,5 @@ class DocReport:
             "ocr_pages": self.ocr_pages, "ocr_figures": self.ocr_figures, "ocr_seconds": round(self.ocr_seconds, 2),
             "ocr_pages_per_min": (round(60 * self.ocr_engine_pages / self.ocr_seconds, 1)
                                   if self.ocr_engine_pages and self.ocr_seconds else None),
-            "ocr_skipped": self.ocr_skipped,
+            "ocr_skipped": self.ocr_skipped, "ocr_unread": list(self.ocr_unread),
         }

@@ -344,7 +344,7 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
         pages = page_ranges(no_text) if no_text else "the pages"
         ocr = options.ocr_reader
         why = ("OCR read none" if ocr is not None and ocr.engine else
-               f"not read: {ocr.skipped[0]}" if ocr is not None and ocr.skipped else "no OCR asked")
+               f"OCR skipped ({ocr.skipped[0]})" if ocr is not None and ocr.skipped else "no OCR asked")
         reject(str(path), f"no text and no figures: {pages} have no text (scanned?); {why}", reason="empty")
         return None
     return ParsedDocument(id=doc_id, title=title, source=str(path), format="pdf", origin=str(path.resolve()),
