@@ -88,9 +88,11 @@ def rasterise_page(path: Path, page: int, dpi: int = 150) -> Path:
     c.showPage()
     c.save()
     out = pdfium.PdfDocument.new()
-    out.import_pages(src, list(range(page - 1)))
+    if page > 1:                                      # (an empty list would import every page)
+        out.import_pages(src, list(range(page - 1)))
     out.import_pages(pdfium.PdfDocument(scan.getvalue()), [0])
-    out.import_pages(src, list(range(page, len(src))))
+    if page < len(src):
+        out.import_pages(src, list(range(page, len(src))))
     buf = io.BytesIO()
     out.save(buf)
     path.write_bytes(buf.getvalue())

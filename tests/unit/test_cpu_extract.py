@@ -130,8 +130,8 @@ TECHNICAL = """# Pump controller
 
 The controller reads its settings from /etc/pumpd/pumpd.conf and logs to syslog. The daemon pumpd_main accepts
 the --dry-run flag. Valves report the type application/x-valve-state, and 100 of them fit on one bus.
-Secondly, the firmware 2.13 is described in section 4.2 on page 17. It drives nine Merlin valves.
-Users set the limit in bar. Each valve has 2 seals.
+Data of the firmware 2.13 is described in section 4.2 on page 17. It drives nine Merlin valves.
+Users set the limit in bar. Each valve has 2 seals, and the users open it in the ratio 2:3 with data.
 
 ## Limits
 
@@ -145,10 +145,10 @@ def test_the_extractor_keeps_no_bare_number_and_no_fragment_and_keeps_identifier
     _, kg, _ = graph(TECHNICAL)
     names = {e.name for e in kg.entities.values()}
     assert not [n for n in names if n.replace(",", "").replace(".", "").isdigit()], names     # "100", "2.13", "17"
-    assert {"Secondly", "Users"}.isdisjoint(names)                        # words at a sentence's start
+    assert {"Data", "Users"}.isdisjoint(names)                            # ordinary words at a sentence's start
     assert {"/etc/pumpd/pumpd.conf", "pumpd_main", "--dry-run", "application/x-valve-state",
             "PUMP_OK", "PUMP_BUSY"} <= names                             # code identifiers, whole
-    assert {"nine Merlin valves", "2 seals", "12 pressure", "40 litres"} <= names     # numbers with what they count
+    assert {"nine Merlin valves", "2 seals", "12 pressure", "40 litres", "2:3"} <= names   # with what they count
     assert not [n for n in names if n.startswith("PUMP_OK if")]          # a clause is not one entity
     f = facts(kg)
     r = f[("Pump controller", "application/x-valve-state")]

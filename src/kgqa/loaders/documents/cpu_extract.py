@@ -18,7 +18,7 @@ same shape of graph (entities with a description, relations head → tail with a
 * **entities worth reading** (``_worthy``): a number is an entity only with what it counts ("nine Merlin
   engines", a table cell with its column: "410,000 visitors"), never bare ("100", "2.13"); a single
   capitalised word that the document also writes in lower case is an ordinary word at a sentence's start
-  ("Users", "Secondly", "SHOULD"), not a name; a fragment (one letter, an identifier cut at a line end,
+  ("Users", "Data", "SHOULD"), not a name; a fragment (one letter, an identifier cut at a line end,
   "ASN1_") is left out; a ``Key: value`` line's long value (a clause) is not one entity, its own spans are;
 * **relation phrases**: an edge's phrase is the words between its head's and its tail's spans (from the
   sentence's start when the head is not named in it), other spans left out; a structured fact's is its key,
@@ -107,21 +107,18 @@ def cpu_text_graph(doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG) -> 
 
 
 class _Doc:
-    """The document as the rules read it: its id and title, the words it writes in lower case (``common``) and
-    the capitalised words it writes inside a sentence (``inside``: names are capitalised there too)."""
+    """The document as the rules read it: its id and title, and the words it writes in lower case."""
 
     def __init__(self, doc: ParsedDocument, chunks: list[Chunk]):
         self.id, self.title = doc.id, doc.title
         self.common = {w for c in chunks for w in re.findall(r"(?<![\w/])[a-z][a-z'’-]+\b", c.text)}
-        self.inside = {w for c in chunks for sent in sentences(c.text)
-                       for w in re.findall(r"(?<=[\w,;:)] )[A-Z][\w'’-]*", sent)}
 
 
 def _worthy(doc, text: str, kind: str) -> bool:
     """An entity worth a graph node (module doc): not a bare number, not an ordinary word capitalised at a
     sentence's start, not a fragment."""
     t = text.strip()
-    if len(t) < 2 or t.endswith(("_", "-")) or _BARE_NUMBER.match(t) and kind not in ("date", "year"):
+    if len(t) < 2 or t.endswith(("_", "-")) or _BARE_NUMBER.match(t) and kind not in ("date", "year", "ratio"):
         return False
     if doc and kind == "name" and " " not in t and t.lower() in doc.common and not _is_subject(t, doc.title):
         return False
@@ -161,10 +158,7 @@ def _sentence_spans(doc, sent: str) -> list[Span]:
         elif x.kind == "name" and _TRAILING_STOP.search(x.text):
             text = _TRAILING_STOP.sub("", x.text)
             x = Span(text, x.start, x.start + len(text), "name")
-        if x is None or (x.kind == "name" and x.start == 0 and " " not in x.text and x.text not in doc.inside
-                         and not _is_subject(x.text, doc.title)):
-            continue                     # one capitalised word opening the sentence, never inside one: not a name
-        if _worthy(doc, x.text, x.kind):
+        if x is not None and _worthy(doc, x.text, x.kind):
             out.append(x)
     return sorted(out, key=lambda x: x.start)
 

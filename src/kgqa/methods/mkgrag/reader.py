@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 
 from kgqa.core.kg import label_key
-from kgqa.core.spans import Span, sentences, spans, text_sentences
+from kgqa.core.spans import NUMBER_WORDS, Span, sentences, spans, text_sentences
 
 _STOP = set("""a an the of in on at to for from by with and or is was are were be been did do does what which who whom
 whose when where how many much this that these those shown here photo image picture it its as into about
@@ -161,6 +161,17 @@ def _stem(w: str) -> str:
 _NAMING_WORDS = {"called", "call", "calls", "named", "name", "names", "known", "nicknamed", "termed"}
 
 
+#: a count as the CPU extractor names it: the number, then what it counts ("nine Merlin engines", "5,500 galaxies")
+_COUNT_NAME = re.compile(rf"^(\d[\d,.]*|{'|'.join(NUMBER_WORDS)})\s+[A-Za-z]", re.IGNORECASE)
+
+
+def _count_of(tail: str) -> str:
+    """An edge's tail (a name) as the label key of the candidate it stands for: a count's number ("nine" of
+    "nine Merlin engines", what the reader's candidate is), else the whole name."""
+    m = _COUNT_NAME.match(tail)
+    return label_key(m.group(1) if m else tail)
+
+
 def _root(w: str) -> str:
     """A crude word root, so that "designed", "designer" and "design" meet (suffixes of English inflection);
     the naming words ("called", "known as", "name") share one."""
@@ -203,7 +214,7 @@ def read(question: str, chunks: list[dict], elements: list, embed, *, image_note
     graph_names = {label_key(el.name) for el in elements if el.kind == "entity"}
     # the edges of G_r as (tail, sentence): a candidate that is the tail of an edge read from its own sentence
     rel_elements = [el for el in elements if el.kind == "relation" and " -> " in el.name]
-    edges = [(label_key(el.name.split(" -> ", 1)[0]), label_key(el.name.split(" -> ", 1)[-1]),
+    edges = [(label_key(el.name.split(" -> ", 1)[0]), _count_of(el.name.split(" -> ", 1)[-1]),
               " ".join(el.text.split(": ", 2)[-1].split())) for el in rel_elements]
     graph_facts = {(t, sent) for _, t, sent in edges}
     # what each edge of G_r says: its relation phrase and relation catalogue name, as word roots
