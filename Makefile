@@ -30,7 +30,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup jars demo test test-faults unit reference neo4j-start neo4j-stop clean
+.PHONY: setup jars ocr demo test test-faults unit reference neo4j-start neo4j-stop clean
 
 setup: $(STAMP) $(JARS)
 
@@ -47,6 +47,14 @@ $(STAMP): pyproject.toml
 $(JARS): neo4j-local/pom.xml
 	mvn -q -B -f neo4j-local/pom.xml package
 	touch $@
+
+# OCR of scanned PDF pages: Debian's tesseract-ocr (Apache-2.0), run by kgqa as a separate process. Optional:
+# without it `kgqa load documents` says which pages it leaves unread. Needs root (or sudo) for apt-get.
+ocr:
+	@command -v tesseract >/dev/null 2>&1 && echo "ocr: $$(tesseract --version 2>&1 | head -1) already installed" \
+	  || { command -v apt-get >/dev/null 2>&1 && $$(test "$$(id -u)" = 0 || echo sudo) apt-get update -qq \
+	       && $$(test "$$(id -u)" = 0 || echo sudo) apt-get install -y -qq tesseract-ocr; } \
+	  || echo "ocr: install tesseract (Debian/Ubuntu: apt-get install tesseract-ocr; macOS: brew install tesseract)"
 
 neo4j-start: setup
 	$(KGQA) neo4j start

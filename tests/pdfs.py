@@ -68,6 +68,37 @@ def make_scanned_pdf(path: Path, text_pages: int, image_pages: int, image: Path 
     return path
 
 
+def rasterise_page(path: Path, page: int, dpi: int = 150) -> Path:
+    """The PDF at ``path`` with its page ``page`` (1-based) replaced by a picture of it: an image-only page, as a
+    scanner gives (no text layer). PDFium renders the page; reportlab draws the picture on a page of the same
+    size; PDFium puts the pages back together (the outline is not kept)."""
+    import io
+
+    import pypdfium2 as pdfium
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    src = pdfium.PdfDocument(path.read_bytes())
+    w, h = src[page - 1].get_size()
+    png = io.BytesIO()
+    src[page - 1].render(scale=dpi / 72, grayscale=True).to_pil().save(png, format="PNG")
+    scan = io.BytesIO()
+    c = canvas.Canvas(scan, pagesize=(w, h), invariant=1)
+    c.drawImage(ImageReader(io.BytesIO(png.getvalue())), 0, 0, width=w, height=h)
+    c.showPage()
+    c.save()
+    out = pdfium.PdfDocument.new()
+    if page > 1:                                      # (an empty list would import every page)
+        out.import_pages(src, list(range(page - 1)))
+    out.import_pages(pdfium.PdfDocument(scan.getvalue()), [0])
+    if page < len(src):
+        out.import_pages(src, list(range(page, len(src))))
+    buf = io.BytesIO()
+    out.save(buf)
+    path.write_bytes(buf.getvalue())
+    return path
+
+
 def make_bomb_pdf(path: Path, width: int = 20000, height: int = 20000) -> Path:
     """One page showing one 1-bit image declared ``width`` x ``height`` (400 megapixels by default), its data
     all zeros and Flate-compressed to a few kilobytes: a decompression bomb."""
@@ -146,3 +177,28 @@ TOWERS = [("Eiffel Tower", [("Overview", ["The Eiffel Tower is a wrought-iron la
           ("Tokyo Tower", [("Overview", ["Tokyo Tower is a communications tower in the Shiba-koen district."]),
                            ("Design and construction", ["The tower was designed by Tachu Naito and completed in "
                                                         "1958."])])]
+
+
+#: a pump manual of three pages, each section on a page of its own (``rasterise_page`` makes page 2 a scan)
+ORCA = [("Installation", ["The Orca pump is mounted on a level concrete base."], []),
+        ("Pressure relief", ["The relief valve of the Orca pump opens at 12 bar and closes again at 9 bar."], []),
+        ("Service", ["Replace the seals of the Orca pump every 2,000 hours."], [])]
+
+
+def make_orca_scan(path: Path) -> Path:
+    """The Orca pump manual with its page 2 (the relief valve's pressures) an image-only page."""
+    make_pdf(path, "Orca pump manual", ORCA, page_break_before={"Pressure relief", "Service"})
+    return rasterise_page(path, 2)
+
+
+def text_figure(path: Path, lines: list[str]) -> Path:
+    """A PNG figure whose only content is ``lines`` of dark text on white (a diagram's labels)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype("DejaVuSans.ttf", 28)
+    img = Image.new("RGB", (640, 60 + 50 * len(lines)), "white")
+    draw = ImageDraw.Draw(img)
+    for k, line in enumerate(lines):
+        draw.text((30, 30 + 50 * k), line, fill=(20, 20, 20), font=font)
+    img.save(path)
+    return path

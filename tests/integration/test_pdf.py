@@ -162,9 +162,10 @@ def test_a_bad_pdf_is_one_line_and_nothing_of_the_folder_is_written(demo_kg, tmp
 
 def test_scanned_pages_are_a_warning_and_the_figures_still_load(demo_kg, tmp_path):
     make_scanned_pdf(tmp_path / "scan.pdf", text_pages=2, image_pages=5)
-    p = run_kgqa("load", "documents", str(tmp_path), env=ENV)
+    p = run_kgqa("load", "documents", str(tmp_path), "--no-ocr", env=ENV)
     assert p.returncode == 0, p.stderr
-    assert "scan.pdf: pages 3\u20137 have no text (scanned?); OCR is not included" in p.stdout
+    assert ("OCR skipped (off: KGQA_OCR=false or --no-ocr): scan.pdf pages 3\u20137 (no text layer) and the text "
+            "inside figures are not read") in p.stdout
     (row,) = demo_kg.read("docs_show", id="scan")
     assert row["document"]["n_images"] == 5
 

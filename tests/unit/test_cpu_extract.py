@@ -62,7 +62,7 @@ def test_the_title_is_the_subject_and_key_value_lines_are_its_facts():
 def test_a_table_row_relates_its_first_cell_to_every_other_cell_under_the_column_name():
     _, kg, _ = graph()
     f = facts(kg)
-    r = f[("2019", "410,000")]
+    r = f[("2019", "410,000 visitors")]                 # a number cell is named with its column
     assert r.phrase == "Visitors" and r.context == "Records"
     assert "Visitors: 410,000" in r.sentence and "Operator: Lune Trust" in r.sentence    # the row is the provenance
     assert ("Glass Bridge", "2019") in f
@@ -122,3 +122,34 @@ def test_each_edge_of_a_sentence_has_the_words_between_its_head_and_its_tail_as_
     assert f[("Varnholm", "Grey Sea")].phrase == "is an island in the"
     assert f[("Varnholm", "Skarby")].phrase == "is an island in the whose main town is"   # other spans left out
     assert f[("Varnholm", "Ivo Brand")].phrase == "It was charted by the explorer"       # head not named: from start
+
+
+TECHNICAL = """# Pump controller
+
+## Interface
+
+The controller reads its settings from /etc/pumpd/pumpd.conf and logs to syslog. The daemon pumpd_main accepts
+the --dry-run flag. Valves report the type application/x-valve-state, and 100 of them fit on one bus.
+Data of the firmware 2.13 is described in section 4.2 on page 17. It drives nine Merlin valves.
+Users set the limit in bar. Each valve has 2 seals, and the users open it in the ratio 2:3 with data.
+
+## Limits
+
+Pressure: 12
+Flow: 40 litres
+Returns: PUMP_OK if the valve exists and the seal holds, PUMP_BUSY otherwise
+"""
+
+
+def test_the_extractor_keeps_no_bare_number_and_no_fragment_and_keeps_identifiers():
+    _, kg, _ = graph(TECHNICAL)
+    names = {e.name for e in kg.entities.values()}
+    assert not [n for n in names if n.replace(",", "").replace(".", "").isdigit()], names     # "100", "2.13", "17"
+    assert {"Data", "Users"}.isdisjoint(names)                            # ordinary words at a sentence's start
+    assert {"/etc/pumpd/pumpd.conf", "pumpd_main", "--dry-run", "application/x-valve-state",
+            "PUMP_OK", "PUMP_BUSY"} <= names                             # code identifiers, whole
+    assert {"nine Merlin valves", "2 seals", "12 pressure", "40 litres", "2:3"} <= names   # with what they count
+    assert not [n for n in names if n.startswith("PUMP_OK if")]          # a clause is not one entity
+    f = facts(kg)
+    r = f[("Pump controller", "application/x-valve-state")]
+    assert r.sentence.startswith("Valves report the type application/x-valve-state")    # with its sentence

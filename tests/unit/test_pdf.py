@@ -81,7 +81,7 @@ def test_a_pdf_with_no_text_and_no_figure_is_refused(tmp_path):
     c.showPage()
     c.save()
     with pytest.raises(InvalidInput, match=r"blank\.pdf: no text and no figures: pages 1\u20132 have no text "
-                                           r"\(scanned\?\); OCR is not included"):
+                                           r"\(scanned\?\); no OCR asked"):
         parse(tmp_path / "blank.pdf")
 
 

@@ -177,3 +177,71 @@ def text_lines(text: str) -> list[tuple[str, bool]]:
 def text_sentences(text: str) -> list[str]:
     """The sentences of a chunk's text, a Markdown table's rows given as ``row_sentence`` lines."""
     return [x for x, _ in text_lines(text)]
+
+
+# --------------------------------------------------------------------------- technical tokens
+#: what surrounds a token without being part of it (quotes, brackets, clause punctuation)
+_TOKEN_EDGE = "()[]{}<>\"'‘’“”,;:!?"
+#: a token that is one technical name: a path or MIME type (a "/" beside a letter), an identifier with "_", an
+#: e-mail address, a URL, a file name or dotted name ("libtasn1.h", "pkix.asn": a "." inside, with 2 letters or
+#: digits on one side), a command-line flag ("--check", "-b"), a version ("4.19.0")
+TECHNICAL_RE = re.compile(r"""(?x)
+    (?=.*[A-Za-z]).*(?:[A-Za-z0-9]/|/[A-Za-z~.]|_|[A-Za-z0-9]@[A-Za-z]|://
+                       |[A-Za-z0-9]{2}\.[A-Za-z0-9]|[A-Za-z0-9]\.[A-Za-z0-9]{2})
+  | ^--?[A-Za-z][\w-]*$
+  | ^v?\d+(?:\.\d+){2,}$""")
+#: what a span may end with after a technical token and is not part of the answer: ", 18 August 2022"
+_TRAILING_DATE = re.compile(rf"^,?\s*(?:{DATE_RE.pattern})\W*$")
+#: a user handle glued after a name ("Thomas Leonard tal197")
+_HANDLE = re.compile(r"^[a-z]+\d+$")
+
+
+def _token_at(text: str, i: int) -> tuple[int, int]:
+    """The whitespace-delimited token holding ``text[i]``, without what surrounds it (``_TOKEN_EDGE``, a final
+    full stop)."""
+    s = i
+    while s > 0 and not text[s - 1].isspace():
+        s -= 1
+    e = i
+    while e < len(text) and not text[e].isspace():
+        e += 1
+    while s < e and text[s] in _TOKEN_EDGE:
+        s += 1
+    while e > s and (text[e - 1] in _TOKEN_EDGE or text[e - 1] == "."):
+        e -= 1
+    return s, e
+
+
+#: initials and titles ("U.S.", "Ph.D.", "St.") are words, not technical names
+_ABBREVIATION = re.compile(r"^(?:[A-Z][a-z]?\.)+[A-Za-z]{0,2}\.?$")
+
+
+def is_technical(token: str) -> bool:
+    return bool(TECHNICAL_RE.search(token)) and not _ABBREVIATION.match(token)
+
+
+def whole_tokens(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span ``text[start:end]`` as an answer that respects technical tokens (paths, MIME types, identifiers,
+    flags, versions): never a piece cut from inside one ("x-midi" of "audio/x-midi" widens to it), and nothing
+    glued after one (a span opening with a technical token and going on, "application/zip files", is that
+    token; a date after one, "4.19.0, 18 August 2022", is dropped); a user handle after a name
+    ("Thomas Leonard tal197") is dropped too. Other spans are returned as they are."""
+    if not 0 <= start < end <= len(text):
+        return start, end
+    s0, e0 = _token_at(text, start)
+    if s0 < start < e0 and is_technical(text[s0:e0]):
+        start = s0
+    s1, e1 = _token_at(text, end - 1)
+    if s1 < end < e1 and is_technical(text[s1:e1]):
+        end = e1
+    s0, e0 = _token_at(text, start)
+    if s0 == start and e0 < end and is_technical(text[s0:e0]) and text[e0:end].strip(_TOKEN_EDGE + ". "):
+        return start, e0
+    words = text[start:end].split()
+    if len(words) >= 3 and _HANDLE.match(words[-1]) and words[-2][:1].isupper():
+        return start, text.rindex(words[-1], start, end) - 1
+    for m in re.finditer(r"\S+", text[start:end]):
+        tok = m.group(0).strip(_TOKEN_EDGE + ".")
+        if is_technical(tok) and _TRAILING_DATE.match(text[start + m.end():end].lstrip(".")):
+            return start, start + m.start() + len(m.group(0).rstrip(_TOKEN_EDGE + "."))
+    return start, end

@@ -112,6 +112,9 @@ def load_documents_cmd(
                                     "document is written in several and marked complete by the last."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     force: bool = typer.Option(False, "--force", help="Re-extract every document, unchanged ones too."),
+    ocr: Optional[bool] = typer.Option(None, "--ocr/--no-ocr", help="Read PDF pages without a text layer and the "
+                                       "text inside figures with the OCR engine (tesseract), when installed "
+                                       "(default: KGQA_OCR, on)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ):
     """Build one multimodal KG per document (mKG-RAG, Section 3.1): segments, textual and visual graphs,
@@ -124,7 +127,7 @@ def load_documents_cmd(
     s = env_settings(model_cache_dir=replay_cache)
     opts = DocOptions(chunk_tokens=chunk_tokens, paragraphs=paragraphs, strict=strict, link=link,
                       link_threshold=link_threshold, max_bytes=int(max_mb * 1024 * 1024), images=images,
-                      write_batch=write_batch, force=force,
+                      write_batch=write_batch, force=force, ocr=ocr,
                       progress=False if as_json else (True if sys.stderr.isatty() else "log"))
     with writer_lock(s), open_runtime(s) as rt:
         report = DocumentLoader(rt.graph, rt.models, s, opts).load(path)
@@ -142,6 +145,14 @@ def load_documents_cmd(
     if d["pages"]:
         con.print(f"PDF pages: {d['pages']} · figures: {d['figures']}"
                   + (f" · pages without text: {d['no_text_pages']}" if d["no_text_pages"] else ""), markup=False)
+    if d["ocr_pages"] or d["ocr_figures"]:
+        rate = f" ({d['ocr_pages_per_min']} pages/min)" if d["ocr_pages_per_min"] else ""
+        con.print(f"OCR: {d['ocr_pages']} pages read{rate} · {d['ocr_figures']} figures' text · "
+                  f"{d['ocr_seconds']} s", markup=False)
+    if d["ocr_skipped"]:
+        unread = "; ".join(d["ocr_unread"]) + " (no text layer)" if d["ocr_unread"] else "pages without a text layer"
+        con.print(f"OCR skipped ({d['ocr_skipped']}): {unread} and the text inside figures are not read",
+                  markup=False, soft_wrap=True)
     for w in d["warnings"]:
         con.print(f"warning: {w}", markup=False, soft_wrap=True)
     for line in d["resumed"]:

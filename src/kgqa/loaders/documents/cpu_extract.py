@@ -12,8 +12,14 @@ same shape of graph (entities with a description, relations head → tail with a
   row is row[0] -column-> cell for every other column (row[0] itself hangs off the subject); a plain
   list item is subject → item. The section heading is the fact's context;
 * **sentences**: the typed spans of ``kgqa.core.spans`` (names, dates, years, numbers with their unit,
-  ratios) become entities; each sentence relates its head (the name it opens with, else the subject)
-  to every other span, the summary and provenance being the sentence;
+  ratios) and the sentence's technical tokens (paths, MIME types, identifiers, file names, flags, versions:
+  ``spans.is_technical``, type ``identifier``) become entities; each sentence relates its head (the name it
+  opens with, else the subject) to every other span, the summary and provenance being the sentence;
+* **entities worth reading** (``_worthy``): a number is an entity only with what it counts ("nine Merlin
+  engines", a table cell with its column: "410,000 visitors"), never bare ("100", "2.13"); a single
+  capitalised word that the document also writes in lower case is an ordinary word at a sentence's start
+  ("Users", "Data", "SHOULD"), not a name; a fragment (one letter, an identifier cut at a line end,
+  "ASN1_") is left out; a ``Key: value`` line's long value (a clause) is not one entity, its own spans are;
 * **relation phrases**: an edge's phrase is the words between its head's and its tail's spans (from the
   sentence's start when the head is not named in it), other spans left out; a structured fact's is its key,
   a table cell's its column. Stored on the ``DOC_REL`` edge (``phrase``) and mapped to the relation
@@ -30,16 +36,30 @@ from __future__ import annotations
 
 import re
 
-from kgqa.core.spans import list_item, row_sentence, sentences, spans, structured_line, table_rows
+from kgqa.core.spans import (YEAR_RE, Span, is_technical, list_item, row_sentence, sentences, spans, structured_line,
+                             table_rows)
 from kgqa.loaders.documents.kg import DocumentKG, KGEntity, KGRelation, name_key
 from kgqa.loaders.documents.parse import ParsedDocument
 from kgqa.loaders.documents.segment import Chunk
 
-CPU_EXTRACTOR = "cpu-rules-3"
+CPU_EXTRACTOR = "cpu-rules-4"
 RELATION_MIN_COS = 0.55
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|the \w+)\b", re.IGNORECASE)
 _SPAN_TYPES = {"date": "date", "year": "date", "ratio": "quantity", "measure": "quantity", "count": "quantity",
-               "name": "name"}
+               "name": "name", "identifier": "identifier"}
+#: a bare number (digits and their separators), a section number, a hexadecimal offset
+_BARE_NUMBER = re.compile(r"^[\d\s.,:%/+-]*$|^[0-9a-fA-F]{4,}$")
+#: a fact's value longer than this (words) is a clause, not one entity
+MAX_VALUE_WORDS = 4
+#: words that do not end a name or a counted noun ("END The", "one passage of")
+_STOP = r"(?:the|a|an|this|these|that|it|its|here|there|do|does|if|of|in|on|at|by|to|for|with|from|and|or|is|are|" \
+        r"was|were|be|other|more|less)"
+_TRAILING_STOP = re.compile(rf"(?:\s+{_STOP})+$", re.IGNORECASE)
+#: what a number counts: one or two words after it ("nine Merlin engines"), not a stop word
+_COUNTED = re.compile(rf"[ \t]+(?!{_STOP}\b)[A-Za-z][a-z-]{{2,}}(?!\w)(?:[ \t]+(?!{_STOP}\b)[a-z][a-z-]{{2,}}(?!\w))?",
+                      re.IGNORECASE)
+#: the characters of a technical token kept as an entity (not a line of a hex dump)
+_IDENTIFIER = re.compile(r"^[~*\w./-][\w.+~/:@#*-]*$")
 LITERAL_TYPES = ("date", "quantity")
 
 
@@ -54,6 +74,7 @@ def cpu_text_graph(doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG) -> 
         return None
     first = next((s for c in chunks for s in sentences(_body(c)) if not structured_line(s)), doc.title)
     subject = kg.add_entity(doc.id, doc.title, "subject", first, chunks[0].id)
+    doc = _Doc(doc, chunks)
     for ch in chunks:
         heading = ch.sections[0] if ch.sections else ""
         table: list[str] = []
@@ -85,6 +106,63 @@ def cpu_text_graph(doc: ParsedDocument, chunks: list[Chunk], kg: DocumentKG) -> 
     return subject
 
 
+class _Doc:
+    """The document as the rules read it: its id and title, and the words it writes in lower case."""
+
+    def __init__(self, doc: ParsedDocument, chunks: list[Chunk]):
+        self.id, self.title = doc.id, doc.title
+        self.common = {w for c in chunks for w in re.findall(r"(?<![\w/])[a-z][a-z'’-]+\b", c.text)}
+
+
+def _worthy(doc, text: str, kind: str) -> bool:
+    """An entity worth a graph node (module doc): not a bare number, not an ordinary word capitalised at a
+    sentence's start, not a fragment."""
+    t = text.strip()
+    if len(t) < 2 or t.endswith(("_", "-")) or _BARE_NUMBER.match(t) and kind not in ("date", "year", "ratio"):
+        return False
+    if doc and kind == "name" and " " not in t and t.lower() in doc.common and not _is_subject(t, doc.title):
+        return False
+    return len(t.split()) <= 12
+
+
+def _counted(sent: str, x: Span) -> Span | None:
+    """A count span with what it counts ("nine Merlin engines"), or None when the number stands alone."""
+    m = _COUNTED.match(sent, x.end)
+    if m is None:
+        return None
+    return Span(sent[x.start:m.end()], x.start, m.end(), "count")
+
+
+def _technical(sent: str) -> list[Span]:
+    """The sentence's technical tokens (``spans.is_technical``) as identifier spans."""
+    out = []
+    for m in re.finditer(r"\S+", sent):
+        tok = m.group(0)
+        lead = len(tok) - len(tok.lstrip("([{\"'‘“<"))
+        core = tok.strip("()[]{}<>\"'‘’“”,;:!?").rstrip(".")
+        if len(core) >= 3 and is_technical(core) and _IDENTIFIER.match(core) and _worthy(None, core, "identifier"):
+            out.append(Span(core, m.start() + lead, m.start() + lead + len(core), "identifier"))
+    return out
+
+
+def _sentence_spans(doc, sent: str) -> list[Span]:
+    """The entities of a sentence: its technical tokens, then the typed spans that do not overlap them, counts
+    with what they count; only those ``_worthy``."""
+    tech = _technical(sent)
+    out = list(tech)
+    for x in spans(sent):
+        if any(x.start < t.end and t.start < x.end for t in tech):
+            continue
+        if x.kind == "count":
+            x = _counted(sent, x)
+        elif x.kind == "name" and _TRAILING_STOP.search(x.text):
+            text = _TRAILING_STOP.sub("", x.text)
+            x = Span(text, x.start, x.start + len(text), "name")
+        if x is not None and _worthy(doc, x.text, x.kind):
+            out.append(x)
+    return sorted(out, key=lambda x: x.start)
+
+
 def _body(c: Chunk) -> str:
     return "\n".join(ln for ln in c.text.split("\n") if ln.strip() not in c.sections)
 
@@ -104,11 +182,25 @@ def _relate(doc, ch, kg, head: KGEntity, tail: KGEntity, sentence: str, heading:
 
 
 def _fact(doc, ch, kg, subject, key: str, value: str, line: str, heading: str) -> None:
-    """subject -key-> value (the value's own spans are entities too when it holds several)."""
+    """subject -key-> value; a long value (a clause) is no entity: subject -key-> each of its own spans. A bare
+    number is named with its key ("Floors: 81" → "81 floors")."""
+    value = value.strip(" .")
+    if len(value.split()) > MAX_VALUE_WORDS:
+        for x in _sentence_spans(doc, value):
+            _relate(doc, ch, kg, subject, _entity(doc, ch, kg, subject, x.text, x.kind, line), line, heading, key)
+        return
     sp = spans(value)
-    kind = sp[0].kind if len(sp) == 1 and sp[0].text == value.strip(" .") else "value"
-    tail = _entity(doc, ch, kg, subject, value.strip(" ."), kind if kind != "value" else "name", line)
-    _relate(doc, ch, kg, subject, tail, line, heading, key)
+    kind = sp[0].kind if len(sp) == 1 and sp[0].text == value else "name"
+    text = _with_noun(value, key)
+    if _worthy(doc, text, kind):
+        _relate(doc, ch, kg, subject, _entity(doc, ch, kg, subject, text, kind, line), line, heading, key)
+
+
+def _with_noun(value: str, noun: str) -> str:
+    """A bare number named with what it counts (a key, a table column): "81" of "Floors" → "81 floors"."""
+    if _BARE_NUMBER.match(value) and any(ch.isdigit() for ch in value) and noun and not YEAR_RE.fullmatch(value):
+        return f"{value} {noun.lower()}"
+    return value
 
 
 def _table(doc, ch, kg, subject, rows: list[list[str]], heading: str) -> None:
@@ -119,26 +211,30 @@ def _table(doc, ch, kg, subject, rows: list[list[str]], heading: str) -> None:
         if not row or not row[0]:
             continue
         line = row_sentence(header, row)
-        head = _entity(doc, ch, kg, subject, row[0], "name", line)
+        first = _with_noun(row[0], header[0] if header else "")
+        kind = "year" if YEAR_RE.fullmatch(first) else "value"
+        head = _entity(doc, ch, kg, subject, first, "name", line) if _worthy(doc, first, kind) else subject
         _relate(doc, ch, kg, subject, head, line, heading, header[0] if header else heading)
         for h, cell in zip(header[1:], row[1:]):
             if cell:
                 sp = spans(cell)
-                kind = sp[0].kind if len(sp) == 1 and sp[0].text == cell.strip(" .") else "name"
-                tail = _entity(doc, ch, kg, subject, cell, kind, line)
-                _relate(doc, ch, kg, head, tail, line, heading, h)
+                kind = sp[0].kind if len(sp) == 1 and sp[0].text == cell.strip(" .") else "value"
+                text = _with_noun(cell, h)
+                if _worthy(doc, text, kind):
+                    tail = _entity(doc, ch, kg, subject, text, "name" if kind == "value" else kind, line)
+                    _relate(doc, ch, kg, head, tail, line, heading, h)
 
 
 def _sentence(doc, ch, kg, subject, sent: str, heading: str) -> None:
-    sp = spans(sent)
+    sp = _sentence_spans(doc, sent)
     if not sp:
         return
     ents = [(x, _entity(doc, ch, kg, subject, x.text, x.kind, sent)) for x in sp]
     # the head: the name the sentence opens with, else (a pronoun, "The flag …") the subject
     head = subject
-    if sp[0].start <= 4 and sp[0].kind == "name" and not _PRONOUN_START.match(sent):
+    if sp[0].start <= 4 and sp[0].kind in ("name", "identifier") and not _PRONOUN_START.match(sent):
         head = ents[0][1]
-    elif _PRONOUN_START.match(sent) is None and sp[0].kind == "name" and sp[0].start < 12:
+    elif _PRONOUN_START.match(sent) is None and sp[0].kind in ("name", "identifier") and sp[0].start < 12:
         head = ents[0][1]
     where = {id(e): x for x, e in reversed(ents)}           # an entity's first span in the sentence
     whole = _phrase(sent, sp, 0, len(sent))

@@ -32,6 +32,7 @@ def content_hash(doc: ParsedDocument, options: DocOptions) -> str:
     if options.paragraphs:                  # only then: the hashes of documents loaded without it stay as they were
         h.update(b"paragraphs")
     h.update(doc.raw)
+    h.update(doc.ocr.encode())              # empty unless OCR read some of its text
     for im in doc.images:
         h.update(im.sha256.encode())
     return h.hexdigest()

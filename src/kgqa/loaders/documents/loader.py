@@ -26,6 +26,7 @@ from kgqa.loaders.documents.embed_cache import remove as remove_saved_vectors
 from kgqa.loaders.documents.extract import match, text_graph, visual_graph
 from kgqa.loaders.documents.kg import DocumentKG
 from kgqa.loaders.documents.link import link_entities
+from kgqa.loaders.documents.ocr import page_ocr
 from kgqa.loaders.documents.options import EXTRACTOR_VERSION, STAND_IN, DocOptions, DocReport, DocResult
 from kgqa.loaders.documents.parse import ParsedDocument
 from kgqa.loaders.documents.pdf import page_ranges, save_figures
@@ -69,10 +70,12 @@ def gone(origin: str) -> bool:
 
 
 def with_pdf_limits(options: DocOptions, settings) -> DocOptions:
-    """``options`` with the PDF limits and the figures folder it leaves unset taken from the Settings."""
+    """``options`` with the PDF limits, the figures folder and the OCR it leaves unset taken from the Settings."""
     from dataclasses import replace
 
-    return replace(options,
+    ocr = settings.ocr if options.ocr is None else options.ocr
+    return replace(options, ocr=ocr,
+                   ocr_reader=options.ocr_reader or page_ocr(ocr, Path(settings.data_dir) / "ocr-cache"),
                    pdf_max_bytes=options.pdf_max_bytes or int(settings.pdf_max_mb * 1024 * 1024),
                    pdf_max_pages=options.pdf_max_pages or settings.pdf_max_pages,
                    max_figure_pixels=options.max_figure_pixels or settings.pdf_max_figure_pixels,
@@ -159,12 +162,20 @@ class DocumentLoader:
             reject.close()
         report.rejects_file = str(reject.path) if reject.count else None
         report.stage("parse", time.perf_counter() - t)
+        ocr = self.options.ocr_reader
+        report.ocr_pages, report.ocr_figures, report.ocr_seconds = ocr.pages, ocr.figures, ocr.seconds
+        report.ocr_engine_pages = ocr.engine_pages
+        if any(d.format == "pdf" for d in docs):
+            report.ocr_skipped = "; ".join(ocr.skipped)
         for d in docs:
             if d.no_text_pages:
                 report.no_text_pages += len(d.no_text_pages)
-                report.warnings.append(f"{d.source}: {page_ranges(d.no_text_pages)} "
-                                       f"{'have' if len(d.no_text_pages) > 1 else 'has'} no text (scanned?); "
-                                       "OCR is not included")
+                where = f"{d.source} {page_ranges(d.no_text_pages)}"
+                if ocr.skipped:                     # said once, in the OCR line
+                    report.ocr_unread.append(where)
+                else:
+                    report.warnings.append(f"{d.source}: {page_ranges(d.no_text_pages)} {'have' if len(d.no_text_pages) > 1 else 'has'} no text "
+                                           "(scanned?) and OCR read none")
         self.graph.apply_schema()
         extractor = self.extractor
         content = {}

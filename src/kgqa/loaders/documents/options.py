@@ -34,6 +34,8 @@ class DocOptions:
     pdf_max_pages: int | None = None
     max_figure_pixels: int | None = None
     figures_dir: Path | None = None    # where figures taken out of PDFs are saved (<data dir>/figures)
+    ocr: bool | None = None            # OCR of scanned pages and figures' text (None: the Settings' KGQA_OCR)
+    ocr_reader: object = None          # the load's ocr.PageOCR (the loader sets it)
     # a document's vectors saved as they are computed, so a killed load resumes (embed_cache.py); the loader
     # sets it to <data dir>/doc-embeddings when left None
     embed_cache_dir: Path | None = None
@@ -71,7 +73,13 @@ class DocReport:
     torch_threads: int | None = None
     chat: str = ""
     warnings: list[str] = field(default_factory=list)           # one line each (a PDF's pages without text)
-    no_text_pages: int = 0
+    no_text_pages: int = 0             # PDF pages left without text (after OCR)
+    ocr_pages: int = 0                 # PDF pages without a text layer read by OCR
+    ocr_figures: int = 0               # figures whose text OCR read
+    ocr_seconds: float = 0.0           # the engine's seconds (pages read before come from the OCR cache)
+    ocr_engine_pages: int = 0          # pages the engine read this time (the rate's pages)
+    ocr_skipped: str = ""              # why OCR read nothing (engine absent, switched off)
+    ocr_unread: list[str] = field(default_factory=list)        # "file: pages 3–7" left without text by that
 
     def stage(self, name: str, seconds: float) -> None:
         self.stages[name] = self.stages.get(name, 0.0) + seconds
@@ -102,4 +110,8 @@ class DocReport:
             "resumed_vectors": sum(d.resumed_vectors for d in self.documents),
             "resumed": [f"{d.id}: {d.resumed}" for d in self.documents if d.resumed],
             "no_text_pages": self.no_text_pages, "warnings": list(self.warnings),
+            "ocr_pages": self.ocr_pages, "ocr_figures": self.ocr_figures, "ocr_seconds": round(self.ocr_seconds, 2),
+            "ocr_pages_per_min": (round(60 * self.ocr_engine_pages / self.ocr_seconds, 1)
+                                  if self.ocr_engine_pages and self.ocr_seconds else None),
+            "ocr_skipped": self.ocr_skipped, "ocr_unread": list(self.ocr_unread),
         }

@@ -48,7 +48,8 @@ class ParsedDocument:
     link_key: str = ""                 # the link settings and the Wikidata KG it was linked against (loader)
     origin: str = ""                   # what the id stands for: the resolved file path, or the E-VQA url
     pages: int = 0                     # PDF: its page count
-    no_text_pages: list[int] = field(default_factory=list)   # PDF: pages without a text layer (scanned?)
+    no_text_pages: list[int] = field(default_factory=list)   # PDF: pages without text (scanned?), after OCR
+    ocr: str = ""                      # PDF: the OCR engine that read some of its text (ocr.py), else empty
 
     @property
     def images(self) -> list[DocImage]:

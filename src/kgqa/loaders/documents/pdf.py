@@ -22,8 +22,11 @@ and no network), reads the text of each page, the outline (bookmarks) and the em
   saved under ``figures_dir`` by sha256 when the document is written (``save_figures``).
 * **refused**, one line naming the file (``reject``: strict raises, lenient skips): over the size or page
   limit, no ``%PDF`` header, no ``%%EOF`` at the end (truncated), encrypted (a password is needed), damaged
-  (PDFium cannot open it), a page PDFium cannot read. Pages without any text (scanned) are reported, and
-  the document loads with its other pages and its figures; OCR is not included.
+  (PDFium cannot open it), a page PDFium cannot read.
+* **OCR** (``ocr.py``, the loader's ``options.ocr_reader``): a page without a text layer (scanned) is read by
+  the OCR engine, and its text is that page's; the text inside a page's figures becomes a paragraph of the
+  page. Pages still without text (no engine, OCR off, nothing read) are reported, and the document loads
+  with its other pages and its figures.
 """
 
 from __future__ import annotations
@@ -313,6 +316,7 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
     styles: list = []                            # per section: its heading's style (outline: level), None: continued
     heading = ""                                 # the section open at the top of the next page
     no_text: list[int] = []
+    used_ocr = False
     first_line = ""
     for i in range(len(pdf)):
         where = f"{path} p. {i + 1}"
@@ -328,6 +332,9 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
             for im, _top, line in figures:
                 text = _own_paragraph(text, line)
                 im.page = i + 1
+            if options.ocr_reader is not None:          # ocr.py: a scanned page, the text inside figures
+                read = options.ocr_reader.page_text(page, text, [im for im, _, _ in figures])
+                used_ocr, text = used_ocr or read != text, read
             if not text.strip():
                 no_text.append(i + 1)
             first_line = first_line or next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
@@ -368,12 +375,15 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
             sections[k + 1].cont = False        # a heading at the foot of a page: printed with its text
     if not kept:
         pages = page_ranges(no_text) if no_text else "the pages"
-        reject(str(path), f"no text and no figures: {pages} have no text (scanned?); OCR is not included",
-               reason="empty")
+        ocr = options.ocr_reader
+        why = ("OCR read none" if ocr is not None and ocr.engine else
+               f"OCR skipped ({ocr.skipped[0]})" if ocr is not None and ocr.skipped else "no OCR asked")
+        reject(str(path), f"no text and no figures: {pages} have no text (scanned?); {why}", reason="empty")
         return None
     return ParsedDocument(id=doc_id, title=title, source=str(path), format="pdf", origin=str(path.resolve()),
                           sections=kept, raw=raw,
-                          pages=len(pdf), no_text_pages=no_text)
+                          pages=len(pdf), no_text_pages=no_text,
+                          ocr=options.ocr_reader.identity if used_ocr else "")
 
 
 def _set_paths(sections: list[Section], styles: list, outline: bool) -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 
 from kgqa.core.kg import label_key
-from kgqa.core.spans import Span, sentences, spans, text_sentences
+from kgqa.core.spans import NUMBER_WORDS, Span, sentences, spans, text_sentences
 from kgqa.methods.mkgrag.answer_types import KINDS, answer_type, content_words, occurs
 from kgqa.methods.mkgrag.reading import ReadRequest
 from kgqa.methods.mkgrag.records import Candidate, Reading
@@ -50,6 +50,17 @@ def _stem(w: str) -> str:
 
 
 _NAMING_WORDS = {"called", "call", "calls", "named", "name", "names", "known", "nicknamed", "termed"}
+
+
+#: a count as the CPU extractor names it: the number, then what it counts ("nine Merlin engines", "5,500 galaxies")
+_COUNT_NAME = re.compile(rf"^(\d[\d,.]*|{'|'.join(NUMBER_WORDS)})\s+[A-Za-z]", re.IGNORECASE)
+
+
+def _count_of(tail: str) -> str:
+    """An edge's tail (a name) as the label key of the candidate it stands for: a count's number ("nine" of
+    "nine Merlin engines", what the reader's candidate is), else the whole name."""
+    m = _COUNT_NAME.match(tail)
+    return label_key(m.group(1) if m else tail)
 
 
 def _root(w: str) -> str:
@@ -102,7 +113,7 @@ class RuleReader:
         graph_names = {label_key(el.name) for el in elements if el.kind == "entity"}
         # the edges of G_r as (tail, sentence): a candidate that is the tail of an edge read from its own sentence
         rel_elements = [el for el in elements if el.kind == "relation" and " -> " in el.name]
-        edges = [(label_key(el.name.split(" -> ", 1)[0]), label_key(el.name.split(" -> ", 1)[-1]),
+        edges = [(label_key(el.name.split(" -> ", 1)[0]), _count_of(el.name.split(" -> ", 1)[-1]),
                   " ".join(el.text.split(": ", 2)[-1].split())) for el in rel_elements]
         graph_facts = {(t, sent) for _, t, sent in edges}
         # what each edge of G_r says: its relation phrase and relation catalogue name, as word roots

@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
+from kgqa.core.spans import whole_tokens
 from kgqa.models.heads.checkpoint import (BertHead, build_bert, load_bert_head, load_once, save_bert_checkpoint,
                                           set_dropout)
 from kgqa.models.runtime.backend import inference
@@ -202,7 +203,7 @@ class SpanReader(BertHead):
             for b in ei:
                 if b < a or b - a + 1 > self.max_answer_tokens:
                     continue
-                c0, c1 = w.offsets[lo + a][0], w.offsets[lo + b][1]
+                c0, c1 = whole_tokens(passage, w.offsets[lo + a][0], w.offsets[lo + b][1])   # technical tokens whole
                 sc = float(ss[a] + es[b])
                 out.append(SpanGuess(w.item, c0, c1, passage[c0:c1], sc, sc - null))
         out.sort(key=lambda x: -x.score)

@@ -1,0 +1,63 @@
+"""OCR of a PDF's scanned pages and of the text inside its figures (kgqa.loaders.documents.ocr), with the real
+engine (Debian's tesseract-ocr, which `.ci/run` installs) on PDFs typeset in the test; and without it, found
+absent by PATH or switched off, the pages reported and the rest parsed. No services."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from kgqa.loaders.documents.ocr import page_ocr
+from kgqa.loaders.documents.options import DocOptions
+from kgqa.loaders.documents.pdf import parse_pdf
+from kgqa.loaders.rejects import Rejects
+from tests.pdfs import make_orca_scan, make_pdf, text_figure
+
+needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None,
+                                     reason="tesseract-ocr is not installed (apt-get install tesseract-ocr)")
+
+
+def parse(path, reader):
+    return parse_pdf(path, path.stem, DocOptions(ocr_reader=reader), Rejects(True))
+
+
+@needs_tesseract
+def test_an_image_only_page_is_read_and_keeps_its_page(tmp_path):
+    pdf = make_orca_scan(tmp_path / "orca.pdf")
+    ocr = page_ocr(True, tmp_path / "cache")
+    doc = parse(pdf, ocr)
+    assert doc.no_text_pages == [] and ocr.pages == 1 and doc.ocr.startswith("ocr:tesseract")
+    (two,) = [s for s in doc.sections if s.page == 2]
+    assert "relief valve of the Orca pump opens at 12 bar" in two.text
+    assert "12 bar" not in " ".join(s.text for s in doc.sections if s.page != 2)
+    # a reload reads the page from the cache: the same text, the engine not run again
+    again = page_ocr(True, tmp_path / "cache")
+    assert [s.text for s in parse(pdf, again).sections] == [s.text for s in doc.sections]
+    assert again.pages == 1 and again.engine_pages == 0
+
+
+@needs_tesseract
+def test_the_text_inside_a_figure_is_a_paragraph_of_its_page(tmp_path):
+    fig = text_figure(tmp_path / "diagram.png", ["inlet port P1", "outlet port P2"])
+    pdf = make_pdf(tmp_path / "ports.pdf", "Ports", [("Ports", ["The ports are shown below."],
+                                                      [(fig, "Figure 1: The ports")])])
+    ocr = page_ocr(True, None)
+    doc = parse(pdf, ocr)
+    text = "\n".join(s.text for s in doc.sections)
+    assert "inlet port P1" in text and "outlet port P2" in text and ocr.figures == 1
+
+
+def test_without_the_engine_the_page_is_reported_and_the_rest_parses(tmp_path, monkeypatch):
+    pdf = make_orca_scan(tmp_path / "orca.pdf")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))          # no tesseract on PATH
+    absent = page_ocr(True, None)
+    assert absent.engine is None and absent.skipped == ["tesseract is not installed: apt-get install tesseract-ocr"]
+    off = page_ocr(False, None)
+    assert off.skipped == ["off: KGQA_OCR=false or --no-ocr"]
+    for reader in (absent, off):
+        doc = parse(pdf, reader)
+        assert doc.no_text_pages == [2] and doc.ocr == ""
+        (two,) = [s for s in doc.sections if s.page == 2]
+        assert two.text == "" and len(two.images) == 1                 # the scan itself, as a figure
+        assert "2,000 hours" in doc.sections[-1].text
