@@ -263,7 +263,9 @@ class Settings(BaseSettings):
         "KGQA_PDF_MAX_FIGURE_PIXELS", "pdf_max_figure_pixels"))
     # OCR (kgqa.loaders.documents.ocr: Tesseract, a separate process) of a PDF's pages without a text layer and of
     # the text inside its figures; without the engine, or off, those pages are reported and the rest loads
-    ocr: bool = Field(True, validation_alias=AliasChoices("KGQA_OCR", "ocr"))
+    ocr: bool = Field(True, description="kgqa load documents: read PDF pages without a text layer, and the text "
+                      "in figures, with Tesseract (false: those pages are named as left unread)",
+                      validation_alias=AliasChoices("KGQA_OCR", "ocr"))
 
     # --- kgqa serve (kgqa.app.serve) ----------------------------------------
     # Bearer token every request must carry when set (unset: no auth; bind to loopback then).
