@@ -100,7 +100,8 @@ def writer_lock(settings):
     """The database's writer lock for this command: ``with writer_lock(s):`` around a command that writes the
     graph. This machine's lock first (``kgqa.core.writer_lock``: refused before anything connects), then the
     lease in the database itself (``kgqa.core.writer_lease``: every spelling of the address, every machine); a
-    second writer gets one line naming the holder, exit 3."""
+    second writer gets one line naming the holder, exit 3. It yields the lease (``--bulk`` takes it again
+    after the importer replaced the store)."""
     import shlex
     import sys
     from contextlib import contextmanager
@@ -122,5 +123,5 @@ def writer_lock(settings):
                     t = lease.took_over
                     print(f"kgqa: note: took over the writer lease of pid {t.get('pid')} on {t.get('host')} "
                           f"(`{t.get('command', '?')}`), which stopped renewing it", file=sys.stderr)
-                yield lock
+                yield lease
     return held()

@@ -48,11 +48,11 @@ def load_wikidata5m_cmd(
                        embed_chunk=embed_chunk,
                        progress=not as_json)  # bars on a terminal, log lines otherwise
     next_steps: list[str] = []
-    with writer_lock(s), Graph(s) as g:
+    with writer_lock(s) as lease, Graph(s) as g:
         if bulk:
             from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m
 
-            report, next_steps = bulk_load_wikidata5m(g, path, images=images, options=opts)
+            report, next_steps = bulk_load_wikidata5m(g, path, images=images, options=opts, lease=lease)
         else:
             report = load_wikidata5m(g, path, images=images, options=opts)
     for w in getattr(report, "warnings", []):  # e.g. an empty split: said, also with --json
