@@ -177,7 +177,8 @@ def test_slow_clients_are_dropped_at_the_read_deadline_and_over_the_cap_get_503(
     data, _ = _until_closed(over, 30)
     assert data.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in data.lower(), data[:300]
     health = _raw(base)                    # ... and a health check still tells the truth while the slots are full
-    health.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    health.sendall(f"GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+                   .encode())
     data, _ = _until_closed(health, 30)
     assert data.startswith(b"HTTP/1.1 200"), data[:300]
     for s in slow:
