@@ -13,7 +13,8 @@ look: in the database they write, whatever they called it.
   has exited (a ``kill -9``: taken over at once, as the ``flock`` is); else ``WriterBusy`` with one line naming
   the holder (host, pid, command, since), exit 3.
 * **renew**: a daemon thread extends the expiry every ``TTL_S / 4`` seconds while the command runs.
-* **release**: the holder's fields are removed (only while it still holds it).
+* **release**: the lease node is deleted (only while this writer still holds it): a command leaves no node
+  behind; the next writer's ``MERGE`` creates it again, the constraint keeping it one.
 * **retake** (``WriterLease.retake``): ``kgqa load wikidata5m --bulk`` replaces the store (``neo4j-admin
   import``), lease node and constraint included; once the server is back it takes the lease again before it
   writes anything more. The lease node is no data: ``--bulk``'s emptiness check leaves it out.
@@ -68,6 +69,8 @@ class WriterLease:
         writes a new store, without the lease node or its constraint): called once the server is back and
         before anything else is written, so that a second writer that came in between is refused, or refuses
         this one (``WriterBusy``)."""
+        self._stop_renewing()
+        self.graph.close()               # a new connection: the old one's bookmarks are ahead of the new store
         self._take(mine=True)
         self.lost = False
         self._start_renewing()
@@ -101,11 +104,18 @@ class WriterLease:
         return h
 
     def _start_renewing(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
         self._stop.clear()
         self._thread = threading.Thread(target=self._renew, name="kgqa-writer-lease", daemon=True)
         self._thread.start()
+
+    def _stop_renewing(self) -> bool:
+        """Stop the renewing thread; whether one was running (the lease was held)."""
+        self._stop.set()
+        if self._thread is None:
+            return False
+        self._thread.join(timeout=5)
+        self._thread = None
+        return True
 
     def _renew(self) -> None:
         while not self._stop.wait(self.ttl_ms / 4000):
@@ -118,10 +128,7 @@ class WriterLease:
                 return
 
     def release(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        if self._stop_renewing():
             try:
                 self.graph.write("writer_lease_release", holder=self.holder)
             except KgqaError:
