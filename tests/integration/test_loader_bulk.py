@@ -102,5 +102,9 @@ def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_se
     assert [r["id"] for r in hit] == ["Q7186"]                                          # linking by alias works
     cons = {r["name"] for r in _read(own_server, "SHOW CONSTRAINTS YIELD name RETURN name")}
     assert cons, "the schema is applied after the import"
+    # the importer's store had no writer lease: taken again after it, given back at the end (no node left),
+    # its constraint in place for the next writer, which takes it (and is refused for --bulk, not busy)
+    assert "writer_lease_name" in cons
+    assert _read(own_server, "MATCH (l:WriterLease) RETURN count(l) AS n")[0]["n"] == 0
     again = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(SAMPLE), env=own_server)
     assert_one_line_error(again, "--bulk is for a first load into an empty database", "node(s)", code=2)

@@ -39,10 +39,11 @@ def test_a_late_paragraph_of_a_long_document_recalls_it(demo_kg):
     assert b["answer"] != "Vey-Halloran"
 
 
-def test_the_passage_ranker_orders_the_chunks_and_a_missing_one_is_a_fallback_line(demo_kg, tmp_path):
+def test_the_passage_ranker_orders_the_chunks_and_a_named_missing_one_is_an_error(demo_kg, tmp_path):
     """``ranker=learned`` (the shipped cross-encoder) puts the chunk that answers first among the document's chunks
     (chunks-only: every chunk of the document is a candidate) and the learned reader answers from it; a
-    checkpoint that is not there is one fallback line, and the answer stands."""
+    checkpoint the user names that is not there is one line naming the option, exit 2 (a missing default
+    checkpoint is a fallback line: tests/unit/test_passage_ranker.py)."""
     p = run_kgqa("load", "documents", str(FIX), "--json", env=CPU)
     assert p.returncode == 0, p.stderr
     a = ask("chunks_only=true", "ranker=learned", "reader=learned")
@@ -50,7 +51,9 @@ def test_the_passage_ranker_orders_the_chunks_and_a_missing_one_is_a_fallback_li
     assert "rank" in a["details"]["timings"] and not a["fallbacks"]
     assert len(a["details"]["chunk_ids"]) >= 2 and a["details"]["chunk_ids"][0] == "port_of_calder#c2"
     assert "Vey-Halloran" in a["evidence"][0]["text"]
-    b = ask("chunks_only=true", "ranker=learned", "reader=learned", f"ranker_checkpoint={tmp_path / 'none.safetensors'}")
-    assert b["answer"] == "Vey-Halloran"
-    assert [f["code"] for f in b["fallbacks"]] == ["ranker"]
-    assert "no passage-ranker checkpoint" in b["fallbacks"][0]["message"]
+    p = run_kgqa("ask", COMET, "--method", "mkgrag", "-o", "Kd=1", "-o", "chunks_only=true", "-o", "ranker=learned",
+                 "-o", f"ranker_checkpoint={tmp_path / 'none.safetensors'}", "--json", env=CPU)
+    assert p.returncode == 2 and not p.stdout
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ranker_checkpoint" in lines[0] and "no passage-ranker checkpoint" in lines[0], p.stderr
+    assert "Traceback" not in p.stderr

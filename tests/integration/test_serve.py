@@ -172,10 +172,15 @@ def test_slow_clients_are_dropped_at_the_read_deadline_and_over_the_cap_get_503(
                   "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"q".encode())
         slow.append(s)
     time.sleep(0.5)
-    over = _raw(base)
-    over.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    over = _raw(base)                      # over the cap: a request other than /health is refused
+    over.sendall(f"GET /methods HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
     data, _ = _until_closed(over, 30)
     assert data.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in data.lower(), data[:300]
+    health = _raw(base)                    # ... and a health check still tells the truth while the slots are full
+    health.sendall(f"GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+                   .encode())
+    data, _ = _until_closed(health, 30)
+    assert data.startswith(b"HTTP/1.1 200"), data[:300]
     for s in slow:
         data, took = _until_closed(s, READ_TIMEOUT_S + 30)
         s.close()

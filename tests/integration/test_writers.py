@@ -83,3 +83,39 @@ def test_two_loads_of_one_folder_and_a_docs_rm_meanwhile(graph, settings, tmp_pa
     rm = run_kgqa("docs", "rm", "writer_doc_00", env=ENV)               # the lock is free again
     assert rm.returncode == 0, rm.stderr
     _rm_all(graph)
+
+
+def test_the_lease_is_taken_again_after_the_store_was_replaced_and_a_writer_in_between_is_refused(settings):
+    """``--bulk``'s importer replaces the store: lease node and constraint gone (dropped here, as the new store
+    has neither). The holder takes its lease again; had another writer taken it in between, the holder is
+    refused (one line naming it) instead of writing beside it. Given back, no lease node is left."""
+    import pytest
+
+    from kgqa.core.graph import Graph
+    from kgqa.core.writer_lease import WriterLease
+    from kgqa.core.writer_lock import WriterBusy
+
+    def store_replaced(g):
+        g._run("MATCH (l:WriterLease) DELETE l", {}, write=True)
+        g._run("DROP CONSTRAINT writer_lease_name IF EXISTS", {}, write=True)
+
+    def leases(g):
+        return g._run("MATCH (l:WriterLease) RETURN l.holder AS holder", {}, write=False)
+
+    with Graph(settings) as g, Graph(settings) as other_g, Graph(settings) as lease_g:
+        with WriterLease(lease_g, "kgqa load wikidata5m --bulk --path a") as lease:
+            store_replaced(g)
+            lease.retake()
+            assert [r["holder"] for r in leases(g)] == [lease.holder]
+            with pytest.raises(WriterBusy, match=r"kgqa load wikidata5m --bulk --path a"):
+                WriterLease(other_g, "kgqa docs rm x").acquire()
+            store_replaced(g)
+            other = WriterLease(other_g, "kgqa docs rm x").acquire()      # came in between
+            try:
+                with pytest.raises(WriterBusy, match=r"`kgqa docs rm x`"):
+                    lease.retake()
+            finally:
+                other.release()
+        assert leases(g) == []
+        names = {r["name"] for r in g._run("SHOW CONSTRAINTS YIELD name RETURN name", {}, write=False)}
+        assert "writer_lease_name" in names

@@ -13,7 +13,11 @@ look: in the database they write, whatever they called it.
   has exited (a ``kill -9``: taken over at once, as the ``flock`` is); else ``WriterBusy`` with one line naming
   the holder (host, pid, command, since), exit 3.
 * **renew**: a daemon thread extends the expiry every ``TTL_S / 4`` seconds while the command runs.
-* **release**: the holder's fields are removed (only while it still holds it).
+* **release**: the lease node is deleted (only while this writer still holds it): a command leaves no node
+  behind; the next writer's ``MERGE`` creates it again, the constraint keeping it one.
+* **retake** (``WriterLease.retake``): ``kgqa load wikidata5m --bulk`` replaces the store (``neo4j-admin
+  import``), lease node and constraint included; once the server is back it takes the lease again before it
+  writes anything more. The lease node is no data: ``--bulk``'s emptiness check leaves it out.
 
 The server's own name for the database (``db.info()``: name and store id) is what the refusal line names.
 """
@@ -54,6 +58,26 @@ class WriterLease:
         return f"database {r.get('name', '?')} (store {str(r.get('id', '?'))[:12]}) at {self.graph.settings.neo4j_uri}"
 
     def acquire(self) -> WriterLease:
+        h = self._take(mine=False)
+        if h["holder"] is not None:
+            self.took_over = h
+        self._start_renewing()
+        return self
+
+    def retake(self) -> None:
+        """Take the lease again after the store was replaced under it (``--bulk``: ``neo4j-admin import``
+        writes a new store, without the lease node or its constraint): called once the server is back and
+        before anything else is written, so that a second writer that came in between is refused, or refuses
+        this one (``WriterBusy``)."""
+        self._stop_renewing()
+        self.graph.close()               # a new connection: the old one's bookmarks are ahead of the new store
+        self._take(mine=True)
+        self.lost = False
+        self._start_renewing()
+
+    def _take(self, mine: bool) -> dict:
+        """One write transaction: the lease node locked, read, and set to this writer when it is free (``mine``:
+        or already this writer's); ``WriterBusy`` naming its holder otherwise. Returns the holder as read."""
         from kgqa import cypher
 
         self.graph.write("writer_lease_constraint")
@@ -61,6 +85,7 @@ class WriterLease:
         def take(tx):
             h = tx.run(cypher.load("writer_lease_take")).single().data()
             free = (h["holder"] is None or h["expires"] is None or h["expires"] < h["now"]
+                    or (mine and h["holder"] == self.holder)
                     or (h["host"] == self.host and isinstance(h["pid"], int) and not pid_alive(h["pid"])))
             if free:
                 tx.run(cypher.load("writer_lease_set"), holder=self.holder, host=self.host, pid=os.getpid(), command=self.command,
@@ -76,11 +101,21 @@ class WriterLease:
                              f"{h.get('host', '?')}, `{h.get('command', '?')}`, since {since} (its lease is renewed "
                              f"while it writes; {left} s left if it stopped); wait for it to finish, or stop it, "
                              "then run this again")
-        if h["holder"] is not None:
-            self.took_over = h
+        return h
+
+    def _start_renewing(self) -> None:
+        self._stop.clear()
         self._thread = threading.Thread(target=self._renew, name="kgqa-writer-lease", daemon=True)
         self._thread.start()
-        return self
+
+    def _stop_renewing(self) -> bool:
+        """Stop the renewing thread; whether one was running (the lease was held)."""
+        self._stop.set()
+        if self._thread is None:
+            return False
+        self._thread.join(timeout=5)
+        self._thread = None
+        return True
 
     def _renew(self) -> None:
         while not self._stop.wait(self.ttl_ms / 4000):
@@ -93,10 +128,7 @@ class WriterLease:
                 return
 
     def release(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        if self._stop_renewing():
             try:
                 self.graph.write("writer_lease_release", holder=self.holder)
             except KgqaError:

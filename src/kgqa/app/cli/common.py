@@ -165,11 +165,13 @@ def no_abstain(opts: dict[str, dict], methods: list[str]) -> dict[str, dict]:
     return opts
 
 
-def writer_lock(settings):
+def writer_lock(settings, before_lease=None):
     """The database's writer lock for this command: ``with writer_lock(s):`` around a command that writes the
     graph. This machine's lock first (``kgqa.core.writer_lock``: refused before anything connects), then the
     lease in the database itself (``kgqa.core.writer_lease``: every spelling of the address, every machine); a
-    second writer gets one line naming the holder, exit 3."""
+    second writer gets one line naming the holder, exit 3. It yields the lease (``--bulk`` takes it again
+    after the importer replaced the store). ``before_lease``: run under this machine's lock, before the lease is
+    taken (``--bulk``'s cleanup of an interrupted import, which may start the stopped server)."""
     import shlex
     import sys
     from contextlib import contextmanager
@@ -186,10 +188,12 @@ def writer_lock(settings):
             if lock.took_over:
                 print(f"kgqa: note: took over the writer lock of pid {lock.took_over.get('pid')} "
                       f"(`{lock.took_over.get('command', '?')}`), which exited without releasing it", file=sys.stderr)
+            if before_lease is not None:
+                before_lease()
             with Graph(settings) as g, WriterLease(g, command) as lease:
                 if lease.took_over and lease.took_over.get("pid") != (lock.took_over or {}).get("pid"):
                     t = lease.took_over
                     print(f"kgqa: note: took over the writer lease of pid {t.get('pid')} on {t.get('host')} "
                           f"(`{t.get('command', '?')}`), which stopped renewing it", file=sys.stderr)
-                yield lock
+                yield lease
     return held()

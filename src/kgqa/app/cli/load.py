@@ -48,11 +48,15 @@ def load_wikidata5m_cmd(
                        embed_chunk=embed_chunk,
                        progress=not as_json)  # bars on a terminal, log lines otherwise
     next_steps: list[str] = []
-    with writer_lock(s), Graph(s) as g:
-        if bulk:
-            from kgqa.loaders.wikidata5m.bulk import bulk_load_wikidata5m
+    from kgqa.loaders.wikidata5m.bulk import BulkState, bulk_load_wikidata5m
 
-            report, next_steps = bulk_load_wikidata5m(g, path, images=images, options=opts)
+    # --bulk: the cleanup after an interrupted --bulk runs before the lease is taken (it may start the server)
+    interrupted: list[str] = []
+    recover = (lambda: interrupted.append(BulkState(s).recover())) if bulk else None
+    with writer_lock(s, before_lease=recover) as lease, Graph(s) as g:
+        if bulk:
+            report, next_steps = bulk_load_wikidata5m(g, path, images=images, options=opts, lease=lease,
+                                                      interrupted=interrupted[0])
         else:
             report = load_wikidata5m(g, path, images=images, options=opts)
     for w in getattr(report, "warnings", []):  # e.g. an empty split: said, also with --json

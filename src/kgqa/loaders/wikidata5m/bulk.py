@@ -402,10 +402,13 @@ def _main_thread() -> bool:
 
 
 def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None = None, encoder=None,
-                         options: LoadOptions | None = None) -> tuple[LoadReport, list[str]]:
+                         options: LoadOptions | None = None, lease=None,
+                         interrupted: str | None = None) -> tuple[LoadReport, list[str]]:
     """First load into an empty database through the importer; see the module doc.
 
-    ``graph`` must point at an empty database. Returns (report, next steps): the next steps
+    ``graph`` must point at an empty database (the writer lease's node is no data). ``lease``: the command's
+    ``WriterLease``, taken again once the importer's new store (without it) is served. ``interrupted``: what
+    ``BulkState.recover`` did, when the caller ran it already (before its lease: it may start the server). Returns (report, next steps): the next steps
     are empty when the load is complete, else the commands to run where the database lives."""
     from kgqa.core.graph import Graph
     from kgqa.core.neo4j_local import LocalNeo4j
@@ -414,7 +417,8 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
     settings = graph.settings
     t_start = time.perf_counter()
     state = BulkState(settings)
-    interrupted = state.recover()          # before the first query: it may start the stopped server
+    if interrupted is None:
+        interrupted = state.recover()      # before the first query: it may start the stopped server
     if interrupted == IMPORTED:
         if state.data_path() == str(Path(path).resolve()):
             return _after_import(graph, path, images, encoder, opts, state, t_start), []
@@ -476,6 +480,8 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
                 (folder / name).unlink(missing_ok=True)
             loader.graph = Graph(settings)
             loader.graph.verify()
+            if lease is not None:                          # the new store has no lease: this writer's again
+                lease.retake()
             loader.created_entities = True                 # the importer created every entity
             _write_the_rest(loader, bars)
     finally:
