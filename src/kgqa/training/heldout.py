@@ -8,6 +8,8 @@ check (the new reader against the one it replaces) and of ``bench/heldout.py``."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def heldout_set(graph, kg, n: int, seed: int, exclude: set[str], train_examples: int, train_seed: int,
                 hops: tuple[int, ...] = (2, 3, 4), train_depth: int = 4) -> tuple[list[dict], int]:
@@ -54,4 +56,24 @@ def em(results, hops: int | None = None) -> float:
     return 100.0 * sum(v) / len(v) if v else float("nan")
 
 
-__all__ = ["heldout_set", "em"]
+
+
+REJECTED_SUFFIX = ".rejected"
+
+
+def rejected_path(checkpoint: Path) -> Path:
+    """Where ``kgqa train paths`` writes a new reader that read worse than the one it would replace: beside the
+    checkpoint, ``<name>.rejected.safetensors`` (VisPath never loads it)."""
+    checkpoint = Path(checkpoint)
+    return checkpoint.with_name(checkpoint.stem + REJECTED_SUFFIX + checkpoint.suffix)
+
+
+def reads_worse(new: dict, old: dict | None) -> bool:
+    """Whether the new reader's row (``{"em": ...}``) is below the old one's on the held-out-template set: a
+    lower overall EM (a tie keeps the new one; no old row, or no questions: never worse)."""
+    if old is None or new.get("em") is None or old.get("em") is None:
+        return False
+    return new["em"] < old["em"]
+
+
+__all__ = ["heldout_set", "em", "rejected_path", "reads_worse", "REJECTED_SUFFIX"]
