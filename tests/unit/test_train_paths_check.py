@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kgqa.training.chain_reader import ChainReaderReport, _checked
 from kgqa.training.heldout import em, reads_worse, rejected_path
 
@@ -74,3 +76,13 @@ def test_without_a_reader_to_replace_the_new_one_is_measured_and_installed(tmp_p
     assert _checked(rep, _check(30.0, None), target, target, None, False, None)
     assert target.read_bytes() == b"new reader" and rep["check"]["old"] is None
     assert any("nothing to compare with" in ln for ln in rep.check_lines())
+
+
+def test_a_check_that_fails_leaves_the_old_reader_and_sets_the_new_one_aside(tmp_path):
+    target, cand = _files(tmp_path)
+
+    def broken(new, old):
+        raise RuntimeError("graph went away")
+    with pytest.raises(RuntimeError):
+        _checked(ChainReaderReport({}), broken, cand, target, target, False, None)
+    assert target.read_bytes() == b"old reader" and rejected_path(target).read_bytes() == b"new reader"

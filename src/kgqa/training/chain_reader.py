@@ -212,7 +212,6 @@ class ChainReaderReport(Report):
             + (f"; removed {self['terminal_weights_removed']}, fitted for the previous reader"
                if self.get("terminal_weights_removed") else "")]
 
-
     def check_lines(self) -> list[str]:
         """The held-out-template check's rows, the reader replaced and the new one side by side."""
         ck = self.get("check")
@@ -297,7 +296,12 @@ def _checked(rep: ChainReaderReport, check, written: Path, checkpoint: Path, rep
     if say:
         say("checking: the new reader" + (f" and {replaces}" if replaces else "")
             + " on held-out-template questions of this KG")
-    rep["check"] = check(written, replaces)
+    try:
+        rep["check"] = check(written, replaces)
+    except BaseException:                 # the check failed: the old reader stays, the new one is set aside
+        if written != checkpoint:
+            written.replace(rejected_path(checkpoint))
+        raise
     if written == checkpoint:
         return True
     worse = reads_worse(rep["check"]["new"], rep["check"]["old"])
