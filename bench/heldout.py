@@ -26,55 +26,24 @@ import os
 import time
 from pathlib import Path
 
+from kgqa.training.heldout import em
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def write_set(ctx, n: int, seed: int, exclude: set[str], train_examples: int, train_seed: int,
-              hops: tuple[int, ...] = (2, 3, 4)) -> tuple[list[dict], int]:
-    """Up to ``n`` held-out-template questions (walks of ``hops`` facts, about evenly), none on a walk that the
-    training recipe (``train_examples`` questions, ``train_seed``) draws; and how many training walks there were."""
-    from kgqa.core.walk_questions import generate_walk_questions
-
-    seen = {(g.example.topic_id, g.relations) for g in
-            generate_walk_questions(ctx.graph, ctx.kg, train_examples, train_seed, exclude)}
-    weights = tuple(1.0 if h in hops else 0.0 for h in range(1, 5))
-    cand = generate_walk_questions(ctx.graph, ctx.kg, 20 * n, seed, exclude, hop_weights=weights, held_out=True)
-    per_hop = {h: [] for h in hops}
-    used: set = set()
-    for g in cand:
-        key = (g.example.topic_id, g.relations)
-        if len(g.relations) not in per_hop or key in seen or key in used:
-            continue
-        used.add(key)
-        per_hop[len(g.relations)].append(g)
-    out: list[dict] = []
-    k = 0
-    while len(out) < n and any(per_hop.values()):         # round-robin over the hop counts
-        h = hops[k % len(hops)]
-        k += 1
-        if not per_hop[h]:
-            continue
-        g = per_hop[h].pop(0)
-        ids = (g.example.topic_id,) + g.entities
-        topic = ctx.kg.entity(g.example.topic_id) or {}
-        out.append({"id": f"ho-{len(out) + 1:03d}", "question": g.example.question, "answer": g.example.answer,
-                    "answer_id": g.example.answer_id, "aliases": list(g.example.aliases or ()),
-                    "hops": len(g.relations),
-                    "topic": {"id": g.example.topic_id, "label": topic.get("name") or g.example.topic_id},
-                    "path": [[ids[i], r, ids[i + 1]] for i, r in enumerate(g.relations)]})
-    return out, len(seen)
 
 
 def write(args) -> None:
     from kgqa.app.runtime import open_runtime
     from kgqa.core.config import Settings
     from kgqa.core.qa_examples import topics_of
+    from kgqa.training.heldout import heldout_set
 
     excl: set[str] = set()
     for p in args.exclude:
         excl |= topics_of(p)
     with open_runtime(Settings()) as rt:
-        rows, trained = write_set(rt.context(), args.n, args.seed, excl, args.train_examples, args.train_seed)
+        ctx = rt.context()
+        rows, trained = heldout_set(ctx.graph, ctx.kg, args.n, args.seed, excl, args.train_examples,
+                                    args.train_seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     by = {h: sum(r["hops"] == h for r in rows) for h in (2, 3, 4)}
@@ -115,12 +84,6 @@ def run(args) -> None:
                 for r in res:
                     if not r.exact_match:
                         print(f"    miss {r.id}: {r.question!r} -> {r.prediction!r} (gold {r.gold!r})")
-
-
-def em(results, hops: int | None = None) -> float:
-    """EM in percent, over the results of ``hops`` hops (all when None)."""
-    v = [bool(r.exact_match) for r in results if hops is None or r.hops == hops]
-    return 100.0 * sum(v) / len(v) if v else float("nan")
 
 
 def main() -> None:

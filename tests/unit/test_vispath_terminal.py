@@ -89,6 +89,17 @@ def test_the_slot_is_silent_without_a_file_and_one_fallback_line_with_a_bad_one(
     assert len(falls) == 1 and "unreadable terminal weights" in falls[0][0] and falls[0][1] == "checkpoint"
 
 
+def test_terminal_weights_fixed_ignores_weights_fitted_for_the_reader(tmp_path):
+    """``-o terminal_weights=fixed`` (``kgqa train paths``' check): the fixed sum even beside fitted weights."""
+    ck = tmp_path / "r.safetensors"
+    ck.write_bytes(b"reader")
+    TerminalWeights(fixed_weights(1.0), sha256(ck)).save(tmp_path / "r.terminal.json")
+    falls = []
+    run = SimpleNamespace(fell_back=lambda msg, code: falls.append((msg, code)))
+    assert TerminalSlot(ck).get(run) is not None
+    assert TerminalSlot(ck, "fixed").get(run) is None and not falls
+
+
 def _chain(relations, end, reader):
     edges = tuple(SimpleNamespace(relation_id=r) for r in relations)
     return SimpleNamespace(edges=edges, end_id=end, reader_score=reader, rules_sigma=0.0)

@@ -47,6 +47,7 @@ from kgqa.models.heads.chain_reader import (CHECKPOINT_NAME, ChainReader, catalo
                                             new_bi_encoder, new_cross_encoder, save_chain_reader,
                                             terminal_weights_path)
 from kgqa.models.plot import plot_losses
+from kgqa.training.heldout import reads_worse, rejected_path
 from kgqa.training.path_supervision import gold_chains, search_chains
 from kgqa.training.schedule import warmup_decay
 
@@ -175,7 +176,8 @@ class ChainReaderReport(Report):
     """``train_chain_reader``'s report: the walks' counts (generated, from_file, file_dropped_no_path, hops,
     inverse_relations), arch, questions, train_questions, pairs, epochs, epoch_losses, step_losses (not in
     ``--json``), held_out, seconds, pairs_per_s, threads, checkpoint, bytes, terminal_weights_removed (when it
-    removed the previous reader's), plot."""
+    removed the previous reader's), plot; with ``--check``: check (questions, by_hops, seconds, old and new rows:
+    checkpoint, em, hops), and kept + target (the new reader read worse and was not installed) or kept_new."""
 
     hidden = ("step_losses",)
     named = False            # the checkpoint was named (the "next" line names it too)
@@ -192,12 +194,44 @@ class ChainReaderReport(Report):
         if ho["questions"]:
             out.append(f"held out: the gold chain outscores every other candidate for {ho['gold_first']} of "
                        f"{ho['questions']} questions ({100 * ho['rate']:.1f} %)")
+        out += self.check_lines()
+        if self.get("kept"):
+            ck = self["checkpoint"]
+            return out + [
+                f"kept the previous reader {self['kept']}: the new one reads worse on this KG's held-out-template "
+                f"questions (EM {self['check']['new']['em']:.1f} against {self['check']['old']['em']:.1f}); it is "
+                f"written to {ck}, not installed (to install it anyway: rerun with --keep-new, or move it to "
+                f"{self.get('target', 'the checkpoint')} and run kgqa train terminal)",
+                f"loss curve: {self['plot']}"]
         return out + [
-            f"checkpoint: {self['checkpoint']} ({self['bytes'] / 1e6:.1f} MB)", f"loss curve: {self['plot']}",
+            f"checkpoint: {self['checkpoint']} ({self['bytes'] / 1e6:.1f} MB)"
+            + (" · installed although it reads worse on the check (--keep-new)" if self.get("kept_new") else ""),
+            f"loss curve: {self['plot']}",
             "next: kgqa train terminal" + (f" --reader {self['checkpoint']}" if self.named else "")
             + " learns VisPath's terminal selection for this reader (a few minutes on a small KG)"
             + (f"; removed {self['terminal_weights_removed']}, fitted for the previous reader"
                if self.get("terminal_weights_removed") else "")]
+
+    def check_lines(self) -> list[str]:
+        """The held-out-template check's rows, the reader replaced and the new one side by side."""
+        ck = self.get("check")
+        if not ck:
+            return []
+        if not ck["questions"]:
+            return ["check: no held-out-template question could be drawn from this KG (walks of 2–4 facts): the "
+                    "new reader is installed unmeasured"]
+        hops = sorted(ck["by_hops"])
+        out = [f"check: {ck['questions']} held-out-template questions of this KG ("
+               + ", ".join(f"{h}-hop {ck['by_hops'][h]}" for h in hops) + "; gold start, graph-only, terminal "
+               f"selection by the fixed sum, {ck['seconds']} s)",
+               f"  {'reader':8s} {'EM':>6s} " + " ".join(f"{h}-hop".rjust(6) for h in hops) + "  checkpoint"]
+        for name, row in (("before", ck.get("old")), ("new", ck["new"])):
+            if row:
+                out.append(f"  {name:8s} {row['em']:6.1f} " + " ".join(f"{row['hops'][h]:6.1f}" for h in hops)
+                           + f"  {row['checkpoint']}")
+        if not ck.get("old"):
+            out.append("  (no reader before this one fits this KG: nothing to compare with)")
+        return out
 
 
 def train_chain_reader(graph, kg, *, checkpoint: Path | None = None, models_dir: str | Path | None = None,
@@ -206,13 +240,23 @@ def train_chain_reader(graph, kg, *, checkpoint: Path | None = None, models_dir:
                        seed: int = 0, threads: int | None = None, arch: str = "bi", scale: float = 20.0,
                        plot: Path | None = None, say: Callable[[str], None] | None = None,
                        on_step: Callable[[int, int, float], None] | None = None,
-                       on_item: Callable[[], None] | None = None) -> ChainReaderReport:
+                       on_item: Callable[[], None] | None = None,
+                       check: Callable[[Path, Path | None], dict] | None = None, replaces: Path | None = None,
+                       keep_new: bool = False) -> ChainReaderReport:
     """The ``kgqa train paths`` run: prepare, fine-tune, save (``checkpoint``, else ``models_dir``/paths/), remove
     VisPath's terminal weights fitted for the previous reader there, draw the loss curve (``plot``, else beside
     the checkpoint); returns its report (counts, seconds, pairs/s, losses, held-out gold-first rate). ``say``:
-    a line per 50 steps."""
+    a line per 50 steps.
+
+    ``check(new, old)``: the held-out-template rows of the new checkpoint and of ``replaces`` (the reader VisPath
+    loaded before this run; None: none fits), ``{"new": {"em": ...}, "old": ... | None, ...}``. With both, the
+    new reader is written to a candidate file first and installed only when it does not read worse than the old
+    one (``kgqa.training.heldout.reads_worse``) or ``keep_new``; else it goes to ``rejected_path(checkpoint)``
+    and the installed files stay as they were."""
     named = checkpoint is not None
     checkpoint = Path(checkpoint) if named else Path(models_dir or ".") / "paths" / CHECKPOINT_NAME
+    guarded = check is not None and replaces is not None
+    write_to = checkpoint.with_name(checkpoint.stem + ".candidate" + checkpoint.suffix) if guarded else checkpoint
     window: list[float] = []
     if say:
         say(f"preparing: {examples} generated questions (walks of 1–{depth} facts)" + (f" + {data}" if data else "")
@@ -228,18 +272,47 @@ def train_chain_reader(graph, kg, *, checkpoint: Path | None = None, models_dir:
         if on_step:
             on_step(step, total, loss)
 
-    rep = _fine_tune(graph, kg, checkpoint=checkpoint, data=data, examples=examples, exclude=exclude, depth=depth,
+    rep = _fine_tune(graph, kg, checkpoint=write_to, data=data, examples=examples, exclude=exclude, depth=depth,
                      epochs=epochs, lr=lr, batch=batch, max_length=max_length, seed=seed, threads=threads,
                      arch=arch, scale=scale, on_step=step_done, on_item=on_item)
+    installed = _checked(rep, check, write_to, checkpoint, replaces, keep_new, say)
     stale = terminal_weights_path(checkpoint)
-    if stale.is_file():
+    if installed and stale.is_file():
         stale.unlink()
         rep["terminal_weights_removed"] = str(stale)
-    png = Path(plot) if plot else checkpoint.with_suffix(".loss.png")
+    png = Path(plot) if plot else Path(rep["checkpoint"]).with_suffix(".loss.png")
     plot_losses(rep["step_losses"], rep["epoch_losses"], png, title="chain reader training loss")
     rep["plot"] = str(png)
     rep.named = named
     return rep
+
+
+def _checked(rep: ChainReaderReport, check, written: Path, checkpoint: Path, replaces: Path | None,
+             keep_new: bool, say: Callable[[str], None] | None) -> bool:
+    """The held-out-template check of a new reader (see ``train_chain_reader``): its rows in ``rep["check"]``,
+    the candidate moved where it belongs; whether it was installed at ``checkpoint``."""
+    if check is None:
+        return True
+    if say:
+        say("checking: the new reader" + (f" and {replaces}" if replaces else "")
+            + " on held-out-template questions of this KG")
+    try:
+        rep["check"] = check(written, replaces)
+    except BaseException:                 # the check failed: the old reader stays, the new one is set aside
+        if written != checkpoint:
+            written.replace(rejected_path(checkpoint))
+        raise
+    if written == checkpoint:
+        return True
+    worse = reads_worse(rep["check"]["new"], rep["check"]["old"])
+    dest = rejected_path(checkpoint) if worse and not keep_new else checkpoint
+    written.replace(dest)
+    rep["checkpoint"] = rep["check"]["new"]["checkpoint"] = str(dest)
+    if dest != checkpoint:
+        rep["kept"], rep["target"] = str(replaces), str(checkpoint)
+    elif worse:
+        rep["kept_new"] = True
+    return dest == checkpoint
 
 
 def _fine_tune(graph, kg, *, checkpoint: Path, data: Path | None, examples: int, exclude: list[Path] | None,

@@ -43,6 +43,14 @@ def train_paths(
     resume: bool = typer.Option(False, "--resume", help="retriever: continue after the checkpoint's last epoch."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="reader: loss curve PNG (default: beside the "
                                         "checkpoint)."),
+    check: int = typer.Option(36, "--check", min=0, help="reader: afterwards, answer this many held-out-template "
+                              "questions of the loaded KG (phrasings and walks training never draws; VisPath, gold "
+                              "start, graph-only) with the new reader and the one it replaces (the checkpoint's "
+                              "file, else the one VisPath loads when it fits the KG); when the new one reads worse "
+                              "(lower EM) it is written beside the checkpoint as *.rejected.safetensors and the old "
+                              "one stays. 0: no check."),
+    keep_new: bool = typer.Option(False, "--keep-new", "--force", help="reader: install the new reader even when "
+                                  "the check finds it reads worse."),
 ) -> Report:
     """Train the chain reader (default) or the relation-path retriever on the loaded KG; loss per step window,
     examples/s, the held-out gold-first rate."""
@@ -55,13 +63,24 @@ def train_paths(
     if kind == "reader":
         if arch not in ("bi", "cross"):
             raise InvalidInput(f"--arch {arch!r}: choose bi or cross")
+        from kgqa.app.eval.reader_check import reader_check
+        from kgqa.core.qa_examples import topics_of
         from kgqa.training.chain_reader import train_chain_reader
 
+        examples = 2000 if examples is None else examples
         with session.context() as ctx:
+            test, replaces = None, None
+            if check:
+                excl_topics: set[str] = set()
+                for f in excl:
+                    excl_topics |= topics_of(f)
+                test = reader_check(s, ctx, n=check, exclude=excl_topics, train_examples=examples, train_seed=seed,
+                                    depth=depth or 4)
+                replaces = replaced_reader(s, ctx.kg, checkpoint)
             return train_chain_reader(ctx.graph, ctx.kg, checkpoint=checkpoint, models_dir=s.models_dir, data=data,
-                                      examples=2000 if examples is None else examples, exclude=excl,
-                                      depth=depth or 4, epochs=epochs or 2, lr=lr or 8e-5, seed=seed,
-                                      threads=s.torch_threads, arch=arch, plot=plot, say=session.say)
+                                      examples=examples, exclude=excl, depth=depth or 4, epochs=epochs or 2,
+                                      lr=lr or 8e-5, seed=seed, threads=s.torch_threads, arch=arch, plot=plot,
+                                      say=session.say, check=test, replaces=replaces, keep_new=keep_new)
     from kgqa.training.path_supervision import train_path_retriever
 
     if len(excl) > 1:
@@ -74,6 +93,23 @@ def train_paths(
             depth=depth or 3, epochs=epochs or 10, lr=lr or 1e-3, seed=seed, resume=resume, prior=prior,
             encoder_name=Path(s.encoder_model).name if s.encoder_model else "all-MiniLM-L6-v2",
             threads=s.torch_threads, say=session.say)
+
+
+def replaced_reader(settings, kg, checkpoint: Optional[Path]) -> Optional[Path]:
+    """The chain reader a ``kgqa train paths`` run would replace: the file at ``checkpoint`` when there is one;
+    without ``checkpoint``, the one VisPath loads (<data dir>/models/paths/, else the shipped one); None when
+    there is none or it does not fit the loaded KG (VisPath would not use it)."""
+    from kgqa.core.errors import InvalidInput
+    from kgqa.models.heads.chain_reader import check_catalogue, default_chain_reader_checkpoint, read_meta
+
+    path = Path(checkpoint) if checkpoint else default_chain_reader_checkpoint(settings)
+    if not path.is_file():
+        return None
+    try:
+        check_catalogue(path, read_meta(path), {rid: name for rid, (name, _) in kg.relations().items()})
+    except (InvalidInput, OSError, ValueError):      # not a reader, unreadable, another KG: VisPath would not use it
+        return None
+    return path
 
 
 def train_reader(

@@ -153,7 +153,8 @@ class VisPathOptions(BaseModel):
                                         "terminal selection adds this × the typing score to the reader's σ")
     terminal_weights: str = Field("", description="path_scorer=reader: terminal selection's weights (kgqa train "
                                   "terminal); empty = <reader checkpoint>.terminal.json when fitted for that "
-                                  "reader, else the fixed sum (reader + reader_rules_weight × rules + typing)")
+                                  "reader, else the fixed sum (reader + reader_rules_weight × rules + typing); "
+                                  "fixed = the fixed sum always")
     ends_split: bool = Field(True, description="path_scorer=reader: terminal selection shares a relation "
                              "chain's score among the k entities it reaches from the start (−log k), so a chain "
                              "with one end outranks an equally read chain that is a k-way guess (terminal.py)")

@@ -191,16 +191,20 @@ def load_weights(path: Path, reader_checkpoint: Path | None) -> TerminalWeights:
                                                                  if k not in ("weights", "features", "format")})
 
 
+#: ``-o terminal_weights=fixed``: the fixed sum even where weights fitted for the reader exist
+FIXED = "fixed"
+
+
 class TerminalSlot:
     """The weights one VisPath instance uses, loaded on first use: ``explicit`` (-o terminal_weights=P, used as
-    given) or the file beside the reader's checkpoint when it exists and was fitted for that reader. ``get(run)``
+    given; ``fixed``: none, the fixed sum) or the file beside the reader's checkpoint when it exists and was fitted for that reader. ``get(run)``
     is the weights or None (the fixed sum); an unusable file is one fallback line on the run."""
 
     def __init__(self, reader_checkpoint: Path, explicit: str = ""):
         self.path = Path(explicit) if explicit else terminal_path(Path(reader_checkpoint))
         self.reader = None if explicit else Path(reader_checkpoint)
         self.explicit = bool(explicit)
-        self._done, self._w, self.error = False, None, None
+        self._done, self._w, self.error = explicit == FIXED, None, None
 
     def get(self, run) -> np.ndarray | None:
         if not self._done:
