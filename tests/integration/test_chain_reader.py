@@ -136,7 +136,7 @@ def test_train_terminal_learns_weights_for_its_reader_and_ask_uses_only_those(tr
     rep = json.loads(p.stdout)
     beside = tmp_path / "mine.terminal.json"
     assert rep["file"] == str(beside) and beside.is_file() and rep["groups"] >= 10
-    assert set(rep["weights"]) == {"reader", "rules", "typing", "depth_gap", "len1", "len2", "len3", "len4"}
+    assert set(rep["weights"]) == {"reader", "rules", "typing", "depth_gap", "len1", "len2", "len3", "len4", "kind"}
     q = ("ask", f"In which country was {PEOPLE[HELD_OUT[1]]} born?", "--entity", HELD_OUT[1], "--json")
     a = json.loads(run_kgqa(*q, "-o", f"reader_checkpoint={mine}", env={"KGQA_CHAT_BACKEND": "none"}).stdout)
     assert a["details"]["terminal"] == "learned" and a["answer"] == "Kaldoria"
