@@ -107,7 +107,7 @@ def test_a_question_no_document_answers_abstains(loaded):
 
 def test_rank_abstain_makes_the_cpu_reader_abstain_when_no_chunk_answers(loaded):
     """The demo's founder question: the Falcon 9 page names its maker, no document names SpaceX's founder.
-    By default the reader reads a guess from the candidate chunks; with ``rank_abstain`` the passage ranker,
+    By default the reader decides from the candidate chunks; with ``rank_abstain`` the passage ranker,
     which scores none of them as answering, makes it abstain and says why. An answerable question keeps
     its answer under the same setting."""
     graph, replay = loaded
@@ -115,11 +115,14 @@ def test_rank_abstain_makes_the_cpu_reader_abstain_when_no_chunk_answers(loaded)
          "Who founded the company that builds the rocket shown in this photo?")
     env = {"KGQA_CHAT_BACKEND": "none"}
     default = ask(replay, *q, env=env)
-    assert default["answer"] is not None and "passage ranker" not in default["stop_reason"]
+    # by default the reader decides (it may read a guess, or abstain on its own: since the heading paths and the
+    # cpu-rules-4 extractor of issue 59 it abstains here), never for the ranker's reason
+    assert "passage ranker" not in default["stop_reason"]
     assert max(default["details"]["chunk_rank_scores"].values()) < -0.5
     a = ask(replay, *q, "-o", "rank_abstain=-0.5", env=env)
     assert a["answer"] is None
-    assert "no retrieved chunk answers the question by the passage ranker" in a["stop_reason"]
+    if default["answer"] is not None:       # the ranker's reason shows where the reader alone would have answered
+        assert "no retrieved chunk answers the question by the passage ranker" in a["stop_reason"]
     hubble = ask(replay, "Where was Edwin Hubble born?", "-o", "rank_abstain=-0.5", env=env)
     assert hubble["answer"] and max(hubble["details"]["chunk_rank_scores"].values()) > -0.5
 

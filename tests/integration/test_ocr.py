@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
+from kgqa.core.config import Settings
 from tests.conftest import run_kgqa
 from tests.pdfs import make_orca_scan
 
@@ -18,9 +20,19 @@ ENV = {"KGQA_CHAT_BACKEND": "none", "KGQA_DOC_EXTRACTOR": "cpu"}
 QUESTION = "At what pressure does the relief valve of the Orca pump open?"
 
 
-@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
-def test_a_scanned_page_is_answered_through_ocr_and_cited_with_its_page(demo_kg, tmp_path):
+@pytest.fixture
+def orca(demo_kg, tmp_path):
+    """The Orca manual with a scanned page, in a folder of its own; its document removed before and after (the
+    tests share one graph and one id)."""
+    run_kgqa("docs", "rm", "orca", env=ENV)
+    shutil.rmtree(Path(Settings().data_dir) / "ocr-cache", ignore_errors=True)     # read, not recalled
     make_orca_scan(tmp_path / "orca.pdf")
+    yield tmp_path
+    run_kgqa("docs", "rm", "orca", env=ENV)
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
+def test_a_scanned_page_is_answered_through_ocr_and_cited_with_its_page(orca, tmp_path):
     p = run_kgqa("load", "documents", str(tmp_path), env=ENV)
     assert p.returncode == 0, p.stderr
     line = next(ln for ln in p.stdout.splitlines() if ln.startswith("OCR: "))
@@ -32,8 +44,7 @@ def test_a_scanned_page_is_answered_through_ocr_and_cited_with_its_page(demo_kg,
     assert ans["details"]["support"]["citation"].startswith("orca.pdf p. 2")
 
 
-def test_without_the_engine_one_line_says_what_is_not_read_and_the_rest_loads(demo_kg, tmp_path):
-    make_orca_scan(tmp_path / "orca.pdf")
+def test_without_the_engine_one_line_says_what_is_not_read_and_the_rest_loads(orca, tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
     p = run_kgqa("load", "documents", str(tmp_path), "--json", env={**ENV, "PATH": str(empty)})
@@ -48,4 +59,4 @@ def test_without_the_engine_one_line_says_what_is_not_read_and_the_rest_loads(de
                     "(no text layer) and the text inside figures are not read"]
     a = run_kgqa("ask", "How often are the seals of the Orca pump replaced?", "--method", "mkgrag", "--json",
                  env=ENV)
-    assert json.loads(a.stdout)["answer"] == "every 2,000 hours"
+    assert "2,000 hours" in json.loads(a.stdout)["answer"]          # read from a page with a text layer

@@ -167,14 +167,16 @@ class DocumentLoader:
         report.ocr_engine_pages = ocr.engine_pages
         if any(d.format == "pdf" for d in docs):
             report.ocr_skipped = "; ".join(ocr.skipped)
+        base = Path(path) if Path(path).is_dir() else Path(path).parent
         for d in docs:
             if d.no_text_pages:
                 report.no_text_pages += len(d.no_text_pages)
-                where = f"{d.source} {page_ranges(d.no_text_pages)}"
+                shown = _under(d.source, base)      # as the user named it: the path under the loaded folder
                 if ocr.skipped:                     # said once, in the OCR line
-                    report.ocr_unread.append(where)
+                    report.ocr_unread.append(f"{shown} {page_ranges(d.no_text_pages)}")
                 else:
-                    report.warnings.append(f"{d.source}: {page_ranges(d.no_text_pages)} {'have' if len(d.no_text_pages) > 1 else 'has'} no text "
+                    report.warnings.append(f"{shown}: {page_ranges(d.no_text_pages)} "
+                                           f"{'have' if len(d.no_text_pages) > 1 else 'has'} no text "
                                            "(scanned?) and OCR read none")
         self.graph.apply_schema()
         extractor = self.extractor
@@ -326,3 +328,10 @@ class DocumentLoader:
         link = link_subject(self.graph, subject)
         return [link] if link else []
 
+
+def _under(source: str, base: Path) -> str:
+    """``source`` relative to the folder a load was given (a file's name there), else as it is."""
+    try:
+        return str(Path(source).relative_to(base))
+    except ValueError:
+        return source
