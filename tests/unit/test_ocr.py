@@ -11,6 +11,7 @@ import pytest
 from kgqa.loaders.documents.ocr import page_ocr
 from kgqa.loaders.documents.options import DocOptions
 from kgqa.loaders.documents.pdf import parse_pdf
+from kgqa.loaders.documents.segment import segment
 from kgqa.loaders.rejects import Rejects
 from tests.pdfs import make_orca_scan, make_pdf, text_figure
 
@@ -31,10 +32,22 @@ def test_an_image_only_page_is_read_and_keeps_its_page(tmp_path):
     (two,) = [s for s in doc.sections if s.page == 2]
     assert "relief valve of the Orca pump opens at 12 bar" in two.text
     assert "12 bar" not in " ".join(s.text for s in doc.sections if s.page != 2)
+    assert two.images == []                     # the scan read whole is the page, not a figure of it
     # a reload reads the page from the cache: the same text, the engine not run again
     again = page_ocr(True, tmp_path / "cache")
     assert [s.text for s in parse(pdf, again).sections] == [s.text for s in doc.sections]
     assert again.pages == 1 and again.engine_pages == 0
+
+
+@needs_tesseract
+def test_an_ocr_page_is_chunked_as_a_text_page_is(tmp_path):
+    # a scan kept as a figure made the page one chunk however long (a figure's section is kept whole), its text
+    # mostly beyond the encoder's window: an OCR'd page is cut at sentence ends like any other, each piece on it
+    doc = parse(make_orca_scan(tmp_path / "orca.pdf"), page_ocr(True, tmp_path / "cache"))
+    chunks = segment(doc, lambda t: len(t.split()), 12)
+    on_two = [c for c in chunks if c.page_span == (2, 2)]
+    assert len(on_two) >= 2 and not any(c.images for c in on_two)
+    assert "relief valve of the Orca pump opens at 12 bar" in " ".join(" ".join(c.text.split()) for c in on_two)
 
 
 @needs_tesseract

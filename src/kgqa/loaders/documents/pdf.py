@@ -24,8 +24,10 @@ and no network), reads the text of each page, the outline (bookmarks) and the em
   limit, no ``%PDF`` header, no ``%%EOF`` at the end (truncated), encrypted (a password is needed), damaged
   (PDFium cannot open it), a page PDFium cannot read.
 * **OCR** (``ocr.py``, the loader's ``options.ocr_reader``): a page without a text layer (scanned) is read by
-  the OCR engine, and its text is that page's; the text inside a page's figures becomes a paragraph of the
-  page. Pages still without text (no engine, OCR off, nothing read) are reported, and the document loads
+  the OCR engine, and its text is that page's; the scan's image is then the page, not a figure (a section with
+  a figure is one chunk however long, and a page's worth of text in one chunk lies mostly beyond the encoder's
+  window: issue 59's OCR'd pages were rarely retrieved). The text inside a page's figures becomes a paragraph
+  of the page. Pages still without text (no engine, OCR off, nothing read) are reported, and the document loads
   with its other pages and its figures.
 """
 
@@ -334,6 +336,8 @@ def _parse(pdf, raw: bytes, path: Path, doc_id: str, options, reject: Rejects) -
                 im.page = i + 1
             if options.ocr_reader is not None:          # ocr.py: a scanned page, the text inside figures
                 read = options.ocr_reader.page_text(page, text, [im for im, _, _ in figures])
+                if read.strip() and not text.strip():
+                    figures = []                        # a scan read whole: its image is the page, not a figure
                 used_ocr, text = used_ocr or read != text, read
             if not text.strip():
                 no_text.append(i + 1)
