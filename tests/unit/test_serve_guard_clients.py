@@ -1,7 +1,7 @@
 """Slow clients against ``kgqa serve``'s connection guard (issue 62, item 3): silent connections refilled as the
 server closed them kept the connection cap full, and then /health was answered 0 of 74 times. Now a connection
-that sends no headers is closed at the header deadline, one client holds at most its share of the slots, and
-/health is answered over any limit (tests/faults/test_hostile_client.py: the refill attack on the real server)."""
+that sends no headers is closed at the header deadline, one client holds at most its share of the slots, a client
+holding none takes an idle slot from the heaviest client at the cap, and /health is answered over any limit (tests/faults/test_hostile_client.py: the refill attack on the real server)."""
 
 from __future__ import annotations
 
@@ -49,14 +49,58 @@ def test_one_client_holds_at_most_its_share_of_the_slots_and_health_is_answered_
         over = _get(guarded, "/x", "127.0.0.2")
         assert over.startswith(b"HTTP/1.1 503") and b"KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT" in over, over
         assert _get(guarded, "/health", "127.0.0.2").startswith(b"HTTP/1.1 200")   # the health check, even so
-        held = [_connect(guarded, f"127.0.1.{i}") for i in range(CAP)]      # now the cap itself is full
-        try:
-            time.sleep(0.1)
-            assert _get(guarded, "/x", "127.0.0.4").startswith(b"HTTP/1.1 503")
-            assert _get(guarded, "/health", "127.0.0.4").startswith(b"HTTP/1.1 200")
-        finally:
-            for h in held:
-                h.close()
     finally:
         for a in attacker:
             a.close()
+
+
+def _closed(s: socket.socket) -> bool:
+    """Whether the server closed ``s`` without a word (as a connection that gave its slot is closed)."""
+    s.settimeout(0.5)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+@pytest.fixture()
+def patient():
+    """The guard with deadlines far beyond the test: only the cap closes a connection here."""
+    with serving_guarded(60.0, CAP, 60.0, PER_CLIENT, host="0.0.0.0") as port:
+        yield port
+
+
+def test_at_a_cap_full_of_silent_connections_a_client_holding_none_takes_an_idle_slot(patient):
+    """The refill attack from many addresses: every slot silent. A client holding none is admitted in the slot of
+    the heaviest client's oldest silent connection, which is closed; a client as heavy as every other is not."""
+    held = [_connect(patient, f"127.0.1.{1 + i % 4}") for i in range(CAP)]      # 4 addresses, 2 slots each: full
+    try:
+        time.sleep(0.1)
+        assert _get(patient, "/x", "127.0.0.4").startswith(b"HTTP/1.1 200")     # admitted, not 503
+        assert [_closed(h) for h in held] == [True] + [False] * (CAP - 1)       # the oldest gave its slot
+        held.append(_connect(patient, "127.0.1.1"))                             # full again: each holds 2
+        time.sleep(0.1)
+        over = _get(patient, "/x", "127.0.1.2")                                 # none holds more than it does
+        assert over.startswith(b"HTTP/1.1 503") and b"KGQA_SERVE_MAX_CONNECTIONS" in over, over
+        assert not any(_closed(h) for h in held[1:])
+    finally:
+        for h in held:
+            h.close()
+
+
+def test_a_connection_whose_request_has_begun_never_gives_its_slot(patient):
+    """Slots full of requests under way (bodies stalled): a newcomer gets 503, /health is answered, none is closed."""
+    held = [_connect(patient, f"127.0.2.{1 + i}") for i in range(CAP)]
+    try:
+        for h in held:
+            h.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
+        time.sleep(0.1)
+        over = _get(patient, "/x", "127.0.0.5")
+        assert over.startswith(b"HTTP/1.1 503") and b"KGQA_SERVE_MAX_CONNECTIONS" in over, over
+        assert _get(patient, "/health", "127.0.0.5").startswith(b"HTTP/1.1 200")
+        assert not any(_closed(h) for h in held)
+    finally:
+        for h in held:
+            h.close()
