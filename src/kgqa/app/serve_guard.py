@@ -21,9 +21,11 @@ request and a cap on open connections.
   ``GET /health``, so a health check tells the truth while the slots are full; every other request gets 503.
 * **An idle slot is given to a lighter client**: at the cap, a new connection takes the slot of an admitted one
   on which no request has begun (opened and silent, or a keep-alive between requests: nothing received since),
-  the oldest of the client holding the most slots, provided that client holds more than the newcomer's does;
-  the idle one is closed (nginx closes its idle connections so when it runs out). Silent connections refilled
-  at the cap from many addresses then never shut out a client that holds none: its question is admitted.
+  the oldest of the client holding the most slots, provided that client holds at least two more than the
+  newcomer's does (each such move evens the shares, so refills at the cap settle instead of churning); the idle
+  one is closed (nginx closes its idle connections so when it runs out). Silent connections refilled at the cap
+  from many addresses then never shut out a client that holds none while any attacking address holds two: its
+  question is admitted.
   A connection whose request has begun (headers sent, a body under way) is never taken; the read deadline
   bounds it.
 
@@ -37,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -68,6 +71,23 @@ def configure(read_timeout_s: float, max_connections: int, header_timeout_s: flo
 
 def limits() -> dict:
     return dict(_limits)
+
+
+#: one line per kind of event per this many seconds: an attack of thousands of connections a minute is told, not
+#: written out line by line (which would cost the event loop more than the connections do)
+WARN_EVERY_S = 10.0
+_warned: dict[str, list] = {}        # kind -> [time of its last line, events not written since]
+
+
+def _warn(kind: str, msg: str, *args) -> None:
+    now = time.monotonic()
+    last = _warned.setdefault(kind, [-WARN_EVERY_S, 0])
+    if now - last[0] < WARN_EVERY_S:
+        last[1] += 1
+        return
+    more = f" (and {last[1]} more like it in the last {now - last[0]:.0f} s)" if last[1] else ""
+    last[0], last[1] = now, 0
+    log.warning(msg + "%s", *args, more)
 
 
 def _json_response(status: int, reason: str, code: str, message: str, headers: list[tuple[str, str]]) -> bytes:
@@ -105,17 +125,17 @@ def _host(c) -> str | None:
 
 def _take_idle_slot(mine: int) -> bool:
     """Close the admitted connection that gives its slot to a newcomer whose client holds ``mine`` slots (the
-    module doc): the oldest idle one of the client holding the most, if that client holds more than ``mine``."""
+    module doc): the oldest idle one of the client holding the most, if that client holds ``mine + 2`` or more."""
     held: dict[str | None, int] = {}
     for c in _admitted:
         held[_host(c)] = held.get(_host(c), 0) + 1
-    idle = [c for c in _admitted if held[_host(c)] > mine and c.idle()]
+    idle = [c for c in _admitted if held[_host(c)] >= mine + 2 and c.idle()]
     if not idle:
         return False
     victim = max(idle, key=lambda c: (held[_host(c)], -c.opened))
     _admitted.discard(victim)
-    log.info("kgqa serve: an idle connection of %s (%d held) closed for a client holding %d",
-             _host(victim), held[_host(victim)], mine)
+    _warn("idle", "kgqa serve: an idle connection of %s (%d held) closed for a client holding %d",
+          _host(victim), held[_host(victim)], mine)
     victim.transport.close()
     return True
 
@@ -138,7 +158,7 @@ class GuardedH11Protocol(H11Protocol):
             why = ""
         if why:
             self.app = _over_capacity(self.app, why)   # /health is served, the rest 503; the others go on
-            log.warning("kgqa serve: %s: 503 but for /health", why)
+            _warn("over", "kgqa serve: %s: 503 but for /health", why)
         else:
             _admitted.add(self)
         self._arm_read_deadline()
@@ -161,7 +181,7 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.write(_json_response(
             408, "Request Timeout", "request_timeout",
             f"the request headers did not arrive within {t:g} s (KGQA_SERVE_HEADER_TIMEOUT_S)", []))
-        log.warning("kgqa serve: %s sent no request headers within %g s: closed",
+        _warn("headers", "kgqa serve: %s sent no request headers within %g s: closed",
                     "%s:%d" % self.client if self.client else "a client", t)
         self.transport.close()
 
@@ -216,5 +236,5 @@ class GuardedH11Protocol(H11Protocol):
                 408, "Request Timeout", "request_timeout",
                 f"the request did not arrive whole within {t:g} s (KGQA_SERVE_READ_TIMEOUT_S / --read-timeout)", []))
         client = "%s:%d" % self.client if self.client else "a client"
-        log.warning("kgqa serve: %s did not send its request within %g s: closed", client, _limits["read_timeout_s"])
+        _warn("read", "kgqa serve: %s did not send its request within %g s: closed", client, _limits["read_timeout_s"])
         self.transport.close()                   # connection_lost tells a waiting request it is gone
