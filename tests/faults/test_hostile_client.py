@@ -35,11 +35,14 @@ from tests.conftest import running_serve
 #: requests the fuzz sends in all (the fault suite's bar: at least 5,000)
 FUZZ_REQUESTS = int(os.environ.get("KGQA_FUZZ_REQUESTS", "5200"))
 HEADER_S, READ_S, PER_CLIENT, CAP = 2, 5, 16, 64
+#: the answering server's deadlines under the refill attack: the question is sent while the first round of silent
+#: connections still holds every slot (before their header deadline), then two more rounds pass
+ATTACK_HEADER_S, ATTACK_READ_S = 8, 10
 
 
-def _env(data_dir: Path) -> dict:
+def _env(data_dir: Path, header_s: float = HEADER_S, read_s: float = READ_S) -> dict:
     env = {**os.environ, "KGQA_CHAT_BACKEND": "none", "KGQA_DATA_DIR": str(data_dir),
-           "KGQA_SERVE_HEADER_TIMEOUT_S": str(HEADER_S), "KGQA_SERVE_READ_TIMEOUT_S": str(READ_S),
+           "KGQA_SERVE_HEADER_TIMEOUT_S": str(header_s), "KGQA_SERVE_READ_TIMEOUT_S": str(read_s),
            "KGQA_SERVE_MAX_CONNECTIONS": str(CAP), "KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT": str(PER_CLIENT)}
     env.pop("KGQA_DEBUG", None)
     env.pop("KGQA_API_TOKEN", None)
@@ -104,7 +107,8 @@ def answering(graph, tmp_path_factory):
     load_wikidata5m(graph, DEMO_DIR, options=LoadOptions(progress=False))
     d = tmp_path_factory.mktemp("answering")
     try:
-        with running_serve(["--queue", "4", "--timeout", "600", "--log-level", "error"], _env(d / "data"), {},
+        with running_serve(["--queue", "4", "--timeout", "600", "--log-level", "error"],
+                           _env(d / "data", ATTACK_HEADER_S, ATTACK_READ_S), {},
                            d / "serve.log") as (base, _):
             yield base
     finally:
@@ -204,10 +208,10 @@ def test_under_a_refill_attack_health_is_answered_and_a_real_question_too(answer
     t.start()
     times, codes, asked = [], [], []
     try:
-        time.sleep(3)                                            # the slots filled, a header deadline passed
+        time.sleep(3)                                            # every slot filled, no header deadline passed
         q = threading.Thread(target=lambda: asked.append(_ask_real(base, "127.0.0.3")), daemon=True)
         q.start()
-        until = time.monotonic() + 3 * max(HEADER_S, READ_S)    # several rounds of the server closing them
+        until = time.monotonic() + 3 * ATTACK_READ_S            # several rounds of the server closing them
         while time.monotonic() < until or (q.is_alive() and time.monotonic() < until + 600):
             code, took = _timed_health(base)
             codes.append(code)
