@@ -289,7 +289,7 @@ class Settings(BaseSettings):
                                                                                   "serve_read_timeout_s"))
     serve_max_connections: int = Field(256, ge=1, description='kgqa serve: open connections per worker; one more'
                                                               ' takes the slot of an idle connection of a client'
-                                                              ' holding more, else gets 503 (GET /health is still'
+                                                              ' holding two more, else gets 503 (GET /health is still'
                                                               ' answered)',
         validation_alias=AliasChoices("KGQA_SERVE_MAX_CONNECTIONS",
                                                                                 "serve_max_connections"))
