@@ -1,7 +1,8 @@
 """Slow clients against ``kgqa serve``'s connection guard (issue 62, item 3): silent connections refilled as the
 server closed them kept the connection cap full, and then /health was answered 0 of 74 times. Now a connection
-that sends no headers is closed at the header deadline, one client holds at most its share of the slots, and
-/health is answered over any limit (tests/faults/test_hostile_client.py: the refill attack on the real server)."""
+that sends no headers is closed at the header deadline, one client holds at most its share of the slots, a client
+holding none takes an idle slot from the heaviest client at the cap, and /health is answered over any limit
+(tests/faults/test_hostile_client.py: the refill attack on the real server)."""
 
 from __future__ import annotations
 
@@ -49,14 +50,63 @@ def test_one_client_holds_at_most_its_share_of_the_slots_and_health_is_answered_
         over = _get(guarded, "/x", "127.0.0.2")
         assert over.startswith(b"HTTP/1.1 503") and b"KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT" in over, over
         assert _get(guarded, "/health", "127.0.0.2").startswith(b"HTTP/1.1 200")   # the health check, even so
-        held = [_connect(guarded, f"127.0.1.{i}") for i in range(CAP)]      # now the cap itself is full
-        try:
-            time.sleep(0.1)
-            assert _get(guarded, "/x", "127.0.0.4").startswith(b"HTTP/1.1 503")
-            assert _get(guarded, "/health", "127.0.0.4").startswith(b"HTTP/1.1 200")
-        finally:
-            for h in held:
-                h.close()
     finally:
         for a in attacker:
             a.close()
+
+
+def _closed(socks: list[socket.socket]) -> list[bool]:
+    """Which of ``socks`` the server closed without a word (as a connection that gave its slot is closed)."""
+    time.sleep(0.3)
+    out = []
+    for s in socks:
+        s.setblocking(False)
+        try:
+            out.append(s.recv(1) == b"")
+        except BlockingIOError:
+            out.append(False)                   # open, nothing sent
+        except OSError:
+            out.append(True)
+    return out
+
+
+@pytest.fixture()
+def patient():
+    """The guard with deadlines far beyond the test: only the cap closes a connection here."""
+    with serving_guarded(60.0, CAP, 60.0, PER_CLIENT, host="0.0.0.0") as port:
+        yield port
+
+
+def test_at_a_cap_full_of_silent_connections_a_client_holding_none_takes_an_idle_slot(patient):
+    """The refill attack from many addresses: every slot silent. A client holding none is admitted in the slot of
+    the heaviest client's oldest silent connection, which is closed; a client holding as many as the others does
+    not (a slot moves only to a client holding two fewer: refills at the cap settle, never churn)."""
+    held = [_connect(patient, f"127.0.1.{1 + i % 4}") for i in range(CAP)]      # 4 addresses, 2 slots each: full
+    try:
+        time.sleep(0.1)
+        assert _get(patient, "/x", "127.0.0.4").startswith(b"HTTP/1.1 200")     # admitted, not 503
+        assert _closed(held) == [True] + [False] * (CAP - 1)                    # the oldest gave its slot
+        held.append(_connect(patient, "127.0.1.1"))                             # full again: each holds 2
+        time.sleep(0.1)
+        over = _get(patient, "/x", "127.0.1.2")                                 # it holds 2, the others 2
+        assert over.startswith(b"HTTP/1.1 503") and b"KGQA_SERVE_MAX_CONNECTIONS" in over, over
+        assert not any(_closed(held[1:]))
+    finally:
+        for h in held:
+            h.close()
+
+
+def test_a_connection_whose_request_has_begun_never_gives_its_slot(patient):
+    """Slots full of requests under way (bodies stalled): a newcomer gets 503, /health is answered, none is closed."""
+    held = [_connect(patient, f"127.0.2.{1 + i}") for i in range(CAP)]
+    try:
+        for h in held:
+            h.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
+        time.sleep(0.1)
+        over = _get(patient, "/x", "127.0.0.5")
+        assert over.startswith(b"HTTP/1.1 503") and b"KGQA_SERVE_MAX_CONNECTIONS" in over, over
+        assert _get(patient, "/health", "127.0.0.5").startswith(b"HTTP/1.1 200")
+        assert not any(_closed(held))
+    finally:
+        for h in held:
+            h.close()

@@ -8,8 +8,9 @@ request and a cap on open connections.
   nothing) gets ``408`` with one JSON line, when no response has begun, and the connection is closed.
   The question itself is not bounded by this: ``--timeout`` is.
 * **Connection cap** (``KGQA_SERVE_MAX_CONNECTIONS``, ``--max-connections``, per worker): a connection
-  opened while that many are open is answered ``503`` with ``Retry-After`` (and ``Connection: close``)
-  as soon as its request line and headers have arrived; the ones already open are served as before.
+  opened while that many are open (and none idle can be given up, below) is answered ``503`` with
+  ``Retry-After`` (and ``Connection: close``) as soon as its request line and headers have arrived, but for
+  ``GET /health``; the ones already open are served as before.
 
 * **Header deadline** (``KGQA_SERVE_HEADER_TIMEOUT_S``, 5 s): the request line and headers must arrive within
   it (408, closed), so a connection that sends nothing holds its slot 5 s, not the whole read deadline.
@@ -18,6 +19,15 @@ request and a cap on open connections.
   client refilling silent connections as they close can hold at most this many of the slots.
 * **/health is always answered**: a connection over the cap (or the client's limit) is still served a
   ``GET /health``, so a health check tells the truth while the slots are full; every other request gets 503.
+* **An idle slot is given to a lighter client**: at the cap, a new connection takes the slot of an admitted one
+  on which no request has begun (opened and silent, or a keep-alive between requests: nothing received since),
+  the oldest of the client holding the most slots, provided that client holds at least two more than the
+  newcomer's does (each such move evens the shares, so refills at the cap settle instead of churning); the idle
+  one is closed (nginx closes its idle connections so when it runs out). Silent connections refilled at the cap
+  from many addresses then never shut out a client that holds none while any attacking address holds two: its
+  question is admitted.
+  A connection whose request has begun (headers sent, a body under way) is never taken; the read deadline
+  bounds it.
 
 ``GuardedH11Protocol`` is what ``kgqa.app.serve.run`` hands uvicorn (``http=``); the two limits come
 from the worker's settings through ``configure`` (``create_app`` calls it), so every worker holds the
@@ -29,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -62,6 +73,23 @@ def limits() -> dict:
     return dict(_limits)
 
 
+#: one line per kind of event per this many seconds: an attack of thousands of connections a minute is told, not
+#: written out line by line (which would cost the event loop more than the connections do)
+WARN_EVERY_S = 10.0
+_warned: dict[str, list] = {}        # kind -> [time of its last line, events not written since]
+
+
+def _warn(kind: str, msg: str, *args) -> None:
+    now = time.monotonic()
+    last = _warned.setdefault(kind, [-WARN_EVERY_S, 0])
+    if now - last[0] < WARN_EVERY_S:
+        last[1] += 1
+        return
+    more = f" (and {last[1]} more like it in the last {now - last[0]:.0f} s)" if last[1] else ""
+    last[0], last[1] = now, 0
+    log.warning(msg + "%s", *args, more)
+
+
 def _json_response(status: int, reason: str, code: str, message: str, headers: list[tuple[str, str]]) -> bytes:
     body = json.dumps({"code": code, "message": message}).encode()
     lines = [f"HTTP/1.1 {status} {reason}", "content-type: application/json",
@@ -91,24 +119,46 @@ async def _refuse(why: str, send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _host(c) -> str | None:
+    return c.client[0] if c.client else None
+
+
+def _take_idle_slot(mine: int) -> bool:
+    """Close the admitted connection that gives its slot to a newcomer whose client holds ``mine`` slots (the
+    module doc): the oldest idle one of the client holding the most, if that client holds ``mine + 2`` or more."""
+    held: dict[str | None, int] = {}
+    for c in _admitted:
+        held[_host(c)] = held.get(_host(c), 0) + 1
+    idle = [c for c in _admitted if held[_host(c)] >= mine + 2 and c.idle()]
+    if not idle:
+        return False
+    victim = max(idle, key=lambda c: (held[_host(c)], -c.opened))
+    _admitted.discard(victim)
+    _warn("idle", "kgqa serve: an idle connection of %s (%d held) closed for a client holding %d",
+          _host(victim), held[_host(victim)], mine)
+    victim.transport.close()
+    return True
+
+
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with the read deadline and the connection cap of the module doc."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)        # adds itself to the open connections
+        self.opened = self.loop.time()
         self._read_deadline: asyncio.TimerHandle | None = None
         self._header_deadline: asyncio.TimerHandle | None = None
-        host = self.client[0] if self.client else None
-        mine = sum(1 for c in _admitted if (c.client[0] if c.client else None) == host)
-        if len(_admitted) >= _limits["max_connections"]:
-            why = (f"{len(_admitted)} connections are open (KGQA_SERVE_MAX_CONNECTIONS / --max-connections)")
-        elif mine >= _limits["max_per_client"]:
+        host = _host(self)
+        mine = sum(1 for c in _admitted if _host(c) == host)
+        if mine >= _limits["max_per_client"]:
             why = f"{mine} connections from {host} are open (KGQA_SERVE_MAX_CONNECTIONS_PER_CLIENT)"
+        elif len(_admitted) >= _limits["max_connections"] and not _take_idle_slot(mine):
+            why = (f"{len(_admitted)} connections are open (KGQA_SERVE_MAX_CONNECTIONS / --max-connections)")
         else:
             why = ""
         if why:
             self.app = _over_capacity(self.app, why)   # /health is served, the rest 503; the others go on
-            log.warning("kgqa serve: %s: 503 but for /health", why)
+            _warn("over", "kgqa serve: %s: 503 but for /health", why)
         else:
             _admitted.add(self)
         self._arm_read_deadline()
@@ -131,7 +181,7 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.write(_json_response(
             408, "Request Timeout", "request_timeout",
             f"the request headers did not arrive within {t:g} s (KGQA_SERVE_HEADER_TIMEOUT_S)", []))
-        log.warning("kgqa serve: %s sent no request headers within %g s: closed",
+        _warn("headers", "kgqa serve: %s sent no request headers within %g s: closed",
                     "%s:%d" % self.client if self.client else "a client", t)
         self.transport.close()
 
@@ -151,6 +201,11 @@ class GuardedH11Protocol(H11Protocol):
             self._disarm_read_deadline()
         elif not self.transport.is_closing() and (self.conn.their_state is not h11.IDLE or self.conn.trailing_data[0]):
             self._arm_read_deadline()             # the next request (pipelined, half-sent) began: its deadline runs
+
+    def idle(self) -> bool:
+        """No request has begun on this connection: nothing received since it opened or since its last response."""
+        return (not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete)
+                and self.conn.their_state is h11.IDLE and not self.conn.trailing_data[0])
 
     # -- the deadline ----------------------------------------------------------
     def _request_read(self) -> bool:
@@ -181,5 +236,5 @@ class GuardedH11Protocol(H11Protocol):
                 408, "Request Timeout", "request_timeout",
                 f"the request did not arrive whole within {t:g} s (KGQA_SERVE_READ_TIMEOUT_S / --read-timeout)", []))
         client = "%s:%d" % self.client if self.client else "a client"
-        log.warning("kgqa serve: %s did not send its request within %g s: closed", client, _limits["read_timeout_s"])
+        _warn("read", "kgqa serve: %s did not send its request within %g s: closed", client, _limits["read_timeout_s"])
         self.transport.close()                   # connection_lost tells a waiting request it is gone

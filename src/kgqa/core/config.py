@@ -287,8 +287,10 @@ class Settings(BaseSettings):
                                                                 'and body to arrive (408 after)',
         validation_alias=AliasChoices("KGQA_SERVE_READ_TIMEOUT_S",
                                                                                   "serve_read_timeout_s"))
-    serve_max_connections: int = Field(256, ge=1, description='kgqa serve: open connections per worker; one more gets'
-                                                              ' 503',
+    serve_max_connections: int = Field(256, ge=1, description='kgqa serve: open connections per worker; one more'
+                                                              ' takes the slot of an idle connection of a client'
+                                                              ' holding two more, else gets 503 (GET /health is still'
+                                                              ' answered)',
         validation_alias=AliasChoices("KGQA_SERVE_MAX_CONNECTIONS",
                                                                                 "serve_max_connections"))
     # the request line and headers within this many seconds (408); at most this many admitted connections

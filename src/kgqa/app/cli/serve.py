@@ -26,8 +26,9 @@ def serve_cmd(
                                                  "headers and body to arrive before 408 and the connection closes "
                                                  "(KGQA_SERVE_READ_TIMEOUT_S, default 30)."),
     max_connections: Optional[int] = typer.Option(None, "--max-connections", help="Open connections per worker; "
-                                                  "one more gets 503 + Retry-After (KGQA_SERVE_MAX_CONNECTIONS, "
-                                                  "default 256)."),
+                                                  "one more takes the slot of an idle connection of a client "
+                                                  "holding two more, else gets 503 + Retry-After, but GET /health is "
+                                                  "still answered (KGQA_SERVE_MAX_CONNECTIONS, default 256)."),
     replay_cache: Optional[Path] = typer.Option(None, "--replay-cache", help="Folder caching model replies."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
 ):
