@@ -30,7 +30,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup jars ocr demo test test-faults unit reference neo4j-start neo4j-stop clean
+.PHONY: setup jars ocr distil demo test test-faults unit reference neo4j-start neo4j-stop clean
 
 setup: $(STAMP) $(JARS)
 
@@ -55,6 +55,12 @@ ocr:
 	  || { command -v apt-get >/dev/null 2>&1 && $$(test "$$(id -u)" = 0 || echo sudo) apt-get update -qq \
 	       && $$(test "$$(id -u)" = 0 || echo sudo) apt-get install -y -qq tesseract-ocr; } \
 	  || echo "ocr: install tesseract (Debian/Ubuntu: apt-get install tesseract-ocr; macOS: brew install tesseract)"
+
+# Static name vectors for KGQA_ENCODER_BACKEND=model2vec: distilled once, locally, from the shipped MiniLM
+# (cached under the data dir's models/model2vec/; a second run is a no-op). Optional, not part of setup.
+distil: setup
+	$(BIN)/pip install -q -e '.[static]'
+	$(KGQA) encoder distil
 
 neo4j-start: setup
 	$(KGQA) neo4j start

@@ -3,16 +3,24 @@
     KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g .venv/bin/python -m bench.scale_curve --wipe-local-db \
         --entities 250000,1000000
 
+The 1M twin (issue 61; bench/twin.py's files, descriptions and 1,000 images included), with the static
+name vectors (``kgqa encoder distil`` first):
+
+    KGQA_NEO4J_HEAP=2g KGQA_NEO4J_PAGECACHE=2g .venv/bin/python -m bench.scale_curve --wipe-local-db \
+        --twin --entities 1000000 --embedder model2vec --no-bare
+
 For each size, smallest first:
 
 1. generates a Wikidata5M-format folder with bench/load.py's generator (822 relations with Zipf
    frequencies, power-law degrees, label-like names with aliases; triples = entities / 0.223 as in
-   Wikidata5M; no descriptions or images, which the generator does not make);
+   Wikidata5M; no descriptions or images, which the generator does not make), or with ``--twin``
+   bench/twin.py's (the release's degree shape, descriptions, images for 1,000 entities);
 2. wipes the local server's ``neo4j`` database (KGQA_DATA_DIR) and runs the first load a user runs,
    ``kgqa load wikidata5m --bulk`` with embeddings (kgqa.loaders.wikidata5m.bulk: validation, the importer's CSV,
    ``neo4j-admin database import full``, the schema, then every entity and relation name embedded
    with the default encoder on every core into the vector indexes);
-3. records each phase's seconds, the store's size on disk, the Neo4j process's resident memory, and
+3. records each phase's seconds, the store's size on disk, the Neo4j process's resident memory (and its
+   peak, VmHWM), this process's peak memory (the loader runs in it), and
    the heap and page cache it was given; then (unless ``--no-bare``) runs the baseline on the same
    files, bench/load.py's plain CSV conversion and ``neo4j-admin database import full`` into a home
    of its own, for the "structure ÷ bare" line;
@@ -108,7 +116,20 @@ def time_queries(graph, encoder, data: Path, n: int = 200, warm: int = 20, seed:
     return out
 
 
-def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool = True, bare: bool = True) -> dict:
+def peak_rss_bytes(pid: int | None) -> int:
+    """A process's peak resident memory (VmHWM), 0 when unknown."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, TypeError):
+        pass
+    return 0
+
+
+def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool = True, bare: bool = True,
+             twin: bool = False) -> dict:
+    from bench import twin as twin_gen
     from bench.load import admin_import, fresh_db, generate
 
     from kgqa.core.graph import Graph
@@ -119,7 +140,7 @@ def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool
 
     data = work / f"wd5m-{n_entities}"
     t0 = time.perf_counter()
-    stats = generate(data, int(round(n_entities / 0.223)))
+    stats = twin_gen.generate(data, n_entities) if twin else generate(data, int(round(n_entities / 0.223)))
     gen_s = time.perf_counter() - t0
     print(f"[{n_entities:,}] generated {stats} in {gen_s:.0f} s", flush=True)
     fresh_db(settings)
@@ -137,7 +158,9 @@ def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool
     row = {"entities": stats["entities"], "triples": stats["triples"], "counts": rep.counts,
            "phases": phases, "detail": detail, "wall_s": round(wall, 1),
            "store_bytes": du_bytes(db / "databases" / "neo4j"), "tx_bytes": du_bytes(db / "transactions" / "neo4j"),
-           "neo4j_rss_bytes": rss_bytes(server.status().pid),
+           "neo4j_rss_bytes": rss_bytes(server.status().pid), "neo4j_peak_rss_bytes": peak_rss_bytes(server.status().pid),
+           "loader_peak_rss_bytes": peak_rss_bytes(os.getpid()), "generator": "twin" if twin else "load",
+           "generate_s": round(gen_s, 1),
            "heap": settings.neo4j_heap, "pagecache": settings.neo4j_pagecache,
            "load_threads": os.environ.get("KGQA_LOAD_THREADS", "0 (all cores)"),
            "encoder": os.environ.get("KGQA_ENCODER_BACKEND", "auto"), "embeddings": embed}
@@ -159,7 +182,8 @@ def gib(b: int) -> str:
 
 
 def print_tables(rows: list[dict]) -> None:
-    names = ["validate + import CSV", "validate", "write import CSV", "neo4j-admin import", "schema", "load encoder",
+    names = ["validate + import CSV", "validate", "write import CSV", "neo4j-admin import", "schema", "descriptions",
+             "images", "load encoder",
              "embed relations", "embed entities", "build vector index", "await indexes"]   # validate / write import CSV: rows of
     names = [n for n in names if any(n in r["phases"] for r in rows)]   # runs before the single pass
     print()
@@ -184,12 +208,15 @@ def print_tables(rows: list[dict]) -> None:
             f"{structure(r) / bare(r):>21.2f}×" if bare(r) else f"{'–':>22}" for r in rows)
               + "   (validate + import CSV + neo4j-admin import with the server's stop and start + schema)")
     print()
-    print(f"{'entities':>10} {'triples':>11} {'store GiB':>10} {'tx GiB':>7} {'RSS GiB':>8} {'heap/pc':>9} "
+    print(f"{'entities':>10} {'triples':>11} {'store GiB':>10} {'tx GiB':>7} {'RSS GiB':>8} {'peak Neo4j/loader':>18} "
+          f"{'heap/pc':>9} "
           f"{'vector p50/p95 ms':>18} {'hop random p50/p95':>19} {'hop hub p50/p95':>16}")
     for r in rows:
         q = r["queries"]
         print(f"{r['entities']:>10,} {r['triples']:>11,} {gib(r['store_bytes']):>10} {gib(r['tx_bytes']):>7} "
-              f"{gib(r['neo4j_rss_bytes']):>8} {r['heap'] + '/' + r['pagecache']:>9} "
+              f"{gib(r['neo4j_rss_bytes']):>8} "
+              f"{gib(r.get('neo4j_peak_rss_bytes', 0)) + '/' + gib(r.get('loader_peak_rss_bytes', 0)):>18} "
+              f"{r['heap'] + '/' + r['pagecache']:>9} "
               + (f"{q['vector_top10_ms'][0]:>8.1f}/{q['vector_top10_ms'][1]:<9.1f} "
                  if q["vector_top10_ms"][0] == q["vector_top10_ms"][0] else f"{'– (no vectors)':>18} ")
               + f"{q['hop_random_ms'][0]:>8.1f}/{q['hop_random_ms'][1]:<10.1f} "
@@ -253,8 +280,13 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--no-bare", action="store_true", help="skip the bare importer baseline on each size's files")
     ap.add_argument("--out", type=Path, default=Path(".kgqa") / "scale_curve.jsonl")
+    ap.add_argument("--twin", action="store_true", help="bench/twin.py's files (descriptions and images too)")
+    ap.add_argument("--embedder", default=None, help="KGQA_ENCODER_BACKEND for the load and the queries "
+                    "(e.g. model2vec, after `kgqa encoder distil`)")
     ap.add_argument("--wipe-local-db", action="store_true", help="required: the local database is wiped")
     args = ap.parse_args()
+    if args.embedder:
+        os.environ["KGQA_ENCODER_BACKEND"] = args.embedder
     if not args.wipe_local_db:
         sys.exit("bench/scale_curve.py wipes the local Neo4j database (KGQA_DATA_DIR); pass --wipe-local-db")
     sizes = [int(x) for x in args.entities.split(",") if x.strip()]
@@ -273,7 +305,7 @@ def main() -> None:
         if any(abs(d - n) <= 1 for d in done):
             continue
         row = one_size(n, settings, work, args.batch_size, embed=args.embed_max is None or n <= args.embed_max,
-                       bare=not args.no_bare)
+                       bare=not args.no_bare, twin=args.twin)
         rows.append(row)
         with open(args.out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")

@@ -175,10 +175,11 @@ class Settings(BaseSettings):
     # Encoder runtime (kgqa.models.encoder, bench/embed.py): torch | onnx | onnx-int8 | auto
     # (onnx, fp32, on a CPU when onnxruntime is installed, else torch with a note). Loads and queries
     # use the same one; onnx gives torch's vectors, onnx-int8 stays >= 0.99 cosine to them.
-    encoder_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+    encoder_backend: Literal["auto", "torch", "onnx", "onnx-int8", "model2vec"] = Field(
         "auto", description="the encoder's runtime: auto (onnx on a CPU when onnxruntime is installed, else torch), "
                             "torch, onnx (the same vectors as torch), onnx-int8 (faster, cosine ≥ 0.99 to torch's; "
-                            'keep it set for queries too)',
+                            'keep it set for queries too), model2vec (static vectors distilled from the same model '
+                            'by `kgqa encoder distil`; load and query with it)',
         validation_alias=AliasChoices("KGQA_ENCODER_BACKEND", "encoder_backend"))
     # Runtime of the learned span reader, passage ranker and (bi-encoder) chain reader (kgqa.models.runtime):
     # torch (the span reader and ranker in bf16 autocast on a CPU with native bf16) | onnx (fp32, exported once,

@@ -14,6 +14,9 @@ Backends (``KGQA_ENCODER_BACKEND``, measured by ``bench/embed.py``):
   projections only (Q, K, V, attention output; per channel). The feed-forward matmuls stay
   fp32: quantising them too drops the cosine to the fp32 vectors to 0.977 on real names,
   this keeps it ≥ 0.99 (bench/embed.py prints min and mean);
+- ``model2vec``: static token vectors distilled once from the same model (``kgqa encoder distil``;
+  kgqa.models.static_encoder): a lookup and a mean, no transformer; other vectors than the transformer's
+  (bench/embedders.py measures what linking loses), so a graph loaded with it is queried with it;
 - ``auto`` (default): ``onnx`` on CPU when onnxruntime is installed (``kgqa[onnx]``, part of
   ``make setup``), else ``torch`` with one note on stderr saying so; ``torch`` on a GPU. Not
   int8 by default: its dynamic quantisation takes activation ranges per batch, so a name's
@@ -55,7 +58,7 @@ from kgqa.models.runtime.tokens import sentence_tokenizer
 
 _LOCK = threading.Lock()
 _CACHE: dict[tuple, "SentenceEncoder"] = {}
-BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8", "model2vec")
 _NOTED: set[str] = set()
 
 
@@ -86,11 +89,11 @@ def resolve_backend(backend: str | None, device: str = "cpu") -> str:
                   "(slower on a CPU, bench/embed.py; pip install 'kgqa[onnx]', or set KGQA_ENCODER_BACKEND=torch)",
                   file=sys.stderr)
         return "torch"
-    if backend.startswith("onnx"):
+    if backend.startswith("onnx") or backend == "model2vec":
         if device != "cpu":
             raise InvalidInput(f"KGQA_ENCODER_BACKEND={backend} runs on the CPU only; "
                                f"use KGQA_ENCODER_BACKEND=torch with device {device}")
-        if not onnxruntime_available():
+        if backend.startswith("onnx") and not onnxruntime_available():
             raise ModelUnavailable(f"KGQA_ENCODER_BACKEND={backend} needs onnxruntime: "
                                    "pip install 'kgqa[onnx]' (or set KGQA_ENCODER_BACKEND=torch)")
     return backend
@@ -223,6 +226,12 @@ class SentenceEncoder:
     @property
     def model(self):
         if self._model is None:
+            if self.backend == "model2vec":       # distilled by `kgqa encoder distil` next to the ONNX exports
+                from kgqa.models.static_encoder import StaticEncoder, distilled_path
+
+                self._model = StaticEncoder(distilled_path(self.model_path, self.cache_dir.parent))
+                self.dim = self._model.dim
+                return self._model
             if self.backend.startswith("onnx"):
                 try:
                     self._model = OnnxSentenceModel(self.model_path, self.cache_dir, self.backend == "onnx-int8")
@@ -270,7 +279,7 @@ class SentenceEncoder:
     @property
     def passages_bf16(self) -> bool:
         """Whether ``encode_passages`` runs in bf16 (see the module doc)."""
-        return self.passages == "auto" and self.device == "cpu" and native_bf16()
+        return self.passages == "auto" and self.device == "cpu" and self.backend != "model2vec" and native_bf16()
 
     def encode_passages(self, texts: Sequence[str], batch_size: int = 16, threads: int | None = None) -> np.ndarray:
         """Long texts (document chunks): bf16 on torch where the CPU has native bf16, else ``encode``.
@@ -315,7 +324,7 @@ class SentenceEncoder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model
         threads = threads or self.threads or 1
-        if self.backend.startswith("onnx"):
+        if self.backend.startswith("onnx") or self.backend == "model2vec":
             vecs = model.encode(list(texts), batch_size, threads)
             self.dim = int(vecs.shape[1])
             return vecs

@@ -1,4 +1,4 @@
-"""``kgqa neo4j start|stop|status|init`` (the local server) and ``kgqa doctor``."""
+"""``kgqa neo4j start|stop|status|init`` (the local server), ``kgqa encoder distil`` and ``kgqa doctor``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from kgqa.app.cli.common import app, console, env_settings, neo4j_app
+from kgqa.app.cli.common import app, console, encoder_app, env_settings, neo4j_app
 
 
 # --------------------------------------------------------------------------- neo4j
@@ -100,6 +100,30 @@ def neo4j_init():
         notes.append(f"label keys added to {keys:,} entities loaded before them")
     console().print(f"schema applied ({n} statements), indexes ONLINE" + "".join(f"; {x}" for x in notes),
                     soft_wrap=True)
+
+
+# --------------------------------------------------------------------------- encoder
+@encoder_app.command("distil")
+def encoder_distil(
+    dims: int = typer.Option(384, help="Dimensions kept (PCA); the graph's vector indexes hold 384."),
+    threads: int = typer.Option(1, help="CPU threads for the one pass over the vocabulary."),
+):
+    """Distil static name vectors for KGQA_ENCODER_BACKEND=model2vec, locally, once (cached).
+
+    model2vec over the encoder model's own folder (the shipped all-MiniLM-L6-v2 unless KGQA_ENCODER_MODEL)."""
+    import time
+
+    from kgqa.models.encoder import default_model_path
+    from kgqa.models.static_encoder import distil, distilled_path
+
+    s = env_settings()
+    model = s.encoder_model or default_model_path()
+    cached = (distilled_path(model, s.models_dir, dims) / "model.safetensors").exists()
+    t0 = time.perf_counter()
+    path = distil(model, s.models_dir, dims=dims, threads=threads)
+    console().print(f"static encoder {'already distilled' if cached else 'distilled'} at {path}"
+                    + ("" if cached else f" in {time.perf_counter() - t0:.0f} s") + "; use it with "
+                    "KGQA_ENCODER_BACKEND=model2vec for the load and the questions", soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- doctor

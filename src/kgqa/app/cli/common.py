@@ -21,6 +21,7 @@ neo4j_app = typer.Typer(help="Run the local Neo4j server (no Docker needed) and 
                         no_args_is_help=True)
 load_app = typer.Typer(help="Load knowledge graphs into Neo4j.", no_args_is_help=True)
 trace_app = typer.Typer(help="Show, open in Neo4j Browser and remove stored reasoning traces.", no_args_is_help=True)
+encoder_app = typer.Typer(help="Prepare the name encoder's local variants.", no_args_is_help=True)
 docs_app = typer.Typer(help="List, show and remove loaded documents (mKG-RAG's per-document KGs).",
                        no_args_is_help=True)
 
@@ -59,6 +60,7 @@ app.add_typer(load_app, name="load")
 app.add_typer(trace_app, name="trace")
 app.add_typer(docs_app, name="docs")
 app.add_typer(train_app, name="train")
+app.add_typer(encoder_app, name="encoder")
 
 #: ``kgqa ask`` and ``kgqa eval``: the flags Typer does not know reach the command's arguments, which pass them
 #: to the method that declares them (``BaseMethod.cli_flags``, ``kgqa.core.method.split_method_flags``)
