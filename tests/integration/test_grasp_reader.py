@@ -2,7 +2,7 @@
 
 What a user relies on: GraSP answers a currency when asked for one, however the question names it, and a
 question that walks 3 or 4 facts from the topic finds its answer inside the subgraph GraSP extracts (the
-paper's 2-hop subgraph stays an option, and it does not reach them).
+paper's 2-hop subgraph stays an option; it does not reach an answer 4 facts away).
 """
 
 from __future__ import annotations

@@ -26,6 +26,9 @@ Where the paper is silent, our reading (also noted where it happens):
   the best by (relation score + neighbour score) / 2, and the next hop expands only the
   entities those triples reached; on a hub at most ``scan_cap`` neighbours per relation and
   direction are ranked;
+* with the chain reader ranking (``reader``, ours): each hop takes first the facts that continue the relation
+  chains the reader scores best, the subgraph reaches ``reader_hops`` (4) unless ``hops`` is set, at most
+  ``max_nodes`` entities; the kind of answer asked for weighs in with the weight fitted for the reader;
 * LLM_select's names are matched to subgraph nodes (exact, else SBERT cos ≥ 0.8); when none
   matches, the best-scored extracted entities stand in (fallback ``empty``);
 * an ENTITY decision naming no node of the subgraph takes the best selected entity not yet
