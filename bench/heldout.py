@@ -12,9 +12,10 @@ phrased by the same templates it was trained on. This set is phrased with ``kgqa
 ``write`` leaves out the walks (topic, relation chain) that the reader's training recipe draws (the same
 generator, its seed and size: ``--train-examples``), so each question is a new phrasing *and* a new walk where
 the KG has enough walks (the count left out is printed). Each line is in the ``kgqa eval`` format (id, question,
-answer, answer_id, aliases, hops, topic, path). ``run`` answers it with VisPath, graph-only, gold start (path
-reasoning alone) and from the topic's name: rows ``rules`` (no reader), ``reader`` (the default reader and
-its terminal weights), and one per ``--reader`` checkpoint given; EM and EM per hop. Torch threads =
+answer, answer_id, aliases, hops, topic, path). ``run`` answers it graph-only, gold start (path reasoning
+alone): rows ``rules`` (VisPath, no reader), ``reader`` (VisPath, the default reader and its terminal weights),
+``grasp`` (GraSP's defaults: the node head, the default reader ranking; ``--grasp-option`` for others), and one
+VisPath row per ``--reader`` checkpoint given; EM and EM per hop. Torch threads =
 KGQA_TORCH_THREADS (default 1), stated. Prints; asserts nothing.
 """
 
@@ -64,19 +65,21 @@ def run(args) -> None:
     if args.limit:
         questions = questions[:args.limit]
     extra = dict(kv.split("=", 1) for kv in args.option)
-    rows = {"rules": {"path_scorer": "rules"}, "reader": {"path_scorer": "reader", **extra}}
+    grasp = dict(kv.split("=", 1) for kv in args.grasp_option)
+    rows = {"rules": ("vispath", {"path_scorer": "rules"}), "reader": ("vispath", {"path_scorer": "reader", **extra}),
+            "grasp": ("grasp", grasp)}
     rows = {k: v for k, v in rows.items() if k in args.rows.split(",")}
     for ck in args.reader:
-        rows[f"reader {ck}"] = {"path_scorer": "reader", "reader_checkpoint": str(ck), **extra}
+        rows[f"reader {ck}"] = ("vispath", {"path_scorer": "reader", "reader_checkpoint": str(ck), **extra})
     print(f"{args.questions.name}: {len(questions)} questions · graph-only · gold start · torch threads "
           f"{s.torch_threads} · {os.cpu_count()} CPUs (shared)", flush=True)
     hops = sorted({q.hops for q in questions if q.hops})
     print(f"{'row':40s} {'EM':>6s} " + " ".join(f"{h}-hop".rjust(7) for h in hops) + "  gold kept  s")
     with open_runtime(s) as rt:
         shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
-        for name, opts in rows.items():
+        for name, (method, opts) in rows.items():
             t0 = time.perf_counter()
-            res = run_questions(questions, Pipeline(s, "vispath", options=opts, **shared), gold_start=True)
+            res = run_questions(questions, Pipeline(s, method, options=opts, **shared), gold_start=True)
             print(f"{name[-40:]:40s} {em(res):6.1f} " + " ".join(f"{em(res, h):7.1f}" for h in hops)
                   + f"  {100.0 * sum(bool(r.gold_path) for r in res) / max(len(res), 1):6.1f}"
                   + f"  {time.perf_counter() - t0:.0f}", flush=True)
@@ -97,10 +100,12 @@ def main() -> None:
     ap.add_argument("--train-examples", type=int, default=1500, help="write: the training recipe's --examples")
     ap.add_argument("--train-seed", type=int, default=0)
     ap.add_argument("--limit", type=int, default=0, help="run: the first N questions only")
-    ap.add_argument("--rows", default="rules,reader", help="run: which of the rows rules, reader")
+    ap.add_argument("--rows", default="rules,reader", help="run: which of the rows rules, reader, grasp")
     ap.add_argument("--reader", type=Path, action="append", default=[], help="run: a row per reader checkpoint")
     ap.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                     help="run: a VisPath option of the reader rows")
+    ap.add_argument("--grasp-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="run: a GraSP option of the grasp row")
     ap.add_argument("--misses", action="store_true", help="run: print each wrong answer")
     args = ap.parse_args()
     {"write": write, "run": run}[args.step](args)

@@ -5,6 +5,7 @@ test is about plumbing; the graphs are the fakes of the VisPath and GraSP unit t
 
 from __future__ import annotations
 
+import hashlib
 import random
 from pathlib import Path
 from types import SimpleNamespace
@@ -238,3 +239,47 @@ def test_grasp_with_the_answer_kind_does_not_answer_a_language_for_a_currency():
     q = "What currency is used in this country?"
     assert reader_ranking(reader, q, sub, head)[0][0] == "L"
     assert reader_ranking(reader, q, sub, head, kg=KG(g, BagOfWordsEncoder()), kind_weight=1.0)[0][0] == "M"
+
+
+def test_grasp_extraction_takes_first_the_facts_that_continue_the_best_chain_from_the_topic():
+    """One hop's candidates in the paper's order (relation + name score): the facts walked forward from a node a
+    chain reached come first, the chain the reader scores best first; a fact against its direction, or from a
+    node no forward chain reached, keeps its place after them."""
+    from kgqa.methods.grasp.reader import chain_order
+    from kgqa.methods.grasp.subgraph import Fact
+
+    cands = [(Fact("X", "P5", "A", 2, 0.9), "X", "x"),          # walked against its direction: A <-P5- X
+             (Fact("A", "P2", "B", 2, 0.8), "B", "b"),
+             (Fact("U", "P2", "V", 2, 0.7), "V", "v"),          # U: reached by no forward chain
+             (Fact("A", "P3", "C", 2, 0.1), "C", "c")]
+    seen = []
+
+    class Stub:
+        def score(self, q, chains):
+            seen.extend(chains)
+            return np.array([{("P1", "P2"): 1.0, ("P1", "P3"): 4.0}[c] for c in chains])
+
+    out = chain_order(Stub(), "q", cands, {"T": (), "A": ("P1",)})
+    assert [c[1] for c in out] == ["C", "B", "X", "V"]
+    assert sorted(seen) == [("P1", "P2"), ("P1", "P3")]
+    assert chain_order(Stub(), "q", cands[:1], {"T": ()}) == cands[:1]        # no chain to read: unchanged
+
+
+def test_the_kind_weight_fitted_for_a_reader_is_read_only_for_that_reader(tmp_path):
+    """`kgqa train terminal` writes weights beside a reader; GraSP's auto kind weight is their kind / reader
+    ratio, and nothing when the file is missing, for another reader, or without a positive reader weight."""
+    import json
+
+    from kgqa.models.heads.chain_reader import fitted_weight_ratio, terminal_weights_path
+
+    ck = tmp_path / "r.safetensors"
+    ck.write_bytes(b"reader bytes")
+    assert fitted_weight_ratio(ck, "kind") is None
+    sha = hashlib.sha256(b"reader bytes").hexdigest()
+    body = {"features": ["reader", "rules", "kind"], "weights": [2.0, 1.0, 0.5], "reader_sha256": sha}
+    terminal_weights_path(ck).write_text(json.dumps(body))
+    assert fitted_weight_ratio(ck, "kind") == 0.25
+    terminal_weights_path(ck).write_text(json.dumps({**body, "reader_sha256": "0" * 64}))
+    assert fitted_weight_ratio(ck, "kind") is None
+    terminal_weights_path(ck).write_text(json.dumps({**body, "weights": [0.0, 1.0, 0.5]}))
+    assert fitted_weight_ratio(ck, "kind") is None

@@ -26,6 +26,9 @@ Where the paper is silent, our reading (also noted where it happens):
   the best by (relation score + neighbour score) / 2, and the next hop expands only the
   entities those triples reached; on a hub at most ``scan_cap`` neighbours per relation and
   direction are ranked;
+* with the chain reader ranking (``reader``, ours): each hop takes first the facts that continue the relation
+  chains the reader scores best, the subgraph reaches ``reader_hops`` (4) unless ``hops`` is set, at most
+  ``max_nodes`` entities; the kind of answer asked for weighs in with the weight fitted for the reader;
 * LLM_select's names are matched to subgraph nodes (exact, else SBERT cos ≥ 0.8); when none
   matches, the best-scored extracted entities stand in (fallback ``empty``);
 * an ENTITY decision naming no node of the subgraph takes the best selected entity not yet
@@ -86,6 +89,7 @@ class GraSP(BaseMethod):
 
     def __init__(self, ctx, options: GraSPOptions | None = None, *, for_training: bool = False):
         super().__init__(ctx, options)
+        self.hops_set = "hops" in self.opt.model_fields_set        # before a checkpoint's extraction fills it in
         self.softprompt = ctx.models.softprompt
         self.head = self.opt.head
         if self.head == "auto":       # the paper's soft prompt when a model that reads it is served
@@ -115,6 +119,7 @@ class GraSP(BaseMethod):
 
                 self.opt = trained_extraction(self.opt, self.checkpoint)      # the subgraphs the head learned on
         self._encoder = None
+        self._kind: float | None = None
         self.reader = (ReaderSlot(self.kg, self.settings, self.opt.reader_checkpoint)
                        if self.variant == "nodes" and self.opt.ranker in ("auto", "reader") and not for_training
                        else None)
@@ -146,6 +151,8 @@ class GraSP(BaseMethod):
             run.hidden_facts = len(hidden)
 
         topic_id, topic_name = run.topic_id, run.topic_name
+        reader = self.chain_reader(run) if self.variant == "nodes" else None
+        hops = o.reader_hops if reader is not None and not self.hops_set else o.hops
         visited = {topic_id}
         all_names: dict[str, str] = {topic_id: topic_name}
         evidence = run.evidence
@@ -153,7 +160,8 @@ class GraSP(BaseMethod):
         for t in range(1, o.iterations + 1):
             forced = t == o.iterations
             t0 = time.perf_counter()
-            sub = self.extract(topic_id, topic_name, q_vec, hidden)                        # 4.1
+            sub = self.extract(topic_id, topic_name, q_vec, hidden, hops,                  # 4.1
+                               reader if o.chain_extraction else None, question)
             rnd = Round(topic_id, topic_name, sub)
             run.rounds.append(rnd)
             rnd.seconds["extract"] = time.perf_counter() - t0
@@ -165,14 +173,15 @@ class GraSP(BaseMethod):
             t1 = time.perf_counter()
             if self.variant == "nodes":                        # the node-scoring head is LLM_select
                 rnd.scores = self.score_nodes(sub, q_vec, visited)
-                reader = self.chain_reader(run)
                 if reader is not None:                # the chain reader ranks the nodes (ours)
                     from kgqa.methods.grasp.reader import reader_ranking
 
                     rnd.scores = reader_ranking(reader, question, sub, rnd.scores, o.reader_head_weight, self.kg,
-                                                o.reader_kind_weight)
+                                                self.kind_weight())
                     rnd.by_reader = True
                 typing = self.answer_typed(question, query.image is not None, rnd.scores) if o.answer_typing else None
+                if typing is not None and not typing[0] and rnd.by_reader:
+                    typing = None                    # no node has the named type: the kind the reader reads ranks
                 if typing is not None:           # nodes typed as something else leave LLM_select's ranking
                     typed, kept = typing
                     if kept:
@@ -271,6 +280,18 @@ class GraSP(BaseMethod):
             run.fell_back(f"chain reader: {self.reader.error}; the node head ranks", "checkpoint")
         return r
 
+    def kind_weight(self) -> float:
+        """``reader_kind_weight``; auto: the kind weight over the reader weight that `kgqa train terminal` fitted
+        for this reader on the KG's generated questions (VisPath's terminal selection reads the kind with them),
+        else 0."""
+        if self.opt.reader_kind_weight != "auto":
+            return float(self.opt.reader_kind_weight)
+        if self._kind is None:
+            from kgqa.models.heads.chain_reader import fitted_weight_ratio
+
+            self._kind = max(fitted_weight_ratio(self.reader.path, "kind") or 0.0, 0.0)
+        return self._kind
+
     def score_nodes(self, sub: Subgraph, q_vec: np.ndarray, visited: set[str]) -> list[tuple[str, float]]:
         """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out."""
         from kgqa.methods.grasp.nodes import node_probabilities, ranked
@@ -330,18 +351,23 @@ class GraSP(BaseMethod):
             out[rid] = float(np.dot(v, q_vec))
         return out
 
-    def extract(self, topic_id: str, topic_name: str, q_vec: np.ndarray, hidden: list[str]) -> Subgraph:
-        """G_t: ``hops`` rounds of ``grasp_neighbours`` from the topic, ≤ ``cap`` triples in all."""
+    def extract(self, topic_id: str, topic_name: str, q_vec: np.ndarray, hidden: list[str], hops: int | None = None,
+                reader=None, question: str = "") -> Subgraph:
+        """G_t: ``hops`` rounds of ``grasp_neighbours`` from the topic, ≤ ``cap`` triples and ≤ ``max_nodes``
+        entities in all. With ``reader`` (ours), each hop takes first the facts that continue a relation chain
+        from the topic, the chains the reader scores best under ``question`` first (``reader.chain_order``)."""
         o = self.opt
+        hops = hops or o.hops
         rs = self.relation_scores(q_vec)
-        sub = Subgraph(topic_id, {topic_id: topic_name}, node_hop={topic_id: 0})
+        sub = Subgraph(topic_id, {topic_id: topic_name}, node_hop={topic_id: 0}, hops=hops)
         keys: set[str] = set()
         frontier = [topic_id]
         left = o.cap
-        for h in range(1, o.hops + 1):
+        chain_of: dict[str, tuple[str, ...]] = {topic_id: ()}     # node → the chain that reached it forward
+        for h in range(1, hops + 1):
             if not frontier or left <= 0:
                 break
-            share = math.ceil(left / (o.hops - h + 1))       # *interpretation*: the cap shared over the hops
+            share = math.ceil(left / (hops - h + 1))       # *interpretation*: the cap shared over the hops
             rows = self.graph.read("grasp_neighbours", frontier=frontier, relation_scores=rs,
                                    question=q_vec.tolist(), k1=o.k1, k2=o.k2, scan_cap=o.scan_cap, hidden=hidden)
             cands: list[tuple[Fact, str, str]] = []
@@ -351,12 +377,16 @@ class GraSP(BaseMethod):
                 f = Fact(head, r["relation_id"], tail, h, (float(r["relation_score"]) + float(r["entity_score"])) / 2)
                 cands.append((f, nid, r["neighbour_name"] or nid))
             cands.sort(key=lambda c: (-c[0].score, c[0].key))
+            if reader is not None:
+                from kgqa.methods.grasp.reader import chain_order
+
+                cands = chain_order(reader, question, cands, chain_of)
             nxt: list[str] = []
             taken = 0
             for f, nid, nname in cands:
                 if taken >= share:
                     break
-                if f.key in keys:
+                if f.key in keys or (nid not in sub.names and len(sub.names) >= o.max_nodes):
                     continue
                 keys.add(f.key)
                 sub.facts.append(f)
@@ -365,6 +395,8 @@ class GraSP(BaseMethod):
                     sub.names[nid] = nname
                     sub.node_hop[nid] = h
                     nxt.append(nid)
+                    if f.tail_id == nid and f.head_id in chain_of:
+                        chain_of[nid] = chain_of[f.head_id] + (f.relation_id,)
                 sub.node_score[nid] = max(sub.node_score.get(nid, -1.0), f.score)
             left -= taken
             frontier = nxt

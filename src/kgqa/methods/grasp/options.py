@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -18,8 +18,18 @@ class GraSPOptions(BaseModel):
 
     k1: int = Field(8, ge=1, le=64, description="relations kept per entity and direction (4.1)")
     k2: int = Field(8, ge=1, le=64, description="neighbours kept per relation, by name similarity (4.1)")
-    hops: int = Field(2, ge=1, le=3, description="hops l of the extracted subgraph (Table 4: 1, 2, 3)")
+    hops: int = Field(2, ge=1, le=4, description="hops l of the extracted subgraph (Table 4: 1, 2, 3; 4 reaches "
+                                                 "the answer of a question that walks 4 facts); when not set and "
+                                                 "the chain reader ranks: reader_hops")
+    reader_hops: int = Field(4, ge=1, le=4, description="ranker=reader, hops not set: the hops of the extracted "
+                                                        "subgraph (the reader reads chains of up to 4 facts)")
     cap: int = Field(60, ge=1, le=500, description="most triples in one subgraph")
+    max_nodes: int = Field(200, ge=2, le=2000, description="most entities in one subgraph (the topic included): "
+                                                           "facts that would add more are not taken")
+    chain_extraction: bool = Field(True, description="ranker=reader: each hop of the extraction keeps first the "
+                                   "facts that continue a relation chain from the topic, best chain (the reader's "
+                                   "score against the question) first, then the others by the relation and name "
+                                   "scores; off: relation and name scores alone")
     scan_cap: int = Field(1000, ge=1, le=100_000, description="neighbours per relation ranked on a hub (bounded work)")
     iterations: int = Field(3, ge=1, le=5, description="ANSWER/ENTITY rounds; the last is forced to answer")
     max_selected: int = Field(5, ge=1, le=20, description="entities kept from LLM_select per round")
@@ -49,9 +59,12 @@ class GraSPOptions(BaseModel):
     reader_head_weight: float = Field(0.25, ge=0.0, le=100.0, description="ranker=reader: a node's score = the "
                                       "reader's best chain logit + this × ln of the head's probability (0: the "
                                       "head only breaks ties)")
-    reader_kind_weight: float = Field(0.0, ge=0.0, le=100.0, description="ranker=reader: add this × the reader's "
-                                      "score of the question against what kind of thing a node is (its classes or "
-                                      "description, else the relation reaching it) to the node's score (0: off)")
+    reader_kind_weight: Annotated[float, Field(ge=0.0, le=100.0)] | Literal["auto"] = Field(
+        "auto", description="ranker=reader: add this × the reader's score of the question against what kind of "
+                            "thing a node is (its classes or description, else the relation reaching it) to the "
+                            "node's score (0: off); auto = the ratio of the kind and reader weights that `kgqa train "
+                            "terminal` fitted for the reader on the KG's generated questions (<reader>.terminal."
+                            "json), 0 when none was fitted for it")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
     text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "

@@ -44,6 +44,23 @@ def forward_chains(sub, max_len: int = MAX_LEN) -> dict[str, list[tuple[str, ...
     return found
 
 
+def chain_order(reader, question: str, cands: list, chain_of: dict[str, tuple[str, ...]]) -> list:
+    """One hop's candidate facts ``cands`` ((fact, neighbour id, neighbour name), in the paper's order) reordered
+    for the extraction: first the facts walked head → tail from a node that a chain from the topic reached forward
+    (``chain_of``: node → its relation chain), by the reader's logit of that chain extended by the fact's relation,
+    best first; then the others in their order. So the entities the question's chain walks through are the ones
+    the next hop expands, and a 3- or 4-hop answer is reached within the cap (ours; the paper ranks each hop's facts
+    by relation and name similarity alone, and its answer lies within 2 hops)."""
+    chain = {k: chain_of[c[0].head_id] + (c[0].relation_id,) for k, c in enumerate(cands)
+             if c[1] == c[0].tail_id and c[0].head_id in chain_of}
+    if not chain:
+        return cands
+    flat = sorted(set(chain.values()))
+    logit = dict(zip(flat, (float(x) for x in reader.score(question, flat))))
+    first = sorted(chain, key=lambda k: (-logit[chain[k]], k))
+    return [cands[k] for k in first] + [c for k, c in enumerate(cands) if k not in chain]
+
+
 def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, float]],
                    head_weight: float = 0.0, kg=None, kind_weight: float = 0.0) -> list[tuple[str, float]]:
     """(node id, score) best first over the nodes of ``head_scores`` (the head's ranking, visited topics already
@@ -79,4 +96,4 @@ def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, floa
     return [(n, shown(best[n])) for n in order]
 
 
-__all__ = ["forward_chains", "reader_ranking", "MAX_LEN"]
+__all__ = ["forward_chains", "chain_order", "reader_ranking", "MAX_LEN"]

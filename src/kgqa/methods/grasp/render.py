@@ -51,8 +51,9 @@ def to_answer(run: GraSPRun, method) -> Answer:
                  for n in sub.node_ids]
         edges = [EdgeRef("Entity", f.head_id, f.relation_id, "Entity", f.tail_id, round(f.score, 4),
                          rel_names.get(f.relation_id, f.relation_id)) for f in sub.facts]
+        hops = sub.hops or method.opt.hops
         evidence.append(SubgraphEvidence(nodes=nodes, edges=edges, rank=k,
-                                         note=f"round {k}: {method.opt.hops}-hop subgraph of {sub.names[sub.topic_id]}"))
+                                         note=f"round {k}: {hops}-hop subgraph of {sub.names[sub.topic_id]}"))
     return Answer(
         question=run.question, answer=run.answer, method=method.name, answer_id=run.answer_id,
         start_entity_id=run.topic_id, start_entity_name=run.topic_name, evidence=evidence,

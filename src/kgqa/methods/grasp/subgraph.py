@@ -40,6 +40,7 @@ class Subgraph:
     facts: list[Fact] = field(default_factory=list)
     node_score: dict[str, float] = field(default_factory=dict)   # best score of a fact that reached it
     node_hop: dict[str, int] = field(default_factory=dict)
+    hops: int = 0                               # hops l it was extracted with
 
     @property
     def node_ids(self) -> list[str]:

@@ -321,4 +321,23 @@ def terminal_weights_path(checkpoint: Path) -> Path:
     return Path(checkpoint).with_suffix(".terminal.json")
 
 
-__all__ += ["ReaderSlot", "default_chain_reader_checkpoint", "CHECKPOINT_NAME", "terminal_weights_path"]
+def fitted_weight_ratio(checkpoint: Path, feature: str) -> float | None:
+    """The weight `kgqa train terminal` fitted for ``feature`` over the one it fitted for the reader's logit, from
+    the weights file beside ``checkpoint`` (``terminal_weights_path``); None when there is no such file, it does
+    not name both features, the reader's weight is not positive, or it was fitted for another reader (SHA-256)."""
+    try:
+        body = json.loads(terminal_weights_path(checkpoint).read_text(encoding="utf-8"))
+        w = dict(zip(body["features"], (float(x) for x in body["weights"])))
+        h = hashlib.sha256()
+        with open(checkpoint, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if body.get("reader_sha256") != h.hexdigest() or w.get("reader", 0.0) <= 0 or feature not in w:
+        return None
+    return w[feature] / w["reader"]
+
+
+__all__ += ["ReaderSlot", "default_chain_reader_checkpoint", "CHECKPOINT_NAME", "terminal_weights_path",
+            "fitted_weight_ratio"]
