@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import io
 import threading
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -131,13 +130,14 @@ def extract(img) -> Features:
                     img.size[0] / img.size[1])
 
 
-def _grid(img) -> np.ndarray:
-    """GRID x GRID mean colours (box filter) in CIELAB."""
+def _grids(imgs) -> np.ndarray:
+    """GRID x GRID mean colours (box filter) in CIELAB, of each image: (len(imgs), GRID, GRID, 3). One colour
+    conversion for the stack (it is per pixel: each grid is what it would be alone)."""
     from PIL import Image
     from skimage.color import rgb2lab
 
-    small = img.resize((GRID, GRID), Image.BOX)
-    return rgb2lab(np.asarray(small, dtype=np.float64) / 255.0).astype(np.float32)
+    small = np.stack([np.asarray(im.resize((GRID, GRID), Image.BOX), dtype=np.float64) for im in imgs])
+    return rgb2lab(small / 255.0).astype(np.float32)
 
 
 def _layouts(img) -> tuple[np.ndarray, np.ndarray]:
@@ -149,12 +149,12 @@ def _layouts(img) -> tuple[np.ndarray, np.ndarray]:
     """
     w, h = img.size
     m = (1 - PROBE) / 2
-    probe = _grid(img.crop((round(w * m), round(h * m), round(w * (1 - m)), round(h * (1 - m)))))
-    wins = []
+    crops = [img.crop((round(w * m), round(h * m), round(w * (1 - m)), round(h * (1 - m))))]
     for r, fx, fy in WINDOWS:
         x0, y0 = (1 - r) * fx * w, (1 - r) * fy * h
-        wins.append(_grid(img.crop((round(x0), round(y0), round(x0 + r * w), round(y0 + r * h)))))
-    return probe, np.stack(wins)
+        crops.append(img.crop((round(x0), round(y0), round(x0 + r * w), round(y0 + r * h))))
+    grids = _grids(crops)
+    return grids[0], grids[1:]
 
 
 def layout_distance(q: Features, r: Features) -> float:
@@ -175,10 +175,11 @@ def global_similarity(q: Features, r: Features) -> float:
 
 
 def inliers(q: Features, r: Features, seed: int = 0) -> int:
-    """Geometrically consistent ORB matches between two images (RANSAC similarity transform)."""
+    """Geometrically consistent ORB matches between two images (RANSAC similarity transform; the count
+    scikit-image's ``ransac`` gives, all trials estimated at once: ``kgqa.models.grounder_ransac``)."""
     from skimage.feature import match_descriptors
-    from skimage.measure import ransac
-    from skimage.transform import SimilarityTransform
+
+    from kgqa.models.grounder_ransac import inlier_count
 
     if len(q.descriptors) < 4 or len(r.descriptors) < 4:
         return 0
@@ -189,15 +190,10 @@ def inliers(q: Features, r: Features, seed: int = 0) -> int:
     src = q.keypoints[m[:, 0]][:, ::-1]   # (row, col) → (x, y)
     dst = r.keypoints[m[:, 1]][:, ::-1]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "No inliers found": we return 0
-            model, mask = ransac((src, dst), SimilarityTransform, min_samples=3, residual_threshold=4.0,
-                                 max_trials=300, stop_probability=0.999, rng=seed)
+        return inlier_count(src, dst, min_samples=3, residual_threshold=4.0, max_trials=300,
+                            stop_probability=0.999, seed=seed)
     except (ValueError, np.linalg.LinAlgError):
         return 0
-    if model is None or mask is None:
-        return 0
-    return int(np.count_nonzero(mask))
 
 
 class FeatureCache:
