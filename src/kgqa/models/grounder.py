@@ -174,17 +174,34 @@ def global_similarity(q: Features, r: Features) -> float:
     return 0.6 * ph + 0.4 * col
 
 
+def hamming_matches(d1: np.ndarray, d2: np.ndarray, max_ratio: float = RATIO) -> np.ndarray:
+    """Pairs (i, j) of binary descriptors that are each other's nearest by Hamming distance and pass Lowe's
+    ratio test (nearest over second nearest of i below ``max_ratio``); the nearest is the lowest index among
+    equals. Distances are the popcount of the XOR of the packed bits; the pairs are those of scikit-image's
+    ``match_descriptors(metric="hamming", cross_check=True, max_ratio=max_ratio)``."""
+    word = np.uint64 if d1.shape[1] % 64 == 0 else np.uint8
+    a = np.packbits(d1, axis=1).view(word)
+    b = np.packbits(d2, axis=1).view(word)
+    dist = np.bitwise_count(a[:, None, :] ^ b[None, :, :]).sum(axis=2, dtype=np.int64).astype(np.float64)
+    nearest = dist.argmin(axis=1)
+    i = np.flatnonzero(dist.argmin(axis=0)[nearest] == np.arange(len(a)))      # mutual
+    j = nearest[i]
+    best = dist[i, j]
+    dist[i, j] = np.inf
+    second = dist[i].min(axis=1) if len(b) > 1 else np.full(len(i), np.inf)
+    second[second == 0] = np.finfo(np.float64).eps
+    keep = best / second < max_ratio
+    return np.column_stack((i[keep], j[keep]))
+
+
 def inliers(q: Features, r: Features, seed: int = 0) -> int:
     """Geometrically consistent ORB matches between two images (RANSAC similarity transform; the count
     scikit-image's ``ransac`` gives, all trials estimated at once: ``kgqa.models.grounder_ransac``)."""
-    from skimage.feature import match_descriptors
-
     from kgqa.models.grounder_ransac import inlier_count
 
     if len(q.descriptors) < 4 or len(r.descriptors) < 4:
         return 0
-    m = match_descriptors(q.descriptors, r.descriptors, metric="hamming", cross_check=True,
-                          max_ratio=RATIO)
+    m = hamming_matches(q.descriptors, r.descriptors)
     if len(m) < 4:
         return 0
     src = q.keypoints[m[:, 0]][:, ::-1]   # (row, col) → (x, y)

@@ -19,12 +19,7 @@ import numpy as np
 
 GUARD = 1e-2          # pixels: a residual this close to the threshold is decided by scikit-image's own estimate
 NEAR_SINGULAR = 1e6   # a sample whose smallest singular value is within this factor of the rank tolerance
-
-
-def _samples(n: int, k: int, trials: int, seed: int) -> np.ndarray:
-    """The index triples ``ransac(..., rng=seed)`` draws: one before its loop, then one per trial."""
-    rng = np.random.default_rng(seed)
-    return np.stack([rng.choice(n, k, replace=False) for _ in range(trials)])
+CHUNK = 32            # trials drawn and estimated together
 
 
 def _umeyama(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,26 +55,42 @@ def _exact_trial(model_class, src: np.ndarray, dst: np.ndarray, idx: np.ndarray,
     return int(np.count_nonzero(r < threshold)), float(r.dot(r))
 
 
+def _trials(src: np.ndarray, dst: np.ndarray, idx: np.ndarray, threshold: float):
+    """Inlier counts and residual sums of the trials whose samples are ``idx`` (T, k), and which of them
+    scikit-image must estimate itself (``redo``)."""
+    n = len(src)
+    with np.errstate(all="ignore"):         # a degenerate sample's NaN is caught below (redo)
+        T, shaky = _umeyama(src[idx].astype(np.float64), dst[idx].astype(np.float64))
+        pts = np.concatenate([src, np.ones((n, 1), dtype=src.dtype)], axis=1)       # homogeneous (n, 3)
+        moved = pts @ np.swapaxes(T, 1, 2)                                          # (trials, n, 3)
+        w = np.where(moved[:, :, 2] == 0, np.finfo(float).eps, moved[:, :, 2])
+        resid = np.sqrt((((moved[:, :, :2] / w[:, :, None]) - dst) ** 2).sum(axis=2))
+    counts = np.count_nonzero(resid < threshold, axis=1)
+    sums = np.einsum("ij,ij->i", resid, resid)
+    redo = shaky | ~np.isfinite(resid).all(axis=1) | (np.abs(resid - threshold) < GUARD).any(axis=1) | (sums <= 0)
+    return counts, sums, redo
+
+
 def inlier_count(src: np.ndarray, dst: np.ndarray, *, min_samples: int = 3, residual_threshold: float = 4.0,
                  max_trials: int = 300, stop_probability: float = 0.999, seed: int = 0) -> int:
     """``np.count_nonzero(mask)`` of ``ransac((src, dst), SimilarityTransform, min_samples, residual_threshold,
-    max_trials=max_trials, stop_probability=stop_probability, rng=seed)``; 0 where that finds no inliers."""
+    max_trials=max_trials, stop_probability=stop_probability, rng=seed)``; 0 where that finds no inliers.
+    Samples are drawn as that draws them (one before its loop, then one per trial), CHUNK trials at a time, as
+    far as the trial budget goes."""
     from skimage.measure.fit import _dynamic_max_trials
     from skimage.transform import SimilarityTransform
 
     n = len(src)
-    idx = _samples(n, min_samples, max_trials, seed)
-    T, shaky = _umeyama(src[idx].astype(np.float64), dst[idx].astype(np.float64))
-    pts = np.concatenate([src, np.ones((n, 1), dtype=src.dtype)], axis=1)       # homogeneous (n, 3)
-    moved = pts @ np.swapaxes(T, 1, 2)                                          # (trials, n, 3)
-    w = np.where(moved[:, :, 2] == 0, np.finfo(float).eps, moved[:, :, 2])
-    resid = np.sqrt((((moved[:, :, :2] / w[:, :, None]) - dst) ** 2).sum(axis=2))
-    counts = np.count_nonzero(resid < residual_threshold, axis=1)
-    sums = np.einsum("ij,ij->i", resid, resid)
-    redo = (shaky | ~np.isfinite(resid).all(axis=1) | (np.abs(resid - residual_threshold) < GUARD).any(axis=1)
-            | (sums <= 0))
+    rng = np.random.default_rng(seed)
+    idx = np.zeros((0, min_samples), dtype=np.int64)
+    counts, sums, redo = [np.zeros(0)] * 3
     best, best_sum, budget, t = 0, np.inf, max_trials, 0
     while t < budget:
+        if t == len(idx):
+            more = np.stack([rng.choice(n, min_samples, replace=False) for _ in range(min(CHUNK, max_trials - t))])
+            c, s, r = _trials(src, dst, more, residual_threshold)
+            idx, counts, sums, redo = (np.concatenate([a, b]) for a, b in ((idx, more), (counts, c), (sums, s),
+                                                                            (redo, r)))
         trial = (_exact_trial(SimilarityTransform, src, dst, idx[t], residual_threshold) if redo[t]
                  else (int(counts[t]), float(sums[t])))
         t += 1
