@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import io
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -80,7 +80,8 @@ class Features:
     phash: np.ndarray         # (4, 64) bool: pHash of the image at 0/90/180/270 degrees
     hist: np.ndarray          # (H*S,) float32, L1-normalised hue-saturation histogram
     probe: np.ndarray         # (GRID, GRID, 3) CIELAB layout of the central PROBE part (used as a query)
-    windows: np.ndarray       # (len(WINDOWS), GRID, GRID, 3) layouts of sub-windows (used as a reference)
+    windows: np.ndarray       # (len(WINDOWS), GRID, GRID, 3) layouts of sub-windows (used as a reference);
+                              # empty (0, GRID, GRID, 3) while the image has only been a query
     aspect: float             # width / height
 
 
@@ -103,8 +104,9 @@ def _scaled(img):
     return img
 
 
-def extract(img) -> Features:
-    """Features of an RGB Pillow image."""
+def extract(img, windows: bool = True) -> Features:
+    """Features of an RGB Pillow image; ``windows=False`` (a query image): its sub-window layouts, which only a
+    reference needs, left empty."""
     import imagehash
     from skimage.color import rgb2gray, rgb2hsv
     from skimage.feature import ORB
@@ -125,8 +127,8 @@ def extract(img) -> Features:
     hist, _, _ = np.histogram2d(hsv[..., 0].ravel(), hsv[..., 1].ravel(), bins=(12, 4), range=((0, 1), (0, 1)))
     hist = hist.astype(np.float32).ravel()
     hist /= max(hist.sum(), 1.0)
-    probe, windows = _layouts(img)
-    return Features(np.asarray(kp, dtype=np.float32), np.asarray(desc, dtype=bool), ph, hist, probe, windows,
+    probe, wins = _layouts(img, windows)
+    return Features(np.asarray(kp, dtype=np.float32), np.asarray(desc, dtype=bool), ph, hist, probe, wins,
                     img.size[0] / img.size[1])
 
 
@@ -140,17 +142,17 @@ def _grids(imgs) -> np.ndarray:
     return rgb2lab(small / 255.0).astype(np.float32)
 
 
-def _layouts(img) -> tuple[np.ndarray, np.ndarray]:
+def _layouts(img, windows: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Colour layouts for textureless pictures (flags, logos), which give ORB no corners.
 
     As a query, the central PROBE part (a crop or a small rotation, with its filled
     corners, hardly touches it); as a reference, WINDOWS: sub-windows at several
-    sizes and positions, so that a cropped query still finds its part.
+    sizes and positions, so that a cropped query still finds its part (``windows=False``: none, an empty stack).
     """
     w, h = img.size
     m = (1 - PROBE) / 2
     crops = [img.crop((round(w * m), round(h * m), round(w * (1 - m)), round(h * (1 - m))))]
-    for r, fx, fy in WINDOWS:
+    for r, fx, fy in WINDOWS if windows else ():
         x0, y0 = (1 - r) * fx * w, (1 - r) * fy * h
         crops.append(img.crop((round(x0), round(y0), round(x0 + r * w), round(y0 + r * h))))
     grids = _grids(crops)
@@ -221,13 +223,19 @@ class FeatureCache:
         self._mem: dict[str, Features] = {}
         self._lock = threading.Lock()
 
-    def get(self, sha256: str, load_image) -> Features:
+    def get(self, sha256: str, load_image, windows: bool = True) -> Features:
+        """The image's features; ``windows=False`` (a query) does without the sub-window layouts, which are
+        added the first time the same image is asked for as a reference."""
         with self._lock:
-            if sha256 in self._mem:
-                return self._mem[sha256]
-        f = self._read(sha256)
+            f = self._mem.get(sha256)
+        if f is not None and (len(f.windows) or not windows):
+            return f
+        f = f or self._read(sha256)
         if f is None:
-            f = extract(load_image())
+            f = extract(load_image(), windows)
+            self._write(sha256, f)
+        elif windows and not len(f.windows):
+            f = replace(f, windows=_layouts(_scaled(load_image().convert("RGB")))[1])
             self._write(sha256, f)
         with self._lock:
             self._mem[sha256] = f
@@ -320,7 +328,7 @@ class ReferenceImageGrounder:
         from kgqa.core.images import open_rgb
 
         try:
-            return self.features.get(image.sha256, lambda: open_rgb(image))
+            return self.features.get(image.sha256, lambda: open_rgb(image), windows=False)
         except (OSError, ValueError, SyntaxError) as e:
             raise InvalidInput(f"{image.path}: not a readable image: {e}") from e
 

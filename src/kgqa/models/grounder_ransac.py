@@ -10,7 +10,7 @@ which trial is best so far, how far the dynamic trial budget shrinks — over th
 
 A trial whose batched estimate could disagree with scikit-image's own (a residual within ``GUARD`` pixels of
 the threshold, a sample close to degenerate, a non-finite value) is estimated again by scikit-image itself,
-so a count never rests on rounding. ``tests/unit/test_grounder_ransac.py`` checks equality with ``ransac``.
+so a count never rests on rounding. ``tests/unit/test_grounder_fast.py`` checks equality with ``ransac``.
 """
 
 from __future__ import annotations

@@ -65,3 +65,21 @@ def test_descriptor_matches_are_scikit_images(case):
         d2[-1] = d2[0]                                                                          # exact ties
     want = match_descriptors(d1, d2, metric="hamming", cross_check=True, max_ratio=RATIO)
     assert np.array_equal(hamming_matches(d1, d2).astype(np.int64), want.astype(np.int64))
+
+
+def test_a_query_image_gets_its_reference_windows_when_it_becomes_a_reference(tmp_path):
+    from PIL import Image
+
+    from kgqa.models.grounder import FeatureCache, extract
+
+    rng = np.random.default_rng(7)
+    img = Image.fromarray((rng.random((120, 200, 3)) * 255).astype(np.uint8))
+    cache = FeatureCache(tmp_path)
+    q = cache.get("ab" * 32, lambda: img, windows=False)
+    assert len(q.windows) == 0                                   # a query does without them
+    full = extract(img)
+    assert np.array_equal(q.probe, full.probe) and np.array_equal(q.descriptors, full.descriptors)
+    r = cache.get("ab" * 32, lambda: img)                         # the same picture, now a reference
+    assert np.array_equal(r.windows, full.windows)
+    again = FeatureCache(tmp_path).get("ab" * 32, lambda: None)   # from disk, windows kept
+    assert np.array_equal(again.windows, full.windows)
