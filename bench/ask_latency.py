@@ -259,7 +259,8 @@ def predictions(states: dict[str, list[dict]]) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--compare", type=Path, action="append", default=[],
-                    help="another code state's src/ folder (e.g. a worktree of main), measured in the same run")
+                    help="another code state's src/ folder, measured in the same run: a whole checkout's (its data/ and "
+                         "neo4j-local/pom.xml beside it, else its shipped reader is not found and the rules answer)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None, help="first N questions of each set")
     ap.add_argument("--no-warmup", dest="warmup", action="store_false",
@@ -286,6 +287,10 @@ def main() -> None:
         raise SystemExit(f"no {args.kg} KG under {args.root}: build it with "
                          f"`python -m bench.scale --kgs {args.kg} --build-only`")
     env = {**env_for(args.kg, args), "KGQA_TORCH_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    for p in args.compare:
+        if not (p.resolve().parent / "neo4j-local" / "pom.xml").is_file():
+            raise SystemExit(f"--compare {p}: not the src/ of a whole checkout (no ../neo4j-local/pom.xml): its "
+                             "shipped chain reader would not be found")
     states = {"this checkout": ROOT / "src", **{f"compare {i + 1}: {p}": p.resolve()
                                                  for i, p in enumerate(args.compare)}}
     server = LocalNeo4j(settings_for(args.kg, args))
