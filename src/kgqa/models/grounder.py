@@ -40,8 +40,7 @@ from __future__ import annotations
 
 import io
 import threading
-import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -81,7 +80,8 @@ class Features:
     phash: np.ndarray         # (4, 64) bool: pHash of the image at 0/90/180/270 degrees
     hist: np.ndarray          # (H*S,) float32, L1-normalised hue-saturation histogram
     probe: np.ndarray         # (GRID, GRID, 3) CIELAB layout of the central PROBE part (used as a query)
-    windows: np.ndarray       # (len(WINDOWS), GRID, GRID, 3) layouts of sub-windows (used as a reference)
+    windows: np.ndarray       # (len(WINDOWS), GRID, GRID, 3) layouts of sub-windows (used as a reference);
+                              # empty (0, GRID, GRID, 3) while the image has only been a query
     aspect: float             # width / height
 
 
@@ -104,8 +104,9 @@ def _scaled(img):
     return img
 
 
-def extract(img) -> Features:
-    """Features of an RGB Pillow image."""
+def extract(img, windows: bool = True) -> Features:
+    """Features of an RGB Pillow image; ``windows=False`` (a query image): its sub-window layouts, which only a
+    reference needs, left empty."""
     import imagehash
     from skimage.color import rgb2gray, rgb2hsv
     from skimage.feature import ORB
@@ -126,35 +127,36 @@ def extract(img) -> Features:
     hist, _, _ = np.histogram2d(hsv[..., 0].ravel(), hsv[..., 1].ravel(), bins=(12, 4), range=((0, 1), (0, 1)))
     hist = hist.astype(np.float32).ravel()
     hist /= max(hist.sum(), 1.0)
-    probe, windows = _layouts(img)
-    return Features(np.asarray(kp, dtype=np.float32), np.asarray(desc, dtype=bool), ph, hist, probe, windows,
+    probe, wins = _layouts(img, windows)
+    return Features(np.asarray(kp, dtype=np.float32), np.asarray(desc, dtype=bool), ph, hist, probe, wins,
                     img.size[0] / img.size[1])
 
 
-def _grid(img) -> np.ndarray:
-    """GRID x GRID mean colours (box filter) in CIELAB."""
+def _grids(imgs) -> np.ndarray:
+    """GRID x GRID mean colours (box filter) in CIELAB, of each image: (len(imgs), GRID, GRID, 3). One colour
+    conversion for the stack (it is per pixel: each grid is what it would be alone)."""
     from PIL import Image
     from skimage.color import rgb2lab
 
-    small = img.resize((GRID, GRID), Image.BOX)
-    return rgb2lab(np.asarray(small, dtype=np.float64) / 255.0).astype(np.float32)
+    small = np.stack([np.asarray(im.resize((GRID, GRID), Image.BOX), dtype=np.float64) for im in imgs])
+    return rgb2lab(small / 255.0).astype(np.float32)
 
 
-def _layouts(img) -> tuple[np.ndarray, np.ndarray]:
+def _layouts(img, windows: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Colour layouts for textureless pictures (flags, logos), which give ORB no corners.
 
     As a query, the central PROBE part (a crop or a small rotation, with its filled
     corners, hardly touches it); as a reference, WINDOWS: sub-windows at several
-    sizes and positions, so that a cropped query still finds its part.
+    sizes and positions, so that a cropped query still finds its part (``windows=False``: none, an empty stack).
     """
     w, h = img.size
     m = (1 - PROBE) / 2
-    probe = _grid(img.crop((round(w * m), round(h * m), round(w * (1 - m)), round(h * (1 - m)))))
-    wins = []
-    for r, fx, fy in WINDOWS:
+    crops = [img.crop((round(w * m), round(h * m), round(w * (1 - m)), round(h * (1 - m))))]
+    for r, fx, fy in WINDOWS if windows else ():
         x0, y0 = (1 - r) * fx * w, (1 - r) * fy * h
-        wins.append(_grid(img.crop((round(x0), round(y0), round(x0 + r * w), round(y0 + r * h)))))
-    return probe, np.stack(wins)
+        crops.append(img.crop((round(x0), round(y0), round(x0 + r * w), round(y0 + r * h))))
+    grids = _grids(crops)
+    return grids[0], grids[1:]
 
 
 def layout_distance(q: Features, r: Features) -> float:
@@ -174,30 +176,43 @@ def global_similarity(q: Features, r: Features) -> float:
     return 0.6 * ph + 0.4 * col
 
 
+def hamming_matches(d1: np.ndarray, d2: np.ndarray, max_ratio: float = RATIO) -> np.ndarray:
+    """Pairs (i, j) of binary descriptors that are each other's nearest by Hamming distance and pass Lowe's
+    ratio test (nearest over second nearest of i below ``max_ratio``); the nearest is the lowest index among
+    equals. Distances are the popcount of the XOR of the packed bits; the pairs are those of scikit-image's
+    ``match_descriptors(metric="hamming", cross_check=True, max_ratio=max_ratio)``."""
+    word = np.uint64 if d1.shape[1] % 64 == 0 else np.uint8
+    a = np.packbits(d1, axis=1).view(word)
+    b = np.packbits(d2, axis=1).view(word)
+    dist = np.bitwise_count(a[:, None, :] ^ b[None, :, :]).sum(axis=2, dtype=np.int64).astype(np.float64)
+    nearest = dist.argmin(axis=1)
+    i = np.flatnonzero(dist.argmin(axis=0)[nearest] == np.arange(len(a)))      # mutual
+    j = nearest[i]
+    best = dist[i, j]
+    dist[i, j] = np.inf
+    second = dist[i].min(axis=1) if len(b) > 1 else np.full(len(i), np.inf)
+    second[second == 0] = np.finfo(np.float64).eps
+    keep = best / second < max_ratio
+    return np.column_stack((i[keep], j[keep]))
+
+
 def inliers(q: Features, r: Features, seed: int = 0) -> int:
-    """Geometrically consistent ORB matches between two images (RANSAC similarity transform)."""
-    from skimage.feature import match_descriptors
-    from skimage.measure import ransac
-    from skimage.transform import SimilarityTransform
+    """Geometrically consistent ORB matches between two images (RANSAC similarity transform; the count
+    scikit-image's ``ransac`` gives, all trials estimated at once: ``kgqa.models.grounder_ransac``)."""
+    from kgqa.models.grounder_ransac import inlier_count
 
     if len(q.descriptors) < 4 or len(r.descriptors) < 4:
         return 0
-    m = match_descriptors(q.descriptors, r.descriptors, metric="hamming", cross_check=True,
-                          max_ratio=RATIO)
+    m = hamming_matches(q.descriptors, r.descriptors)
     if len(m) < 4:
         return 0
     src = q.keypoints[m[:, 0]][:, ::-1]   # (row, col) → (x, y)
     dst = r.keypoints[m[:, 1]][:, ::-1]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "No inliers found": we return 0
-            model, mask = ransac((src, dst), SimilarityTransform, min_samples=3, residual_threshold=4.0,
-                                 max_trials=300, stop_probability=0.999, rng=seed)
+        return inlier_count(src, dst, min_samples=3, residual_threshold=4.0, max_trials=300,
+                            stop_probability=0.999, seed=seed)
     except (ValueError, np.linalg.LinAlgError):
         return 0
-    if model is None or mask is None:
-        return 0
-    return int(np.count_nonzero(mask))
 
 
 class FeatureCache:
@@ -208,13 +223,19 @@ class FeatureCache:
         self._mem: dict[str, Features] = {}
         self._lock = threading.Lock()
 
-    def get(self, sha256: str, load_image) -> Features:
+    def get(self, sha256: str, load_image, windows: bool = True) -> Features:
+        """The image's features; ``windows=False`` (a query) does without the sub-window layouts, which are
+        added the first time the same image is asked for as a reference."""
         with self._lock:
-            if sha256 in self._mem:
-                return self._mem[sha256]
-        f = self._read(sha256)
+            f = self._mem.get(sha256)
+        if f is not None and (len(f.windows) or not windows):
+            return f
+        f = f or self._read(sha256)
         if f is None:
-            f = extract(load_image())
+            f = extract(load_image(), windows)
+            self._write(sha256, f)
+        elif windows and not len(f.windows):
+            f = replace(f, windows=_layouts(_scaled(load_image().convert("RGB")))[1])
             self._write(sha256, f)
         with self._lock:
             self._mem[sha256] = f
@@ -307,7 +328,7 @@ class ReferenceImageGrounder:
         from kgqa.core.images import open_rgb
 
         try:
-            return self.features.get(image.sha256, lambda: open_rgb(image))
+            return self.features.get(image.sha256, lambda: open_rgb(image), windows=False)
         except (OSError, ValueError, SyntaxError) as e:
             raise InvalidInput(f"{image.path}: not a readable image: {e}") from e
 

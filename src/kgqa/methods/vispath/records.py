@@ -86,11 +86,21 @@ class RelationSketch:
     # phrases of the answer's type noun ("In which *city* …"): it describes the answer, so it can name only
     # the relation of a path's last edge, the one that reaches the answer
     last_only: set[int] = field(default_factory=set)
+    # the pairing of each relation chain met so far (it depends on the path's relations only; a hop's candidates
+    # at a hub share a few chains among hundreds of paths)
+    _paired: dict[tuple[str, ...], list[tuple[int, int, float]]] = field(default_factory=dict, repr=False,
+                                                                        compare=False)
 
     def pairs(self, path: "ReasoningPath") -> list[tuple[int, int, float]]:
         """(edge index, phrase index, cos) pairs, edges and question phrases paired one to one (best pair
         first, a phrase's tokens used once; a type noun's match counts half, see ``mention_tokens``; the
-        answer's type noun pairs only with the last edge, ``last_only``)."""
+        answer's type noun pairs only with the last edge, ``last_only``). Read only: one list per chain."""
+        chain = tuple(e.relation_id for e in path.edges)
+        if chain not in self._paired:
+            self._paired[chain] = self._pair(path)
+        return self._paired[chain]
+
+    def _pair(self, path: "ReasoningPath") -> list[tuple[int, int, float]]:
         order = sorted(((float(self.sims[a, self.columns[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
                         if e.relation_id in self.columns for a in range(len(self.phrases))),
                        key=lambda x: (-x[0], x[1], x[2]))
