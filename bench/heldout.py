@@ -10,7 +10,8 @@ phrased by the same templates it was trained on. This set is phrased with ``kgqa
     .venv/bin/python -m bench.heldout run --questions .kgqa/heldout-demo.jsonl
 
 ``write`` leaves out the walks (topic, relation chain) that the reader's training recipe draws (the same
-generator, its seed and size: ``--train-examples``), so each question is a new phrasing *and* a new walk where
+generator, its seed and size: ``--train-examples``; with ``--weighted-from CKPT`` the weighted recipe's walks
+starting from that reader as well), so each question is a new phrasing *and* a new walk where
 the KG has enough walks (the count left out is printed). Each line is in the ``kgqa eval`` format (id, question,
 answer, answer_id, aliases, hops, topic, path). ``run`` answers it graph-only, gold start (path reasoning
 alone): rows ``rules`` (VisPath, no reader), ``reader`` (VisPath, the default reader and its terminal weights),
@@ -43,8 +44,14 @@ def write(args) -> None:
         excl |= topics_of(p)
     with open_runtime(Settings()) as rt:
         ctx = rt.context()
+        weights = None
+        if args.weighted_from:
+            from kgqa.models.heads.chain_reader import read_meta
+            from kgqa.training.walk_prior import walk_weights
+
+            weights = walk_weights(ctx.graph, ctx.kg, read_meta(args.weighted_from))
         rows, trained = heldout_set(ctx.graph, ctx.kg, args.n, args.seed, excl, args.train_examples,
-                                    args.train_seed)
+                                    args.train_seed, train_weights=weights)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     by = {h: sum(r["hops"] == h for r in rows) for h in (2, 3, 4)}
@@ -99,6 +106,8 @@ def main() -> None:
     ap.add_argument("--exclude", type=Path, action="append", default=[], help="write: leave these files' topics out")
     ap.add_argument("--train-examples", type=int, default=1500, help="write: the training recipe's --examples")
     ap.add_argument("--train-seed", type=int, default=0)
+    ap.add_argument("--weighted-from", type=Path, default=None, help="write: also leave out the walks the weighted "
+                    "recipe (kgqa train paths --walks weighted) starting from this reader draws")
     ap.add_argument("--limit", type=int, default=0, help="run: the first N questions only")
     ap.add_argument("--rows", default="rules,reader", help="run: which of the rows rules, reader, grasp")
     ap.add_argument("--reader", type=Path, action="append", default=[], help="run: a row per reader checkpoint")

@@ -2,7 +2,8 @@
 countries and continents (ids Q99310xx, P9931x, so nothing clashes with another fixture), loaded with the
 project's loader and deleted by id afterwards. The trainer must put a question's own chain above its prefix and
 above its one-edge extension, on questions it never saw; ``kgqa train paths`` prints what it did; VisPath answers
-with it and falls back to the rules, in one line, when its checkpoint is missing."""
+with it and falls back to the rules, in one line, when its checkpoint is missing; ``--init`` starts training from
+the given reader."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_kgqa
+from tests.conftest import assert_one_line_error, run_kgqa
 
 REL = {"P99311": ("place of birth", "born in\tbirthplace"), "P99312": ("country", "sovereign state"),
        "P99313": ("continent", "located on continent"), "P99314": ("employer", "works for")}
@@ -167,3 +168,36 @@ def test_doctor_names_the_chain_reader_a_question_gets_and_what_answers_without_
     row = D._chain_reader_check(settings, True)
     assert not row.ok and not row.required and "\n" not in row.detail
     assert "kgqa train paths" in row.detail and "VisPath's path rules answer" in row.detail
+
+
+def test_init_starts_training_from_the_given_reader_and_by_default_from_the_one_it_replaces(trained, tmp_path):
+    """With a learning rate far too small to move a weight, what a run writes is what it started from: the --init
+    reader's parameters, by default the reader at --checkpoint it replaces, with --init base the untrained model."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file
+
+    _, ck, _ = trained
+    env = {"KGQA_CHAT_BACKEND": "none", "KGQA_TORCH_THREADS": "1"}
+    tiny = ("train", "paths", "--examples", "12", "--epochs", "1", "--lr", "1e-12", "--depth", "2", "--check", "0",
+            "--json")
+
+    def run(*extra) -> tuple[dict, dict]:
+        p = run_kgqa(*tiny, *extra, env=env)
+        assert p.returncode == 0, p.stderr
+        rep = json.loads(p.stdout)
+        return rep, load_file(rep["checkpoint"])
+
+    same = lambda a, b: a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)     # noqa: E731
+    start = load_file(str(ck))
+    rep, got = run("--init", str(ck), "--checkpoint", str(tmp_path / "from-init.safetensors"))
+    assert rep["init"] == str(ck) and rep["walks"] == "weighted" and same(got, start)
+    mine = tmp_path / "mine.safetensors"
+    shutil.copy(ck, mine)
+    rep, got = run("--checkpoint", str(mine))                                    # the reader it replaces
+    assert rep["init"] == str(mine) and same(got, start)
+    rep, got = run("--init", "base", "--walks", "uniform", "--checkpoint", str(tmp_path / "base.safetensors"))
+    assert rep["init"] is None and rep["walks"] == "uniform" and not same(got, start)
+    assert_one_line_error(run_kgqa("train", "paths", "--init", str(tmp_path / "none.safetensors"), env=env),
+                          "none.safetensors")

@@ -56,6 +56,26 @@ STEP_OPENERS = ("Start from {np}.", "Take {np}.", "Consider {np}.", "Look at {np
 
 
 @dataclass
+class WalkWeights:
+    """How walks are drawn when not uniformly: a weight per topic entity and per relation id (a missing key
+    weighs ``default``)."""
+
+    topics: dict[str, float]
+    relations: dict[str, float]
+    default: float = 1.0
+
+    def relation(self, rid: str) -> float:
+        return self.relations.get(rid, self.default)
+
+    def order(self, topics: list[str], seed: int) -> list[str]:
+        """``topics`` in a seeded weighted order without replacement (each key ``u ** (1 / w)``, largest first:
+        the weighted random sampling of Efraimidis and Spirakis), topics of weight 0 last."""
+        r = random.Random(seed + 15485863)
+        keys = {t: r.random() ** (1.0 / w) if (w := self.topics.get(t, self.default)) > 0 else -1.0 for t in topics}
+        return sorted(topics, key=lambda t: -keys[t])
+
+
+@dataclass
 class WalkQuestion:
     example: TrainingExample
     relations: tuple[str, ...]        # the walk's relation ids, topic first
@@ -229,14 +249,24 @@ def type_names(graph, kg, ids: list[str]) -> dict[str, str]:
 
 def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[str], *, max_hops: int = 4,
                             hop_weights: tuple[float, ...] = (0.2, 0.3, 0.3, 0.2),
-                            type_share: float = 0.05, held_out: bool = False) -> list[WalkQuestion]:
+                            type_share: float = 0.05, held_out: bool = False,
+                            weights: WalkWeights | None = None) -> list[WalkQuestion]:
     """Up to ``n`` distinct questions from walks of 1..``max_hops`` single-tail facts (see the module text),
     phrased with the training families, or with ``held_out`` the held-out ones (a yardstick, never training);
     the walk's length is drawn by ``hop_weights``; a topic that cannot walk that far gives a shorter walk.
     ``instance of`` / ``subclass of`` facts (every entity has one) end a walk only with probability
-    ``type_share`` and never lead on: otherwise a quarter of the questions would ask for a class."""
+    ``type_share`` and never lead on: otherwise a quarter of the questions would ask for a class.
+    ``weights``: topics drawn in proportion to their weight (without replacement) and each fact by its relation's
+    weight, instead of uniformly (``kgqa.training.walk_prior`` makes them)."""
     src = walk_source(graph, kg, seed, exclude_topics, aliases=True)
     rng, unique_out = src.rng, src.unique_out
+    if weights is not None:
+        src.topics = weights.order(src.topics, seed)
+
+    def pick(facts: list[dict]) -> dict:
+        if weights is None:
+            return rng.choice(facts)
+        return rng.choices(facts, weights=[weights.relation(f["relation_id"]) for f in facts])[0]
     inst, sub = kg.type_relations()
     typing = set(inst) | set(sub)
 
@@ -244,7 +274,7 @@ def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[st
         if last and rng.random() < type_share:
             return facts
         return [f for f in facts if f["relation_id"] not in typing]
-    weights = list(hop_weights[:max_hops])
+    hop_w = list(hop_weights[:max_hops])
     out: list[WalkQuestion] = []
     seen: set[tuple[str, str]] = set()
     passes = max(1, 4 * n // max(len(src.topics), 1) + 2) if src.topics else 0
@@ -254,18 +284,18 @@ def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[st
         for tid in src.topics:
             if len(out) + len(batch) >= n:
                 break
-            want = rng.choices(range(1, len(weights) + 1), weights=weights)[0]
+            want = rng.choices(range(1, len(hop_w) + 1), weights=hop_w)[0]
             first = step(unique_out(tid), want == 1)
             if not first:
                 continue
-            walk = [rng.choice(first)]
+            walk = [pick(first)]
             visited = {tid, walk[0]["tail_id"]}
             while len(walk) < want and walk[-1]["relation_id"] not in typing:
                 nxt = step([f for f in unique_out(walk[-1]["tail_id"]) if f["tail_id"] not in visited],
                            len(walk) + 1 == want)
                 if not nxt:
                     break
-                walk.append(rng.choice(nxt))
+                walk.append(pick(nxt))
                 visited.add(walk[-1]["tail_id"])
             batch.append((tid, walk))
         types = type_names(graph, kg, list({e for t, w in batch for e in [t] + [f["tail_id"] for f in w]}))
@@ -283,4 +313,5 @@ def generate_walk_questions(graph, kg, n: int, seed: int, exclude_topics: set[st
     return out[:n]
 
 
-__all__ = ["generate_walk_questions", "WalkQuestion", "Phraser", "type_names", "TRAIN_FAMILIES", "HELD_OUT_FAMILIES"]
+__all__ = ["generate_walk_questions", "WalkQuestion", "WalkWeights", "Phraser", "type_names", "TRAIN_FAMILIES",
+           "HELD_OUT_FAMILIES"]

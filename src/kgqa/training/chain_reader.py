@@ -41,14 +41,15 @@ import numpy as np
 
 from kgqa.core.errors import InvalidInput
 from kgqa.core.qa_examples import TrainingExample, read_examples, topics_of
-from kgqa.core.walk_questions import generate_walk_questions
+from kgqa.core.walk_questions import WalkWeights, generate_walk_questions
 from kgqa.core.report import Report
 from kgqa.models.heads.chain_reader import (CHECKPOINT_NAME, ChainReader, catalogue_fingerprint, chain_text,
-                                            new_bi_encoder, new_cross_encoder, save_chain_reader,
+                                            new_bi_encoder, new_cross_encoder, reader_model, save_chain_reader,
                                             terminal_weights_path)
 from kgqa.models.plot import plot_losses
 from kgqa.training.heldout import reads_worse, rejected_path
 from kgqa.training.path_supervision import gold_chains, search_chains
+from kgqa.training.walk_prior import relation_counts
 from kgqa.training.schedule import warmup_decay
 
 PREFIX_LABEL = 0.2
@@ -126,15 +127,18 @@ def _inverse_relations(graph, facts: list[dict], rel_ids: list[str]) -> dict[str
 
 
 def prepare(graph, kg, *, data: Path | None, examples: int, exclude: list[Path], depth: int, seed: int,
-            on_item: Callable[[], None] | None = None) -> tuple[list[LabelledQuestion], dict]:
-    """The labelled questions (generated and/or read) and what they were made of."""
+            on_item: Callable[[], None] | None = None,
+            weights: WalkWeights | None = None) -> tuple[list[LabelledQuestion], dict]:
+    """The labelled questions (generated and/or read) and what they were made of; ``weights``: how the walks
+    are drawn (``kgqa.training.walk_prior``; None: uniformly)."""
     rel = kg.relations()
     rel_ids = list(rel)
     rng = random.Random(seed + 104729)
     excl: set[str] = set()
     for p in exclude:
         excl |= topics_of(Path(p))
-    gen = generate_walk_questions(graph, kg, examples, seed, excl, max_hops=depth) if examples > 0 else []
+    gen = generate_walk_questions(graph, kg, examples, seed, excl, max_hops=depth, weights=weights) \
+        if examples > 0 else []
     file_ex: list[TrainingExample] = read_examples(Path(data)) if data is not None else []
     if not gen and not file_ex:
         raise InvalidInput("kgqa train paths: no training examples (is a KG loaded?)")
@@ -168,13 +172,14 @@ def prepare(graph, kg, *, data: Path | None, examples: int, exclude: list[Path],
         out.append(label_question(ex.question, golds[0], nb, others - {golds[0]}, rel_ids, inverse, rng))
     info = {"generated": len(gen), "from_file": len(file_ex), "file_dropped_no_path": dropped,
             "hops": {h: sum(1 for q in out if len(q.gold) == h) for h in range(1, depth + 1)},
-            "inverse_relations": sum(len(v) for v in inverse.values())}
+            "inverse_relations": sum(len(v) for v in inverse.values()), "walks": "weighted" if weights else "uniform"}
     return out, info
 
 
 class ChainReaderReport(Report):
     """``train_chain_reader``'s report: the walks' counts (generated, from_file, file_dropped_no_path, hops,
-    inverse_relations), arch, questions, train_questions, pairs, epochs, epoch_losses, step_losses (not in
+    inverse_relations), how they were drawn (walks: weighted or uniform), init (the checkpoint training started from, or None: the base model), arch,
+    questions, train_questions, pairs, epochs, epoch_losses, step_losses (not in
     ``--json``), held_out, seconds, pairs_per_s, threads, checkpoint, bytes, terminal_weights_removed (when it
     removed the previous reader's), plot; with ``--check``: check (questions, by_hops, seconds, old and new rows:
     checkpoint, em, hops), and kept + target (the new reader read worse and was not installed) or kept_new."""
@@ -187,6 +192,9 @@ class ChainReaderReport(Report):
         out = [f"questions: {self['questions']} ({self['generated']} generated, {self['from_file']} from the file, "
                f"{self['file_dropped_no_path']} of those dropped: no chain reaches the answer); by hops "
                + ", ".join(f"{h}: {n}" for h, n in self["hops"].items()),
+               f"walks: {self['walks']}" + (" (toward the relations and hubs the start reader was trained on)"
+                                            if self['walks'] == "weighted" else "")
+               + f" · started from {self.get('init') or 'all-MiniLM-L6-v2 (untrained)'}",
                f"pairs: {self['pairs']} ({self['arch']}) · {self['epochs']} epoch(s) · loss per epoch "
                + ", ".join(f"{v:.4f}" for v in self["epoch_losses"]),
                f"time: prepare {sec['prepare']} s, train {sec['train']} s ({self['pairs_per_s']} pairs/s), total "
@@ -242,7 +250,8 @@ def train_chain_reader(graph, kg, *, checkpoint: Path | None = None, models_dir:
                        on_step: Callable[[int, int, float], None] | None = None,
                        on_item: Callable[[], None] | None = None,
                        check: Callable[[Path, Path | None], dict] | None = None, replaces: Path | None = None,
-                       keep_new: bool = False) -> ChainReaderReport:
+                       keep_new: bool = False, init: Path | None = None,
+                       weights: WalkWeights | None = None) -> ChainReaderReport:
     """The ``kgqa train paths`` run: prepare, fine-tune, save (``checkpoint``, else ``models_dir``/paths/), remove
     VisPath's terminal weights fitted for the previous reader there, draw the loss curve (``plot``, else beside
     the checkpoint); returns its report (counts, seconds, pairs/s, losses, held-out gold-first rate). ``say``:
@@ -252,7 +261,10 @@ def train_chain_reader(graph, kg, *, checkpoint: Path | None = None, models_dir:
     loaded before this run; None: none fits), ``{"new": {"em": ...}, "old": ... | None, ...}``. With both, the
     new reader is written to a candidate file first and installed only when it does not read worse than the old
     one (``kgqa.training.heldout.reads_worse``) or ``keep_new``; else it goes to ``rejected_path(checkpoint)``
-    and the installed files stay as they were."""
+    and the installed files stay as they were.
+
+    ``init``: a chain-reader checkpoint to start from (its arch; None: the untrained base model); ``weights``: how
+    the generated walks are drawn (``kgqa.training.walk_prior.walk_weights``; None: uniformly)."""
     named = checkpoint is not None
     checkpoint = Path(checkpoint) if named else Path(models_dir or ".") / "paths" / CHECKPOINT_NAME
     guarded = check is not None and replaces is not None
@@ -274,7 +286,7 @@ def train_chain_reader(graph, kg, *, checkpoint: Path | None = None, models_dir:
 
     rep = _fine_tune(graph, kg, checkpoint=write_to, data=data, examples=examples, exclude=exclude, depth=depth,
                      epochs=epochs, lr=lr, batch=batch, max_length=max_length, seed=seed, threads=threads,
-                     arch=arch, scale=scale, on_step=step_done, on_item=on_item)
+                     arch=arch, scale=scale, on_step=step_done, on_item=on_item, init=init, weights=weights)
     installed = _checked(rep, check, write_to, checkpoint, replaces, keep_new, say)
     stale = terminal_weights_path(checkpoint)
     if installed and stale.is_file():
@@ -318,7 +330,8 @@ def _checked(rep: ChainReaderReport, check, written: Path, checkpoint: Path, rep
 def _fine_tune(graph, kg, *, checkpoint: Path, data: Path | None, examples: int, exclude: list[Path] | None,
                depth: int, epochs: int, lr: float, batch: int, max_length: int, seed: int, threads: int | None,
                arch: str, scale: float, on_step: Callable[[int, int, float], None],
-               on_item: Callable[[], None] | None) -> ChainReaderReport:
+               on_item: Callable[[], None] | None, init: Path | None = None,
+               weights: WalkWeights | None = None) -> ChainReaderReport:
     """Prepare, fine-tune, save: the report without the loss curve."""
     import torch
 
@@ -326,7 +339,7 @@ def _fine_tune(graph, kg, *, checkpoint: Path, data: Path | None, examples: int,
         torch.set_num_threads(threads)
     t0 = time.perf_counter()
     items, info = prepare(graph, kg, data=data, examples=examples, exclude=list(exclude or []), depth=depth,
-                          seed=seed, on_item=on_item)
+                          seed=seed, on_item=on_item, weights=weights)
     if not items:
         raise InvalidInput(f"kgqa train paths: for none of the examples did a chain of ≤ {depth} relations "
                            "from the topic reach the answer")
@@ -344,13 +357,17 @@ def _fine_tune(graph, kg, *, checkpoint: Path, data: Path | None, examples: int,
     n_pairs = sum(len(q.pairs) for q in train)
     t_prep = time.perf_counter() - t0
 
-    if arch == "bi":
+    if init is not None:                  # the given reader's weights, its arch and scale
+        ce, init_meta = reader_model(Path(init))
+        arch, scale = init_meta.get("arch", "cross"), float(init_meta.get("scale", scale))
+        torch.manual_seed(seed)
+    elif arch == "bi":
         ce = new_bi_encoder(seed)
-        ce.max_seq_length = max_length
-        model = ce
     else:
         ce = new_cross_encoder(max_length, seed)
-        model = ce.model
+    if arch == "bi":
+        ce.max_seq_length = max_length
+    model = ce if arch == "bi" else ce.model
     tok = ce.tokenizer
     for name, p in model.named_parameters():
         p.requires_grad = ".embeddings." not in name
@@ -405,6 +422,8 @@ def _fine_tune(graph, kg, *, checkpoint: Path, data: Path | None, examples: int,
             first += int(int(np.argmax(s)) == 0 and (len(s) == 1 or s[0] > np.sort(s)[-2]))
     meta = {"base": "all-MiniLM-L6-v2", "arch": arch, "scale": scale, "max_length": max_length, "relations": sorted(set(names.values())),
             "catalogue": catalogue_fingerprint(list(names.values())), "depth": depth,
+            "init": str(init) if init else None,
+            "relation_counts": relation_counts([q.gold for q in train], names),
             "trained_on": {**info, "data": str(data) if data else None,
                            "exclude": [str(p) for p in exclude or []]},
             "questions": len(train), "pairs": n_pairs, "epochs": epochs, "lr": lr, "batch": batch,
@@ -412,7 +431,8 @@ def _fine_tune(graph, kg, *, checkpoint: Path, data: Path | None, examples: int,
             "held_out": {"questions": len(val), "gold_first": first}}
     save_chain_reader(ce, checkpoint, meta)
     total = time.perf_counter() - t0
-    return ChainReaderReport({**info, "arch": arch, "questions": len(items), "train_questions": len(train),
+    return ChainReaderReport({**info, "init": str(init) if init else None, "arch": arch, "questions": len(items),
+                              "train_questions": len(train),
                               "pairs": n_pairs,
             "epochs": epochs, "epoch_losses": epoch_losses, "step_losses": step_losses,
             "held_out": {"questions": len(val), "gold_first": first,

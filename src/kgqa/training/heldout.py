@@ -12,15 +12,18 @@ from pathlib import Path
 
 
 def heldout_set(graph, kg, n: int, seed: int, exclude: set[str], train_examples: int, train_seed: int,
-                hops: tuple[int, ...] = (2, 3, 4), train_depth: int = 4) -> tuple[list[dict], int]:
+                hops: tuple[int, ...] = (2, 3, 4), train_depth: int = 4,
+                train_weights=None) -> tuple[list[dict], int]:
     """Up to ``n`` held-out-template questions (walks of ``hops`` facts, about evenly), none on a walk that the
-    training recipe (``train_examples`` questions, ``train_seed``, walks of up to ``train_depth`` facts) draws, in
+    training recipe (``train_examples`` questions, ``train_seed``, walks of up to ``train_depth`` facts) draws,
+    uniformly or, with ``train_weights`` (``kgqa.core.walk_questions.WalkWeights``), weighted as well, in
     the ``kgqa eval`` format (id, question, answer, answer_id, aliases, hops, topic, path); and how many training
     walks there were."""
     from kgqa.core.walk_questions import generate_walk_questions
 
-    seen = {(g.example.topic_id, g.relations) for g in
-            generate_walk_questions(graph, kg, train_examples, train_seed, exclude, max_hops=train_depth)}
+    seen = {(g.example.topic_id, g.relations) for w in ([None, train_weights] if train_weights else [None])
+            for g in generate_walk_questions(graph, kg, train_examples, train_seed, exclude, max_hops=train_depth,
+                                             weights=w)}
     weights = tuple(1.0 if h in hops else 0.0 for h in range(1, 5))
     cand = generate_walk_questions(graph, kg, 20 * n, seed, exclude, hop_weights=weights, held_out=True)
     per_hop: dict[int, list] = {h: [] for h in hops}

@@ -51,6 +51,13 @@ def train_paths(
                               "one stays. 0: no check."),
     keep_new: bool = typer.Option(False, "--keep-new", "--force", help="reader: install the new reader even when "
                                   "the check finds it reads worse."),
+    init: Optional[str] = typer.Option(None, "--init", help="reader: start from this chain-reader checkpoint, or "
+                                       "'base' (the untrained all-MiniLM-L6-v2). Default: the reader this run "
+                                       "replaces (see --check) when it fits the loaded KG, else base."),
+    walks: str = typer.Option("weighted", "--walks", help="reader: weighted (topics drawn by how many facts point "
+                              "at them and how asked their relations are, each step by its relation; 'asked' = "
+                              "the relations the --init reader was trained on) or uniform (every topic and fact "
+                              "alike)."),
 ) -> Report:
     """Train the chain reader (default) or the relation-path retriever on the loaded KG; loss per step window,
     examples/s, the held-out gold-first rate."""
@@ -63,24 +70,34 @@ def train_paths(
     if kind == "reader":
         if arch not in ("bi", "cross"):
             raise InvalidInput(f"--arch {arch!r}: choose bi or cross")
+        if walks not in ("weighted", "uniform"):
+            raise InvalidInput(f"--walks {walks!r}: choose weighted or uniform")
         from kgqa.app.eval.reader_check import reader_check
         from kgqa.core.qa_examples import topics_of
+        from kgqa.models.heads.chain_reader import read_meta
         from kgqa.training.chain_reader import train_chain_reader
+        from kgqa.training.walk_prior import walk_weights
 
         examples = 2000 if examples is None else examples
         with session.context() as ctx:
-            test, replaces = None, None
+            replaces = replaced_reader(s, ctx.kg, checkpoint)
+            start = None if init == "base" else Path(init) if init else replaces
+            if start is not None and not start.is_file():
+                raise InvalidInput(f"--init {start}: no such checkpoint")
+            weights = walk_weights(ctx.graph, ctx.kg, read_meta(start) if start else None) \
+                if walks == "weighted" else None
+            test = None
             if check:
                 excl_topics: set[str] = set()
                 for f in excl:
                     excl_topics |= topics_of(f)
                 test = reader_check(s, ctx, n=check, exclude=excl_topics, train_examples=examples, train_seed=seed,
-                                    depth=depth or 4)
-                replaces = replaced_reader(s, ctx.kg, checkpoint)
+                                    depth=depth or 4, train_weights=weights)
             return train_chain_reader(ctx.graph, ctx.kg, checkpoint=checkpoint, models_dir=s.models_dir, data=data,
                                       examples=examples, exclude=excl, depth=depth or 4, epochs=epochs or 2,
                                       lr=lr or 8e-5, seed=seed, threads=s.torch_threads, arch=arch, plot=plot,
-                                      say=session.say, check=test, replaces=replaces, keep_new=keep_new)
+                                      say=session.say, check=test, replaces=replaces if check else None,
+                                      keep_new=keep_new, init=start, weights=weights)
     from kgqa.training.path_supervision import train_path_retriever
 
     if len(excl) > 1:

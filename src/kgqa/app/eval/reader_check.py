@@ -11,9 +11,10 @@ from typing import Callable
 
 
 def reader_check(settings, ctx, *, n: int, exclude: set[str], train_examples: int, train_seed: int,
-                 depth: int, seed: int = 11) -> Callable[[Path, Path | None], dict]:
+                 depth: int, seed: int = 11, train_weights=None) -> Callable[[Path, Path | None], dict]:
     """``check(new, old)`` over ``n`` held-out-template questions of ``ctx``'s KG (``seed``), none on a walk that
-    the training recipe (``train_examples``, ``train_seed``, walks up to ``depth`` facts) draws; each row is
+    the training recipe (``train_examples``, ``train_seed``, walks up to ``depth`` facts, drawn uniformly or by
+    ``train_weights``) draws; each row is
     ``{"checkpoint", "em", "hops": {hop: em}}`` in percent."""
     import time
 
@@ -23,7 +24,8 @@ def reader_check(settings, ctx, *, n: int, exclude: set[str], train_examples: in
     from kgqa.models.null_chat import NullChat
     from kgqa.training.heldout import em, heldout_set
 
-    rows, _ = heldout_set(ctx.graph, ctx.kg, n, seed, exclude, train_examples, train_seed, train_depth=depth)
+    rows, _ = heldout_set(ctx.graph, ctx.kg, n, seed, exclude, train_examples, train_seed, train_depth=depth,
+                          train_weights=train_weights)
     questions = [EvalQuestion.model_validate(r) for r in rows]
     hops = sorted({q.hops for q in questions})
     models = dataclasses.replace(ctx.models, chat=NullChat()) if ctx.models is not None else None

@@ -249,6 +249,16 @@ def load_chain_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str 
     return ChainReader(_torch_reader(path, meta, bi), meta, names, kg.relation_aliases())
 
 
+def reader_model(path: Path) -> tuple[object, dict]:
+    """A checkpoint's model on torch and its meta, unbound to any KG (``kgqa train paths --init`` starts from it);
+    InvalidInput (one line) when the file is missing or is not a chain reader."""
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInput(f"{path}: no chain-reader checkpoint")
+    meta = read_meta(path)
+    return _torch_reader(path, meta, meta.get("arch", "cross") == "bi"), meta
+
+
 def _torch_reader(path: Path, meta: dict, bi: bool):
     """The checkpoint's model on torch: the base model with the stored parameters."""
     from safetensors.torch import load_file
@@ -264,7 +274,7 @@ def _torch_reader(path: Path, meta: dict, bi: bool):
     return ce
 
 
-__all__ = ["ChainReader", "catalogue_overlap", "load_chain_reader", "save_chain_reader", "read_meta",
+__all__ = ["ChainReader", "catalogue_overlap", "load_chain_reader", "reader_model", "save_chain_reader", "read_meta",
            "relation_text", "new_cross_encoder", "catalogue_fingerprint", "FORMAT"]
 
 
