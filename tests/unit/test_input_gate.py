@@ -76,6 +76,18 @@ def test_a_number_out_of_range_on_the_command_line_is_one_line_exit_2_before_any
     assert_one_line_error(p, "vispath option pre_cut=", code=2)
 
 
+def _bounds(field):
+    """The field's own constraints, and those of the numeric member of a union (``float`` bounded | "auto")."""
+    from typing import Annotated, get_args, get_origin
+
+    found = list(field.metadata)
+    for member in get_args(field.annotation):
+        if get_origin(member) is Annotated:
+            for m in get_args(member)[1:]:
+                found.extend(getattr(m, "metadata", [m]))
+    return found
+
+
 def test_every_numeric_option_of_every_method_says_its_range():
     import annotated_types as at
 
@@ -84,8 +96,22 @@ def test_every_numeric_option_of_every_method_says_its_range():
     for c in method_classes().values():
         for n, f in c.Options.model_fields.items():
             if any(t in str(f.annotation) for t in ("int", "float")):
-                assert any(isinstance(m, (at.Ge, at.Gt)) for m in f.metadata), (c.name, n)
-                assert any(isinstance(m, (at.Le, at.Lt)) for m in f.metadata), (c.name, n)
+                bounds = _bounds(f)
+                assert any(isinstance(m, (at.Ge, at.Gt)) for m in bounds), (c.name, n)
+                assert any(isinstance(m, (at.Le, at.Lt)) for m in bounds), (c.name, n)
+
+
+def test_a_union_option_refuses_numbers_out_of_its_range_nan_and_infinity():
+    from kgqa.core.method import parse_options
+    from kgqa.methods.registry import get_method
+
+    grasp = get_method("grasp")
+    for bad in ("101", "-1", "nan", "inf", "often"):
+        with pytest.raises(InvalidInput) as e:
+            parse_options(grasp, {"reader_kind_weight": bad})
+        assert "reader_kind_weight" in str(e.value) and len(str(e.value)) < 400
+    assert parse_options(grasp, {"reader_kind_weight": "auto"}).reader_kind_weight == "auto"
+    assert parse_options(grasp, {"reader_kind_weight": "0.5"}).reader_kind_weight == 0.5
 
 
 def test_a_question_or_doc_id_in_invalid_utf8_on_the_command_line_is_one_line_exit_2():
