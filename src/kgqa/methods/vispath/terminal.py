@@ -41,7 +41,6 @@ it: the fit learns the other weights with the split in place.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.heads.chain_reader import terminal_weights_path
+from kgqa.models.heads.chain_reader import checkpoint_sha256, terminal_weights_path
 
 FORMAT = "kgqa-vispath-terminal/1"
 FEATURES = ("reader", "rules", "typing", "depth_gap", "len1", "len2", "len3", "len4", "kind")
@@ -141,12 +140,7 @@ def fit(groups: list[tuple], seed: int = 0) -> tuple[np.ndarray, dict]:
                "learned_top1": round(top1(usable, w), 4)}
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+sha256 = checkpoint_sha256          # the reader a weights file was fitted for
 
 
 def terminal_path(reader_checkpoint: Path) -> Path:

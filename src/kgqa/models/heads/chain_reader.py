@@ -331,6 +331,15 @@ def terminal_weights_path(checkpoint: Path) -> Path:
     return Path(checkpoint).with_suffix(".terminal.json")
 
 
+def checkpoint_sha256(path: Path) -> str:
+    """The SHA-256 of a checkpoint file: what terminal weights record as the reader they were fitted for."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def fitted_weight_ratio(checkpoint: Path, feature: str) -> float | None:
     """The weight `kgqa train terminal` fitted for ``feature`` over the one it fitted for the reader's logit, from
     the weights file beside ``checkpoint`` (``terminal_weights_path``); None when there is no such file, it does
@@ -338,16 +347,13 @@ def fitted_weight_ratio(checkpoint: Path, feature: str) -> float | None:
     try:
         body = json.loads(terminal_weights_path(checkpoint).read_text(encoding="utf-8"))
         w = dict(zip(body["features"], (float(x) for x in body["weights"])))
-        h = hashlib.sha256()
-        with open(checkpoint, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
+        digest = checkpoint_sha256(checkpoint)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if body.get("reader_sha256") != h.hexdigest() or w.get("reader", 0.0) <= 0 or feature not in w:
+    if body.get("reader_sha256") != digest or w.get("reader", 0.0) <= 0 or feature not in w:
         return None
     return w[feature] / w["reader"]
 
 
 __all__ += ["ReaderSlot", "default_chain_reader_checkpoint", "CHECKPOINT_NAME", "terminal_weights_path",
-            "fitted_weight_ratio"]
+            "checkpoint_sha256", "fitted_weight_ratio"]
