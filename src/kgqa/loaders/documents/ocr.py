@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -116,7 +117,9 @@ class PageOCR:
 
     def page_text(self, page, text: str, figures: list) -> str:
         """``text`` (the page's text layer) with what OCR reads: the whole page when it has no text, else each
-        figure's words as a paragraph of their own after the page's text (``figures``: its ``DocImage``s)."""
+        figure's words as a paragraph of their own after its caption's paragraph (after the page's text when the
+        figure has no caption printed there), so that a chunk of the page holds the figure's words with its caption
+        (``figures``: its ``DocImage``s)."""
         if self.engine is None:
             return text
         if not text.strip():
@@ -124,15 +127,15 @@ class PageOCR:
             if read.strip():
                 self.pages += 1
             return read + "\n" if read.strip() else text
-        parts = [text.rstrip("\n")]
+        out, read_any = text.rstrip("\n"), False
         for im in figures:
             if im.data is None:
                 continue
             read = self._cached(_scaled(im.data.data), self._figure_text)
             if read:
                 self.figures += 1
-                parts.append(read)
-        return "\n\n".join(parts) + "\n" if len(parts) > 1 else text
+                out, read_any = after_caption(out, im.alt, read), True
+        return out + "\n" if read_any else text
 
     def _page_text(self, png: bytes) -> str:
         self.engine_pages += 1
@@ -188,3 +191,15 @@ def _scaled(data: bytes) -> bytes:
         buf = io.BytesIO()
         g.save(buf, format="PNG")
         return buf.getvalue()
+
+
+def after_caption(text: str, caption: str, read: str) -> str:
+    """``read`` (a figure's words) as a paragraph of ``text`` after the paragraph holding ``caption`` (its words in
+    order, whatever the spacing), or at its end when the caption is not found."""
+    words = caption.split()
+    m = re.search(r"\s+".join(re.escape(w) for w in words), text) if words else None
+    if m is None:
+        return f"{text}\n\n{read}"
+    end = text.find("\n\n", m.end())
+    end = len(text) if end < 0 else end
+    return f"{text[:end]}\n\n{read}{text[end:]}"

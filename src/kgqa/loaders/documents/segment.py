@@ -1,6 +1,7 @@
 """Step 2 (mKG-RAG, Section 3.1): a parsed document cut into chunks. Sections with images are kept
-whole; runs of sections without images are merged up to ``chunk_tokens`` tokens and longer ones
-split at sentence ends, or with ``paragraphs`` (``kgqa load documents --paragraphs``) at paragraph ends
+whole (a PDF page's part with a figure only up to ``chunk_tokens``: beyond that it is cut as a text section is,
+each figure in the piece that holds its caption); runs of sections without images are merged up to
+``chunk_tokens`` tokens and longer ones split at sentence ends, or with ``paragraphs`` (``kgqa load documents --paragraphs``) at paragraph ends
 where whole paragraphs fit (the recursive splitting of common RAG tools: paragraphs first, then
 sentences, then words), so that a chunk holds whole paragraphs, the unit a reader is trained on, and
 keeps their blank lines. Nothing is dropped.
@@ -43,8 +44,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_tokens: int,
             paragraphs: bool = False) -> list[Chunk]:
-    """Sections with images whole; text-only sections merged up to ``chunk_tokens`` or split at
-    sentence ends (a sentence longer than that is split by words). Nothing is dropped.
+    """Sections with images whole (a PDF one over ``chunk_tokens`` cut as a text section, each figure with the
+    piece of its caption); text-only sections merged up to ``chunk_tokens`` or split at sentence ends (a
+    sentence longer than that is split by words). Nothing is dropped.
 
     The text is tokenized once: every sentence of the text-only sections in one batch (with its
     leading space: the tokenizer splits at spaces, so a piece's count is the sum of its sentences'),
@@ -52,9 +54,10 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
     # (sections, text, images, tokens, pages, heading path)
     pieces: list[tuple[list[str], str, list[DocImage], int, list, list[str]]] = []
     blocks = [(s, (f"{s.heading}\n{s.text}" if s.heading and not s.cont else s.text).strip()) for s in doc.sections]
-    # each text section's paragraphs (the whole block as one without ``paragraphs``): (text, its sentences)
+    cut_figures = doc.format == "pdf"        # a PDF page's part with a figure may be cut (a Markdown one is not)
+    # each section's paragraphs that may be cut (the whole block as one without ``paragraphs``): (text, its sentences)
     paras = {k: [(p, [x for x in _SENTENCE.split(p) if x.strip()]) for p in (paragraphs_of(b) if paragraphs else [b])]
-             for k, (s, b) in enumerate(blocks) if not s.images}
+             for k, (s, b) in enumerate(blocks) if not s.images or cut_figures}
     sents = {k: [x for _, ps in pss for x in ps] for k, pss in paras.items()}
     flat = [" " + x for k in sorted(sents) for x in sents[k]]
     counts_flat = iter(count_many(count_tokens, flat))
@@ -76,18 +79,18 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
         buf_sections, buf_paths, buf_text, buf_tokens, buf_pages = [], [], [], 0, []
 
     for k, (s, block) in enumerate(blocks):
-        if s.images:
+        if s.images and not (k in counts and sum(counts[k]) > chunk_tokens):
             flush()
             pieces.append(([s.heading], block, list(s.images), count_tokens(block), page_at(s),
                            path_of(doc.title, [s.path])))
             continue
         n = sum(counts[k])
         if n > chunk_tokens:
-            flush()
+            flush()              # cut at sentence (or paragraph) ends; a figure goes with the piece of its caption
             parts = (_split_paragraphs(paras[k], counts[k], count_tokens, chunk_tokens) if paragraphs
                      else _split(sents[k], counts[k], count_tokens, chunk_tokens))
-            for part, m in parts:
-                pieces.append(([s.heading], part, [], m, page_at(s), path_of(doc.title, [s.path])))
+            for (part, m), ims in zip(parts, figure_homes([p for p, _ in parts], s.images)):
+                pieces.append(([s.heading], part, ims, m, page_at(s), path_of(doc.title, [s.path])))
             continue
         if buf_tokens + n > chunk_tokens or (buf_paths and _top(buf_paths[-1]) != _top(s.path)):
             flush()                            # full, or a new topic begins: a chunk never crosses one
@@ -99,6 +102,18 @@ def segment(doc: ParsedDocument, count_tokens: Callable[[str], int], chunk_token
     flush()
     return [Chunk(id=f"{doc.id}#c{i}", order=i, text=text, sections=secs, tokens=n, images=imgs, pages=pages,
                   heading_path=hpath) for i, (secs, text, imgs, n, pages, hpath) in enumerate(pieces)]
+
+
+def figure_homes(parts: list[str], images: list[DocImage]) -> list[list[DocImage]]:
+    """The figures of each of a section's pieces: a figure in the first piece that holds its caption (its words in
+    order, whatever the spacing), a figure without one found in the first piece."""
+    homes: list[list[DocImage]] = [[] for _ in parts]
+    flat = [" ".join(p.split()) for p in parts]
+    for im in images:
+        cap = " ".join(im.alt.split())
+        at = next((j for j, p in enumerate(flat) if cap and cap in p), 0)
+        homes[at].append(im)
+    return homes
 
 
 def _top(path: tuple[str, ...]) -> str | None:
