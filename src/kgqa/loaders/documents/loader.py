@@ -39,11 +39,11 @@ from kgqa.models.gguf import llm_token_counter
 
 #: The modules whose code makes a document's graph, by extractor: a change to any re-extracts.
 EXTRACTOR_MODULES = {
-    "cpu": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.pdf", "kgqa.loaders.documents.segment",
-            "kgqa.loaders.documents.kg",
+    "cpu": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.pdf", "kgqa.loaders.documents.ocr",
+            "kgqa.loaders.documents.segment", "kgqa.loaders.documents.kg",
             "kgqa.loaders.documents.cpu_extract", "kgqa.core.spans"),
-    "llm": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.pdf", "kgqa.loaders.documents.segment",
-            "kgqa.loaders.documents.kg",
+    "llm": ("kgqa.loaders.documents.parse", "kgqa.loaders.documents.pdf", "kgqa.loaders.documents.ocr",
+            "kgqa.loaders.documents.segment", "kgqa.loaders.documents.kg",
             "kgqa.loaders.documents.extract", "kgqa.loaders.extraction_prompts"),
 }
 
