@@ -256,6 +256,7 @@ def load_chain_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str 
     names = {rid: name for rid, (name, _) in kg.relations().items()}
     check_catalogue(path, meta, names)
     bi = meta.get("arch", "cross") == "bi"
+    store = getattr(kg, "chain_vectors", None)      # kgqa.core.kg.KG's; a stand-in without one: the reader's memory
     if bi and backend == "onnx":
         from kgqa.models.encoder import OnnxSentenceModel
         from kgqa.models.runtime.onnx import cached_export, export, export_key, hidden_states
@@ -265,9 +266,8 @@ def load_chain_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str 
             export(lambda: _torch_reader(path, meta, True)[0].auto_model, hidden_states, ["last_hidden_state"],
                    target)
         return ChainReader(OnnxSentenceModel(base_model_path(), None, onnx_path=target), meta, names,
-                           kg.relation_aliases(), threads=threads, store=kg.chain_vectors,
-                           checkpoint_key=checkpoint_sha256(path))
-    return ChainReader(_torch_reader(path, meta, bi), meta, names, kg.relation_aliases(), store=kg.chain_vectors,
+                           kg.relation_aliases(), threads=threads, store=store, checkpoint_key=checkpoint_sha256(path))
+    return ChainReader(_torch_reader(path, meta, bi), meta, names, kg.relation_aliases(), store=store,
                        checkpoint_key=checkpoint_sha256(path))
 
 
