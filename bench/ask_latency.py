@@ -73,6 +73,14 @@ STAGES = [
     ("cypher {name}", "kgqa.core.graph", "Graph.write"),
     ("SBERT encode", "kgqa.models.encoder", "SentenceEncoder.encode"),
     ("reader forward", "kgqa.models.heads.chain_reader", "ChainReader._vectors"),
+    ("reader encode", "kgqa.models.heads.chain_reader", "ChainReader._encode"),
+    ("chain vectors kept (memory, file)", "kgqa.core.chain_vectors", "ChainVectors.get"),
+    ("GraSP: topic entity", "kgqa.methods.grasp.algorithm", "GraSP.topic_entity"),
+    ("GraSP: extract subgraph", "kgqa.methods.grasp.algorithm", "GraSP.extract"),
+    ("GraSP: reader orders chains", "kgqa.methods.grasp.reader", "chain_order"),
+    ("GraSP: reader ranks nodes", "kgqa.methods.grasp.reader", "reader_ranking"),
+    ("GraSP: node head (GAT)", "kgqa.methods.grasp.algorithm", "GraSP.score_nodes"),
+    ("GraSP: select", "kgqa.methods.grasp.algorithm", "GraSP.select"),
     ("reader load", "kgqa.models.heads.chain_reader", "ReaderSlot.get"),
     ("relation catalogue", "kgqa.core.kg", "KG.relations"),
 ]
@@ -161,7 +169,7 @@ def worker(args) -> None:
     asks = [("demo", q, False) for q in demo[: args.limit or None]]
     asks += [("4hop", q, True) for q in four[: args.limit or None]]
     s = Settings()
-    p = Pipeline(s, "vispath")
+    p = Pipeline(s, args.method)
     build = (time.perf_counter() - t_start, time.process_time() - c_start)
     vision = p.models.vision
     out = []
@@ -195,13 +203,14 @@ def pct(xs, q):
     return percentile(xs, q)
 
 
-def run_state(src: Path, args, env: dict, pid: int | None) -> dict:
+def run_state(src: Path, args, env: dict, pid: int | None, method: str = "vispath") -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
         out = Path(fh.name)
     e = {**env, "PYTHONPATH": f"{src}{os.pathsep}{ROOT}"}
     cmd = [sys.executable, "-m", "bench.ask_latency", "--worker", "--out", str(out), "--server-pid", str(pid or "")]
     cmd += ["--limit", str(args.limit)] if args.limit else []
     cmd += ["--same-image"] if args.same_image else []
+    cmd += ["--method", method]
     proc = subprocess.run(cmd, env=e, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"worker for {src} failed: {proc.stderr.strip()[-2000:]}")
@@ -267,6 +276,11 @@ def main() -> None:
                     help="skip the untimed process per state that fills the on-disk caches and the page cache first")
     ap.add_argument("--same-image", action="store_true", help="keep query-image features between questions")
     ap.add_argument("--kg", default="buried", choices=("demo", "buried"))
+    ap.add_argument("--methods", default="vispath", help="comma list of vispath, grasp (each with its defaults)")
+    ap.add_argument("--keep-chain-store", action="store_true",
+                    help="keep the graph's stored chain vectors (<data dir>/cache/chain-vectors.sqlite) from earlier "
+                         "runs; by default the file is removed first, so round 1 meets most chains for the first time")
+    ap.add_argument("--method", default="vispath", help=argparse.SUPPRESS)
     ap.add_argument("--bolt", type=int, default=int(os.environ.get("KGQA_NEO4J_BOLT_PORT", 25687)))
     ap.add_argument("--http", type=int, default=int(os.environ.get("KGQA_NEO4J_HTTP_PORT", 25474)))
     ap.add_argument("--heap", default="1g")
@@ -291,8 +305,14 @@ def main() -> None:
         if not (p.resolve().parent / "neo4j-local" / "pom.xml").is_file():
             raise SystemExit(f"--compare {p}: not the src/ of a whole checkout (no ../neo4j-local/pom.xml): its "
                              "shipped chain reader would not be found")
-    states = {"this checkout": ROOT / "src", **{f"compare {i + 1}: {p}": p.resolve()
-                                                 for i, p in enumerate(args.compare)}}
+    srcs = {"this checkout": ROOT / "src", **{f"compare {i + 1}: {p}": p.resolve()
+                                               for i, p in enumerate(args.compare)}}
+    methods = [m for m in args.methods.split(",") if m]
+    states = {f"{name} · {m}": (src, m) for m in methods for name, src in srcs.items()}
+    store = args.root / args.kg / "cache" / "chain-vectors.sqlite"
+    if not args.keep_chain_store:
+        for f in (store, store.with_name(store.name + "-wal"), store.with_name(store.name + "-shm")):
+            f.unlink(missing_ok=True)
     server = LocalNeo4j(settings_for(args.kg, args))
     server.start(wait_s=300)
     load0 = os.getloadavg()
@@ -302,18 +322,20 @@ def main() -> None:
         if args.warmup:      # untimed: exports, reference-image features, the server's page cache
             for name in states:
                 t0 = time.perf_counter()
-                run_state(states[name], argparse.Namespace(**{**vars(args), "limit": 2}), env, pid)
+                run_state(*states[name][:1], argparse.Namespace(**{**vars(args), "limit": 2}), env, pid,
+                          states[name][1])
                 print(f"  warm-up · {name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
         for rnd in range(args.rounds):
             order = list(states) if rnd % 2 == 0 else list(states)[::-1]
             for name in order:
                 t0 = time.perf_counter()
-                reps[name].append(run_state(states[name], args, env, pid))
+                reps[name].append(run_state(states[name][0], args, env, pid, states[name][1]))
                 print(f"  round {rnd + 1} · {name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     finally:
         server.stop()
     load1 = os.getloadavg()
-    print(f"bench.ask_latency · {args.kg} KG · VisPath defaults, the reader on, graph-only · demo set from its images"
+    print(f"bench.ask_latency · {args.kg} KG · {', '.join(methods)} defaults, the reader on, graph-only · "
+          f"encoder backend {env.get('KGQA_ENCODER_BACKEND', 'auto')} · demo set from its images"
           f"{' (images kept between questions)' if args.same_image else ' (each image new to the process)'}, "
           f"4-hop set gold start · {args.rounds} round(s), one fresh process per state per round · torch threads 1 · "
           f"{os.cpu_count()} CPUs shared · load average {load0[0]:.2f} before, {load1[0]:.2f} after")
@@ -324,16 +346,19 @@ def main() -> None:
     print(f"\n  {'state':<48}{'build s':>8}{'cold s':>8}{'demo p50':>9}{'p95':>7}{'cpu p50':>8}"
           f"{'4hop p50':>9}{'p95':>7}{'cpu p50':>8}")
     for name, rs in reps.items():
-        r = summary(rs, name)
-        print(f"  {name[-48:]:<48}{r['build']:8.2f}{r['cold']:8.2f}{r['demo'][0]:9.3f}{r['demo'][1]:7.3f}"
-              f"{r['demo'][2]:8.3f}{r['4hop'][0]:9.3f}{r['4hop'][1]:7.3f}{r['4hop'][2]:8.3f}")
+        for k, one in enumerate(rs):        # per round: round 1 meets most chains first, later rounds the store's
+            r = summary([one], name)
+            label = f"{name} · round {k + 1}"
+            print(f"  {label[-48:]:<48}{r['build']:8.2f}{r['cold']:8.2f}{r['demo'][0]:9.3f}{r['demo'][1]:7.3f}"
+                  f"{r['demo'][2]:8.3f}{r['4hop'][0]:9.3f}{r['4hop'][1]:7.3f}{r['4hop'][2]:8.3f}")
     print("  (warm p50 / p95 wall seconds per ask; cpu = this process + the Neo4j server, p50; build = imports, "
           "connection, models; cold = the first question)")
-    diff = predictions(reps)
+    diff = [f"{m}: {line}" for m in methods
+            for line in predictions({k: v for k, v in reps.items() if states[k][1] == m})]   # per method
     n = len(reps[next(iter(reps))][0]["questions"])
     em = {s: sum(1 for q in rs[0]["questions"] if (q["answer"] or "").strip().lower() == q["gold"].strip().lower())
           for s, rs in reps.items()}
-    print(f"\npredictions: {n} questions × {args.rounds} round(s) × {len(states)} state(s): "
+    print(f"\npredictions, per method: {n} questions × {args.rounds} round(s) × {len(srcs)} state(s): "
           + ("identical everywhere" if not diff else f"{len(diff)} differ"))
     for line in diff:
         print("  " + line)

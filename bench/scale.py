@@ -144,7 +144,24 @@ def manifest_key(kg: str, args) -> dict:
     if kg == "buried":
         key.update(generator=GENERATOR_VERSION, entities=args.entities, facts=args.facts, max_out=args.max_out,
                    seed=args.seed)
+    backend = settings_for(kg, args).encoder_backend
+    if backend == "model2vec":     # the names' vectors differ by encoder: another graph (older keys stay valid)
+        key["encoder_backend"] = backend
     return key
+
+
+def ready_static_encoder(s, args) -> None:
+    """With KGQA_ENCODER_BACKEND=model2vec: the distilled model in ``s``'s data dir (which ``reset_db`` empties),
+    distilled once under ``args.root/cache`` and copied in; nothing for the other backends."""
+    if s.encoder_backend != "model2vec":
+        return
+    from kgqa.models.encoder import default_model_path
+    from kgqa.models.static_encoder import distil, distilled_path
+
+    model = s.encoder_model or default_model_path()
+    target = distilled_path(model, s.models_dir)
+    if not (target / "model.safetensors").exists():
+        shutil.copytree(distil(model, args.root / "cache" / "models"), target, dirs_exist_ok=True)
 
 
 def reset_db(settings) -> None:
@@ -166,6 +183,7 @@ def build_demo(args) -> dict:
 
     s = settings_for("demo", args)
     reset_db(s)
+    ready_static_encoder(s, args)
     LocalNeo4j(s).start(wait_s=300)
     t0 = time.perf_counter()
     kgqa(env_for("demo", args, graph_only=False), "load", "wikidata5m", "--path", "data/demo")
@@ -201,9 +219,10 @@ def write_buried(g: dict, s, args, env: dict, load_argv: list[str]) -> dict:
     from kgqa.core.graph import Graph
     from kgqa.core.kg import label_keys
     from kgqa.core.neo4j_local import LocalNeo4j
-    from kgqa.models.encoder import get_encoder
+    from kgqa.models.encoder import encoder_for
 
     reset_db(s)
+    ready_static_encoder(s, args)
     imp = s.data_dir.parent / f"import-{s.data_dir.name}"
     shutil.rmtree(imp, ignore_errors=True)
     imp.mkdir(parents=True)
@@ -250,15 +269,16 @@ def write_buried(g: dict, s, args, env: dict, load_argv: list[str]) -> dict:
     kgqa(env, "load", "wikidata5m", *load_argv)
     load_s = time.perf_counter() - t0
 
-    # distractor name embeddings (cached by name list, so a fact-only change re-uses them)
+    # distractor name embeddings (cached by name list and encoder, so a fact-only change re-uses them)
     names_hash = hashlib.sha256("\n".join(g["names"]).encode()).hexdigest()[:16]
-    cache = args.root / "cache" / f"distractor_names_{names_hash}.npy"
+    by = "" if s.encoder_backend in ("auto", "torch") else f"_{s.encoder_backend}"
+    cache = args.root / "cache" / f"distractor_names_{names_hash}{by}.npy"
     cache.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     if cache.exists():
         vecs = np.load(cache)
     else:
-        enc = get_encoder(s.encoder_model, device=s.device, threads=s.torch_threads)
+        enc = encoder_for(s)       # the backend the questions are asked with (KGQA_ENCODER_BACKEND)
         uniq = list(dict.fromkeys(g["names"]))
         parts = []
         for i in range(0, len(uniq), 10_000):

@@ -30,6 +30,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kgqa.core.chain_vectors import ChainVectors, chain_vectors
+
 #: Above this cosine an answer text counts as naming an entity (when no name matches exactly).
 GROUND_MIN_COS = 0.8
 
@@ -95,6 +97,8 @@ class KG:
         self.encoder = encoder
         self.cache_limit = cache_limit
         self._emb_cache: dict[str, np.ndarray] = {}
+        self._chain_identity: str | None = None
+        self._chains: ChainVectors | None = None
         self._relations: dict[str, tuple[str, np.ndarray | None]] | None = None
         self._relation_aliases: dict[str, list[str]] = {}
 
@@ -102,6 +106,28 @@ class KG:
     def clear_cache(self) -> None:
         """Forget every cached text embedding (a cold cache: the next ``embed`` encodes again)."""
         self._emb_cache.clear()
+
+    @property
+    def chain_vectors(self) -> ChainVectors:
+        """The store of relation-chain vectors (``kgqa.core.chain_vectors``): the process's one for this graph's
+        data dir; a graph without one (a test's fake) gets a store of its own, in memory."""
+        if self._chains is None:
+            data_dir = getattr(getattr(self.graph, "settings", None), "data_dir", None)
+            self._chains = chain_vectors(data_dir) if data_dir is not None else ChainVectors(None)
+        return self._chains
+
+    def embed_chains(self, texts: Sequence[str]) -> np.ndarray:
+        """``embed`` for relation-chain texts: kept across questions and processes under the encoder's identity
+        (``kgqa.core.chain_vectors``)."""
+        if not texts:
+            return self.embed(texts)
+        if self._chain_identity is None:         # read once: it lists the model folder's files
+            own = getattr(self.encoder, "identity", None) or f"{type(self.encoder).__name__}@{id(self.encoder)}"
+            self._chain_identity = f"sbert {own}"
+        found = self.chain_vectors.lookup(self._chain_identity, texts, self.embed)
+        for t, v in found.items():          # one vector per text whichever way it is asked for next
+            self._emb_cache.setdefault(t, v)
+        return np.stack([found[t] for t in texts])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised SBERT vectors (n, dim); each distinct text is encoded once per process."""

@@ -251,7 +251,7 @@ class Scorer:
         if w < 1.0:      # at w = 1 the verbalised paths (every distractor tail's name at a hub) need no encoding
             sig += (1.0 - w) * (self.embed([p.verbalize() for p in cand]) @ target)
         if w > 0:
-            sig += w * (self.embed([p.relation_chain() for p in cand]) @ target)
+            sig += w * (self.kg.embed_chains([p.relation_chain() for p in cand]) @ target)   # kept across questions
         rs = relation_sketch
         if self.opt.chain_score == "sketch" and rs is not None and rs.intent and q_i == rs.intent:
             # our reading for the graph-only case: the relation phrases of Q, aligned one to one with the

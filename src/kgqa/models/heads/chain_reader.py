@@ -105,7 +105,8 @@ def trained_state(model) -> dict:
 class ChainReader:
     """A loaded reader bound to a KG's relation catalogue; ``score(question, chains)`` is what methods call."""
 
-    def __init__(self, ce, meta: dict, names: dict[str, str], aliases: dict[str, list[str]], threads: int = 1):
+    def __init__(self, ce, meta: dict, names: dict[str, str], aliases: dict[str, list[str]], threads: int = 1,
+                 store=None, checkpoint_key: str = ""):
         # a CrossEncoder (arch "cross"), a SentenceTransformer (arch "bi"), or the bi-encoder's ONNX export
         # (encoder.OnnxSentenceModel: the ``onnx`` runtime, torch fp32's vectors without importing torch)
         self.ce = ce
@@ -122,21 +123,27 @@ class ChainReader:
         self.batch = 64
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._lock = threading.Lock()
+        # relation chains' vectors, kept across questions and processes (kgqa.core.chain_vectors), under this
+        # checkpoint and runtime: a retrained reader, or the other runtime, never reads them
+        self.store = store
+        self.identity = f"chain-reader {checkpoint_key or id(self)} · {self.runtime}"
 
     def chain_text(self, relation_ids: Sequence[str]) -> str:
         return chain_text(relation_ids, self.names, self.aliases)
 
     def score(self, question: str, chains: Sequence[Sequence[str]]) -> np.ndarray:
-        """The reader's logit for each chain (relation ids, topic first) under ``question``; each distinct
-        (question, chain) is read once per process (an LRU of ``CACHE`` pairs)."""
+        """The reader's logit for each chain (relation ids, topic first) under ``question``; a bi-encoder encodes
+        each chain text once while the store keeps it (across questions and processes), a cross-encoder reads
+        each distinct (question, chain) once per process (an LRU of ``CACHE`` pairs)."""
         texts = [self.chain_text(c) for c in chains]
-        return self.score_texts(question, texts)
+        return self.score_texts(question, texts, chains=True)
 
-    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+    def score_texts(self, question: str, texts: Sequence[str], chains: bool = False) -> np.ndarray:
+        """The reader's logit for each text under ``question``; ``chains``: the texts are relation chains."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
         if self.arch == "bi":
-            return self._score_bi(question, texts)
+            return self._score_bi(question, texts, chains)
         import torch
 
         with self._lock:
@@ -159,15 +166,8 @@ class ChainReader:
         """L2-normalised vectors of ``texts``; a chain's vector is computed once per process (an LRU)."""
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._vec]
-        if missing and self.runtime == "onnx":
-            v = self.ce.encode(missing, self.batch, self.threads)
-        elif missing:
-            import torch
-
-            with torch.inference_mode():
-                v = self.ce.encode(missing, batch_size=self.batch, normalize_embeddings=True,
-                                   convert_to_numpy=True, show_progress_bar=False)
         if missing:
+            v = self._encode(missing)
             with self._lock:
                 for t, x in zip(missing, np.asarray(v, dtype=np.float32)):
                     self._vec[t] = x
@@ -176,9 +176,29 @@ class ChainReader:
         with self._lock:
             return np.stack([self._vec[t] for t in texts])
 
-    def _score_bi(self, question: str, texts: Sequence[str]) -> np.ndarray:
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """The bi-encoder's L2-normalised vectors of ``texts``, computed now."""
+        if self.runtime == "onnx":
+            return np.asarray(self.ce.encode(texts, self.batch, self.threads), dtype=np.float32)
+        import torch
+
+        with torch.inference_mode():
+            return np.asarray(self.ce.encode(texts, batch_size=self.batch, normalize_embeddings=True,
+                                             convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
+
+    def _score_bi(self, question: str, texts: Sequence[str], chains: bool = False) -> np.ndarray:
         q = self._vectors([question])[0]
-        return (self.scale * (self._vectors(list(texts)) @ q)).astype(np.float32)
+        if chains and self.store is not None:
+            found = self.store.lookup(self.identity, texts, self._vectors)
+            with self._lock:                # one vector per text whichever way it is asked for next
+                for t, v in found.items():
+                    self._vec.setdefault(t, v)
+                while len(self._vec) > CACHE:
+                    self._vec.popitem(last=False)
+            vecs = np.stack([found[t] for t in texts])
+        else:
+            vecs = self._vectors(list(texts))
+        return (self.scale * (vecs @ q)).astype(np.float32)
 
 
 def save_chain_reader(ce, path: Path, meta: dict) -> Path:
@@ -236,6 +256,7 @@ def load_chain_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str 
     names = {rid: name for rid, (name, _) in kg.relations().items()}
     check_catalogue(path, meta, names)
     bi = meta.get("arch", "cross") == "bi"
+    store = getattr(kg, "chain_vectors", None)      # kgqa.core.kg.KG's; a stand-in without one: the reader's memory
     if bi and backend == "onnx":
         from kgqa.models.encoder import OnnxSentenceModel
         from kgqa.models.runtime.onnx import cached_export, export, export_key, hidden_states
@@ -245,8 +266,9 @@ def load_chain_reader(path: Path, kg, *, backend: str = "torch", cache_dir: str 
             export(lambda: _torch_reader(path, meta, True)[0].auto_model, hidden_states, ["last_hidden_state"],
                    target)
         return ChainReader(OnnxSentenceModel(base_model_path(), None, onnx_path=target), meta, names,
-                           kg.relation_aliases(), threads=threads)
-    return ChainReader(_torch_reader(path, meta, bi), meta, names, kg.relation_aliases())
+                           kg.relation_aliases(), threads=threads, store=store, checkpoint_key=checkpoint_sha256(path))
+    return ChainReader(_torch_reader(path, meta, bi), meta, names, kg.relation_aliases(), store=store,
+                       checkpoint_key=checkpoint_sha256(path))
 
 
 def reader_model(path: Path) -> tuple[object, dict]:
