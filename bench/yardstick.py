@@ -3,6 +3,10 @@
     .venv/bin/python -m bench.yardstick --entities 20000 --rows graph-only,paper-graph-only
     .venv/bin/python -m bench.yardstick --graphs more-dev,more-dev-buried-wl --gold-start
     .venv/bin/python -m bench.yardstick --baseline-src /tmp/before/src     # a "before" row per graph
+    KGQA_ENCODER_BACKEND=model2vec .venv/bin/python -m bench.yardstick --graphs more-dev,demo --root DIR
+
+With ``KGQA_ENCODER_BACKEND=model2vec`` the small graphs are loaded and asked with the static encoder (distilled
+once under ``--root``); the manifest does not record the encoder, so give such a run a ``--root`` of its own.
 
 Graphs (each on its own local Neo4j server, data dir ``<root>/<graph>``, built once; ``manifest.json``
 records what was built and a re-run reuses it):
@@ -34,6 +38,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -147,6 +152,15 @@ def generate(graph: str, args) -> tuple[dict, dict]:
     return g, honest
 
 
+def static_encoder(s, args, env: dict) -> None:
+    """With KGQA_ENCODER_BACKEND=model2vec, the graph's fresh data dir gets the static encoder, distilled once
+    under ``--root`` (``kgqa encoder distil``, cached) and copied: the load and the questions use it."""
+    if env.get("KGQA_ENCODER_BACKEND") != "model2vec":
+        return
+    kgqa({**env, "KGQA_DATA_DIR": str(args.root)}, "encoder", "distil")
+    shutil.copytree(args.root / "models" / "model2vec", s.models_dir / "model2vec", dirs_exist_ok=True)
+
+
 def build(graph: str, args) -> dict:
     from kgqa.core.neo4j_local import LocalNeo4j
 
@@ -154,6 +168,7 @@ def build(graph: str, args) -> dict:
     env = env_for(graph, args, graph_only=False)
     if generator_of(graph) is None:
         reset_db(s)
+        static_encoder(s, args, env)
         LocalNeo4j(s).start(wait_s=300)
         t0 = time.perf_counter()
         kgqa(env, "load", "wikidata5m", *load_argv(graph))

@@ -44,7 +44,8 @@ class Runtime:
 
 def open_runtime(settings, *, graph=None, models=None, kg=None) -> Runtime:
     """The graph (connected and verified: ``GraphUnavailable`` when Neo4j does not answer), the models over
-    it and the KG access over both; the ones given are used as they are. A connection opened here is closed
+    it and the KG access over both; the ones given are used as they are. Models built here are checked against
+the encoder that made the graph's vectors (``kgqa.models.vector_space``). A connection opened here is closed
     again when building the rest fails."""
     owns = graph is None
     if owns:
@@ -58,6 +59,10 @@ def open_runtime(settings, *, graph=None, models=None, kg=None) -> Runtime:
             from kgqa.models import build_models
 
             models = build_models(settings, graph)
+            # the graph's vectors must be this encoder's (one line and exit 2 when another made them)
+            from kgqa.models.vector_space import check_space
+
+            check_space(graph, models.encoder)
         if kg is None:
             from kgqa.core.kg import KG
 

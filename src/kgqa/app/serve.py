@@ -406,6 +406,10 @@ def run(settings, host: str = "127.0.0.1", port: int = 8765, workers: int = 1, l
         raise InvalidInput(f"--workers {workers}: must be at least 1")
     with Graph(settings) as g:
         g.verify()
+        from kgqa.models.encoder import encoder_for
+        from kgqa.models.vector_space import check_space
+
+        check_space(g, encoder_for(settings))   # the graph's vectors made by another encoder: one line, exit 2
     if host not in LOOPBACK and not settings.api_token:
         log.warning("kgqa serve: binding to %s without KGQA_API_TOKEN: anyone who can reach it can ask "
                     "and write traces", host)

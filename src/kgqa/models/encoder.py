@@ -16,7 +16,8 @@ Backends (``KGQA_ENCODER_BACKEND``, measured by ``bench/embed.py``):
   this keeps it ≥ 0.99 (bench/embed.py prints min and mean);
 - ``model2vec``: static token vectors distilled once from the same model (``kgqa encoder distil``;
   kgqa.models.static_encoder): a lookup and a mean, no transformer; other vectors than the transformer's
-  (bench/embedders.py measures what linking loses), so a graph loaded with it is queried with it;
+  (bench/embedders.py measures what linking loses), so a graph loaded with it is queried with it: the graph
+  records which encoder made its vectors and a command with another stops (``kgqa.models.vector_space``);
 - ``auto`` (default): ``onnx`` on CPU when onnxruntime is installed (``kgqa[onnx]``, part of
   ``make setup``), else ``torch`` with one note on stderr saying so; ``torch`` on a GPU. Not
   int8 by default: its dynamic quantisation takes activation ranges per batch, so a name's
@@ -33,10 +34,10 @@ loads a 5 MB document with either). ``KGQA_ENCODER_PASSAGES=fp32`` keeps them on
 CPU without native bf16, where bf16 is slower than fp32.
 
 The exports are cached under ``<data dir>/models/onnx/<model>-<fingerprint>/`` (written
-atomically, reused by every process). Vectors of all backends are compatible with one
-stored index: the loader and the query side use the same setting, and the int8 vectors
-stay ≥ 0.99 cosine to the fp32 ones, so an index built by one backend is searched
-correctly by another.
+atomically, reused by every process). Vectors of the transformer's backends (torch, onnx,
+onnx-int8) are compatible with one stored index: the int8 vectors stay ≥ 0.99 cosine to the
+fp32 ones, so an index built by one of them is searched correctly by another; model2vec's are
+not (``space``).
 """
 
 from __future__ import annotations
@@ -275,6 +276,17 @@ class SentenceEncoder:
         weights = folder_fingerprint(path) if path.is_dir() else str(path)
         return (f"{self.name}:{weights} · {self.backend} · {self.device} · "
                 f"passages {'bf16' if self.passages_bf16 else 'fp32'}")
+
+    @property
+    def space(self) -> dict:
+        """The vector space of this encoder's vectors, as a graph records it (``kgqa.models.vector_space``): the
+        family (``transformer`` for torch, onnx and onnx-int8, whose vectors agree; ``model2vec`` for the static
+        vectors distilled from the model), the model, its weights' digest, the dimensions, the backend. Loads
+        no model."""
+        from kgqa.models.vector_space import weights_digest
+
+        return {"family": "model2vec" if self.backend == "model2vec" else "transformer", "model": self.name,
+                "weights": weights_digest(self.model_path), "dim": int(self.dim), "backend": self.backend}
 
     @property
     def passages_bf16(self) -> bool:

@@ -35,6 +35,7 @@ from kgqa.loaders.documents.store import write_document
 from kgqa.loaders.progress import DocumentProgress
 from kgqa.loaders.rejects import Rejects
 from kgqa.models.gguf import llm_token_counter
+from kgqa.models.vector_space import record_space
 
 
 #: The modules whose code makes a document's graph, by extractor: a change to any re-extracts.
@@ -102,6 +103,7 @@ class DocumentLoader:
         self._count_tokens: Callable[[str], int] | None = None
         self._catalogue = None
         self._link_vectors: dict = {}          # description → embedding, shared by a load's documents
+        self._space_recorded = False
 
     @property
     def count_tokens(self) -> Callable[[str], int]:
@@ -285,6 +287,9 @@ class DocumentLoader:
                   "regions": len(rows["regions"]) + len(rows["rel_regions"]), "same_as": len(links)}
         if doc.format == "pdf":
             save_figures(doc)                  # before the graph names them; content-addressed, written whole
+        if not self._space_recorded:          # the graph's vectors are this encoder's (kgqa.models.vector_space)
+            record_space(self.graph, self.models.encoder)
+            self._space_recorded = True
         write_document(self.graph, doc, rows, links, counts, batch=self.options.write_batch, old=old,
                        on_batch=lambda done, total: prog.chunks("write", done, total, unit="rows"))
         report.stage("write", time.perf_counter() - t)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+from kgqa.models.vector_space import check_space, record_space
+
 #: vectors per write transaction
 EMBED_WRITE_BATCH = 2_000
 #: A load that created at least this many entities writes their vectors with the entity name vector
@@ -25,6 +27,17 @@ class Embedding:
     """The embedding phase of ``Loader`` (kgqa.loaders.wikidata5m.load): its graph, options,
     encoder (loaded on first need) and report, and the ids validation loaded."""
 
+    def check_encoder(self) -> None:
+        """Before anything is written: a graph whose vectors another encoder made stops a load with embeddings
+        (one line naming both; ``kgqa.models.vector_space``). Loads no model."""
+        if not self.opt.embeddings:
+            return
+        if self.encoder is None:
+            from kgqa.models.encoder import encoder_for
+
+            self.encoder = encoder_for(self.graph.settings, device=self.opt.device)
+        check_space(self.graph, self.encoder)
+
     def _get_encoder(self):
         """The encoder, loaded (and timed as its own phase) on first need only."""
         if getattr(self, "_encoder_ready", False):
@@ -33,6 +46,8 @@ class Embedding:
             from kgqa.models.encoder import encoder_for
 
             self.encoder = encoder_for(self.graph.settings, device=self.opt.device)
+        # before the first vector: the graph's vectors are this encoder's (a resumed load too), or the load stops
+        record_space(self.graph, self.encoder)
         st = self.report.phase("load encoder")  # model load + one warm-up pass, kept out of the rates
         t0 = time.perf_counter()
         self._embed_threads = getattr(self.graph.settings, "embed_threads", None) or 1  # every core unless KGQA_LOAD_THREADS

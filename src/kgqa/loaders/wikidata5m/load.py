@@ -99,6 +99,7 @@ class Loader(Validation, Writer, Embedding):
         t_start = time.perf_counter()
         try:
             with Bars(self.opt.progress) as bars:
+                self.check_encoder()
                 self.validate(bars)  # nothing is written before every file has been checked
                 self.graph.store_need = self.store_need()
                 self.apply_schema()
