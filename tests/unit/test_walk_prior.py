@@ -58,6 +58,9 @@ class FakeKG:
     def type_relations(self):
         return [], []
 
+    def walk_topics(self):
+        return [r["id"] for r in FakeGraph().read("grasp_training_topics", relation_ids=list(NAMES))]
+
 
 def test_the_prior_is_the_start_readers_relation_shares_and_unseen_relations_weigh_little():
     p = relation_prior({"relation_counts": {"Country": 30, "capital": 10}}, NAMES)      # names case-folded

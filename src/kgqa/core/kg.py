@@ -101,6 +101,7 @@ class KG:
         self._chains: ChainVectors | None = None
         self._relations: dict[str, tuple[str, np.ndarray | None]] | None = None
         self._relation_aliases: dict[str, list[str]] = {}
+        self._walk_topics: list[str] | None = None
 
     # ------------------------------------------------------------------ encoder
     def clear_cache(self) -> None:
@@ -154,6 +155,16 @@ class KG:
             self._relations = rel
             self._relation_aliases = aliases
         return self._relations
+
+    def walk_topics(self) -> list[str]:
+        """The entities a generated question can start from (a name vector and an outgoing fact of the
+        catalogue), in id order, at most 200,000; read once (a training run draws several question sets, and on a
+        large graph this read takes half a minute)."""
+        if self._walk_topics is None:
+            self._walk_topics = [r["id"] for r in self.graph.read("grasp_training_topics",
+                                                                  relation_ids=list(self.relations()),
+                                                                  limit=200_000)]
+        return self._walk_topics
 
     def type_relations(self) -> tuple[list[str], list[str]]:
         """The relation ids that mean ``instance of`` and ``subclass of`` in this KG (Wikidata's P31 and P279,

@@ -151,8 +151,7 @@ def walk_source(graph, kg, seed: int, exclude_topics: set[str], *, aliases: bool
     rel_ids = list(relations)
     names = {rid: name for rid, (name, _) in relations.items()}
     alias_of = kg.relation_aliases() if aliases else {}
-    ids = [r["id"] for r in graph.read("grasp_training_topics", relation_ids=rel_ids, limit=200_000)]
-    ids = [i for i in ids if i not in exclude_topics]
+    ids = [i for i in kg.walk_topics() if i not in exclude_topics]
     rng.shuffle(ids)
     return WalkSource(rng, words, names, alias_of, ids, UniqueOutFacts(graph, rel_ids))
 

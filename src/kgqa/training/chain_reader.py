@@ -145,17 +145,18 @@ def prepare(graph, kg, *, data: Path | None, examples: int, exclude: list[Path],
     facts = [{"head": ids[k], "relation": rid, "tail": ids[k + 1]}
              for g in gen for ids in [(g.example.topic_id,) + g.entities] for k, rid in enumerate(g.relations)]
     inverse = _inverse_relations(graph, facts, rel_ids) if facts else {}
-    cache: dict[str, object] = {}
+    cache: dict[tuple, object] = {}
 
-    def nb_of(topic: str):
-        if topic not in cache:
-            cache[topic] = search_chains(graph, topic, rel_ids, depth)
-        return cache[topic]
+    def nb_of(topic: str, walk: tuple[str, ...] = ()):      # the walk's entities are always searched from
+        key = (topic, walk)
+        if key not in cache:
+            cache[key] = search_chains(graph, topic, rel_ids, depth, keep=frozenset(walk))
+        return cache[key]
 
     out: list[LabelledQuestion] = []
     dropped = 0
     for g in gen:
-        nb = nb_of(g.example.topic_id)
+        nb = nb_of(g.example.topic_id, g.entities)
         out.append(label_question(g.example.question, g.relations, nb,
                                   _reachers(nb, g.example.answer_id) - {g.relations}, rel_ids, inverse, rng))
         if on_item:

@@ -24,10 +24,12 @@ from kgqa.core.qa_examples import TrainingExample, generate_examples, read_examp
 from kgqa.models.heads.path_retriever import chain_text
 from kgqa.training.path_retriever import RetrieverExample, train_head
 
-#: bounds of the search (per hop: facts read per entity, entities kept per chain, chains kept)
+#: bounds of the search (per hop: facts read per entity, entities kept per chain, chains kept, entities whose
+#: facts are read: on a graph of hubs the last hops would otherwise read tens of thousands of facts per topic)
 PER_ENTITY = 200
 ENTITIES_PER_CHAIN = 50
 MAX_CHAINS = 300
+FRONTIER = 500
 
 
 def _norm(s: str | None) -> str:
@@ -40,14 +42,36 @@ class Neighbourhood:
     chains: dict[tuple[str, ...], dict[str, str]] = field(default_factory=dict)   # chain → {entity id: name}
 
 
-def search_chains(graph, topic: str, relation_ids: list[str], depth: int) -> Neighbourhood:
+def expanded(level: dict[tuple[str, ...], dict[str, str]], keep: frozenset[str] = frozenset(),
+             limit: int = FRONTIER) -> list[str]:
+    """The entities of one level whose facts are read next: all of them up to ``limit``; beyond it, those in
+    ``keep`` and then each chain's entities in turn (its first, then its second, ...), so that every chain
+    still grows and none takes the whole budget."""
+    ids = list(dict.fromkeys(e for ents in level.values() for e in ents))
+    if len(ids) <= limit:
+        return ids
+    chosen = dict.fromkeys(e for e in ids if e in keep)
+    columns = [list(ents) for ents in level.values()]
+    for k in range(max(map(len, columns))):
+        for col in columns:
+            if len(chosen) >= limit:
+                return list(chosen)
+            if k < len(col):
+                chosen.setdefault(col[k])
+    return list(chosen)
+
+
+def search_chains(graph, topic: str, relation_ids: list[str], depth: int,
+                  keep: frozenset[str] = frozenset()) -> Neighbourhood:
     """Breadth-first over outgoing facts: every distinct relation chain of length ≤ ``depth`` from ``topic``
     (at most ``MAX_CHAINS`` per length, ``ENTITIES_PER_CHAIN`` entities each, ``PER_ENTITY`` facts read per
-    entity); a chain does not return to the topic."""
+    entity, the facts of at most ``FRONTIER`` entities read per length: see ``expanded``); the entities of
+    ``keep`` (a generated question's walk) are kept and searched from beyond those bounds; a chain does not
+    return to the topic."""
     out = Neighbourhood()
     level: dict[tuple[str, ...], dict[str, str]] = {(): {topic: topic}}
     for _ in range(depth):
-        ids = list(dict.fromkeys(e for ents in level.values() for e in ents))
+        ids = expanded(level, keep)
         if not ids:
             break
         rows = graph.read("grasp_training_facts", ids=ids, relation_ids=relation_ids, per_entity=PER_ENTITY)
@@ -64,7 +88,7 @@ def search_chains(graph, topic: str, relation_ids: list[str], depth: int) -> Nei
                     if c not in nxt and len(nxt) >= MAX_CHAINS:
                         continue
                     tails = nxt.setdefault(c, {})
-                    if len(tails) < ENTITIES_PER_CHAIN:
+                    if len(tails) < ENTITIES_PER_CHAIN or r["tail_id"] in keep:
                         tails[r["tail_id"]] = r["tail_name"] or r["tail_id"]
         out.chains.update(nxt)
         level = nxt
@@ -198,5 +222,5 @@ def train_path_retriever(graph, kg, *, checkpoint: Path, data: Path | None = Non
     return rep
 
 
-__all__ = ["search_chains", "gold_chains", "prepare", "train_path_retriever", "PathRetrieverReport", "Neighbourhood",
+__all__ = ["search_chains", "expanded", "gold_chains", "prepare", "train_path_retriever", "PathRetrieverReport", "Neighbourhood",
            "PreparedSet"]
