@@ -65,7 +65,18 @@ def test_a_3_or_4_hop_answer_lies_in_the_subgraph_and_not_in_the_papers_2_hop_on
     assert q["hops"] >= 3
     sub = subgraph(grasp(), q)
     assert q["answer_id"] in sub.names
+    assert {f"{h}|{r}|{t}" for h, r, t in q["path"]} <= {f.key for f in sub.facts}     # every gold fact kept
     assert len(sub.names) <= 200                                    # the node budget holds
     paper = subgraph(grasp(hops=2), q)
     assert max(paper.node_hop.values()) <= 2
     assert (q["answer_id"] not in paper.names) == beyond_2_hops
+
+
+@pytest.mark.parametrize("qid", ["h4-015", "h4-035"])
+def test_a_4_hop_question_naming_a_kind_is_answered_by_an_entity_of_it_not_by_the_class(grasp, qid):
+    """"Which sovereign state does … share a border with?": the answer is a sovereign state (Ireland), not the class
+    node *sovereign state* whose own name is the word the question names (word typing took it before)."""
+    q = demo_question(qid)
+    ans = grasp().answer(q["question"], entity_id=q["topic"]["id"])
+    classes = {"Q6256", "Q3624078"}                        # the demo KG's class nodes *country*, *sovereign state*
+    assert ans.answer_id == q["answer_id"] and ans.answer_id not in classes, (ans.answer, ans.stop_reason)

@@ -241,6 +241,35 @@ def test_grasp_with_the_answer_kind_does_not_answer_a_language_for_a_currency():
     assert reader_ranking(reader, q, sub, head, kg=KG(g, BagOfWordsEncoder()), kind_weight=1.0)[0][0] == "M"
 
 
+def test_grasp_answers_a_class_only_when_the_question_walks_the_type_step():
+    """"Which sovereign state borders …": the class *sovereign state* (France -instance of-> it) is no answer when the
+    reader reads the chain to it no better than the chain stopped before it, even where another term (here the
+    head's probability; on a KG, the kind) lifts it to the top; "What is that neighbour instance of?" (the chain
+    with the type step reads better) answers the class."""
+    from kgqa.methods.grasp.reader import class_nodes, reader_ranking
+    from kgqa.methods.grasp.subgraph import Fact, Subgraph
+
+    sub = Subgraph("T", {"T": "Ireland", "F": "France", "S": "sovereign state", "B": "Belgium"},
+                   [Fact("T", "P47", "F", 1, 0.0), Fact("F", "P31", "S", 2, 0.0), Fact("F", "P47", "B", 2, 0.0)])
+    assert class_nodes(sub, {"S": ("P47", "P31"), "F": ("P47",), "B": ("P47", "P47")}, {"P31"}) == {"S": ("P47",)}
+    head = [("S", 0.9), ("F", 0.05), ("B", 0.05)]
+
+    def reader(logits):
+        class Stub:
+            def score(self, q, chains):
+                return np.array([logits[c] for c in chains])
+        return Stub()
+
+    asks_state = reader({("P47",): 3.0, ("P47", "P31"): 2.5, ("P47", "P47"): 1.0})
+    asks_class = reader({("P47",): 1.0, ("P47", "P31"): 3.0, ("P47", "P47"): 0.0})
+    q = "Which sovereign state borders this one?"
+    assert [n for n, _ in reader_ranking(asks_state, q, sub, head, head_weight=1.0)][0] == "S"   # no type relations
+    assert [n for n, _ in reader_ranking(asks_state, q, sub, head, head_weight=1.0, type_relations={"P31"})] \
+        == ["F", "B", "S"]
+    assert [n for n, _ in reader_ranking(asks_class, "What is that neighbour instance of?", sub, head,
+                                         head_weight=1.0, type_relations={"P31"})][0] == "S"
+
+
 def test_grasp_extraction_takes_first_the_facts_that_continue_the_best_chain_from_the_topic():
     """One hop's candidates in the paper's order (relation + name score): the facts walked forward from a node a
     chain reached come first, the chain the reader scores best first; a fact against its direction, or from a

@@ -6,6 +6,7 @@ The graph, encoder and chat are the fakes of test_grasp.py; the head is a real (
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -130,28 +131,40 @@ def test_llm_answer_is_grounded_to_a_node_else_the_top_node(tmp_path):
     assert "unresolved" in [f.code for f in a.fallbacks]
 
 
-def test_a_head_trained_on_another_kg_is_refused_in_one_line(tmp_path):
+def refused_head_answer(m):
+    """The answer of a GraSP whose head was trained on another KG, and the one fallback line saying so."""
+    a = m.answer(q())
+    fb = [f for f in a.fallbacks if f.code == "checkpoint" and f.message.startswith("node head:")]
+    assert len(fb) == 1 and "\n" not in fb[0].message, a.fallbacks
+    return a, fb[0].message
+
+
+def test_a_head_trained_on_another_kg_is_not_used_the_relation_chains_rank_and_the_run_says_why(tmp_path):
     ck = str(save_head(tmp_path / "n.safetensors", fingerprint="0123456789abcdef"))
     m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck)
-    with pytest.raises(InvalidInput, match=r"trained on another KG \(relation catalogue 0123456789abcdef, 4 "
-                                           r"relations.*kgqa train grasp --head nodes") as e:
-        m.answer(q())
-    assert "\n" not in str(e.value)
+    a, why = refused_head_answer(m)
+    assert re.search(r"trained on another KG \(relation catalogue 0123456789abcdef, 4 relations.*kgqa train grasp "
+                     r"--head nodes.*ranked by their relation chains", why)
+    # answered in round 1, not refused: the end of the chain whose relation names read closest to the question
+    # ("What is the capital of Alpha Land?": Alpha Land -capital-> Beta City)
+    assert (a.answer_id, a.hops) == ("Q2", 1) and "relation chain reads best" in a.stop_reason
+    assert a.details["rounds"][0]["ranked_by"] == "relation chains"
 
 
-def test_a_head_is_used_on_a_larger_kg_holding_its_relations_and_refused_when_most_are_missing(tmp_path):
+def test_a_head_is_used_on_a_larger_kg_holding_its_relations_and_not_when_most_are_missing(tmp_path):
     # trained on a 3-relation catalogue the loaded KG holds (it has one more): used, whatever the fingerprint
     ck = str(save_head(tmp_path / "a.safetensors", fingerprint="0123456789abcdef",
                        catalogue={"P1": "capital", "P2": "river", "P4": "located in"}))
     m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck, answer_p=0.0)
-    assert m.answer(q()).answer_id in NAMES
-    # trained on relations of which the loaded KG holds 1 of 3 under the same name: refused, in one line
+    a = m.answer(q())
+    assert a.answer_id in NAMES and a.details["rounds"][0]["ranked_by"] == "node head"
+    assert not [f for f in a.fallbacks if f.message.startswith("node head:")]
+    # trained on relations of which the loaded KG holds 1 of 3 under the same name: the relation chains rank
     ck = str(save_head(tmp_path / "b.safetensors", catalogue={"P1": "capital", "P2": "currency", "P9": "author"}))
     m, _ = make([GRAPH_ONLY], [], head="nodes", checkpoint=ck)
-    with pytest.raises(InvalidInput, match=r"trained on another KG \(relation catalogue [0-9a-f]{16}: the loaded KG "
-                                           r"holds 1 of its 3 relations under the same names") as e:
-        m.answer(q())
-    assert "\n" not in str(e.value)
+    a, why = refused_head_answer(m)
+    assert re.search(r"trained on another KG \(relation catalogue [0-9a-f]{16}: the loaded KG holds 1 of its 3 "
+                     r"relations under the same names", why) and a.answer_id == "Q2"
 
 
 def test_missing_nodes_checkpoint_names_the_training_command(tmp_path):

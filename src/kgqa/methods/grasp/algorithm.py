@@ -120,6 +120,7 @@ class GraSP(BaseMethod):
                 self.opt = trained_extraction(self.opt, self.checkpoint)      # the subgraphs the head learned on
         self._encoder = None
         self._kind: float | None = None
+        self._refused: str | None = None     # why the node head is not used (trained on another KG)
         self.reader = (ReaderSlot(self.kg, self.settings, self.opt.reader_checkpoint)
                        if self.variant == "nodes" and self.opt.ranker in ("auto", "reader") and not for_training
                        else None)
@@ -172,16 +173,16 @@ class GraSP(BaseMethod):
                 break
             t1 = time.perf_counter()
             if self.variant == "nodes":                        # the node-scoring head is LLM_select
-                rnd.scores = self.score_nodes(sub, q_vec, visited)
+                rnd.scores = self.score_nodes(sub, q_vec, visited, run)
                 if reader is not None:                # the chain reader ranks the nodes (ours)
                     from kgqa.methods.grasp.reader import reader_ranking
 
                     rnd.scores = reader_ranking(reader, question, sub, rnd.scores, o.reader_head_weight, self.kg,
-                                                self.kind_weight())
-                    rnd.by_reader = True
-                typing = self.answer_typed(question, query.image is not None, rnd.scores) if o.answer_typing else None
-                if typing is not None and not typing[0] and rnd.by_reader:
-                    typing = None                    # no node has the named type: the kind the reader reads ranks
+                                                self.kind_weight(), set(sum(self.kg.type_relations(), [])))
+                    rnd.ranked_by = "chain reader"
+                # the reader reads the kind asked for itself (reader_kind_weight): no word typing under it
+                typing = (self.answer_typed(question, query.image is not None, rnd.scores)
+                          if o.answer_typing and rnd.ranked_by != "chain reader" else None)
                 if typing is not None:           # nodes typed as something else leave LLM_select's ranking
                     typed, kept = typing
                     if kept:
@@ -292,11 +293,26 @@ class GraSP(BaseMethod):
             self._kind = max(fitted_weight_ratio(self.reader.path, "kind") or 0.0, 0.0)
         return self._kind
 
-    def score_nodes(self, sub: Subgraph, q_vec: np.ndarray, visited: set[str]) -> list[tuple[str, float]]:
-        """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out."""
-        from kgqa.methods.grasp.nodes import node_probabilities, ranked
+    def score_nodes(self, sub: Subgraph, q_vec: np.ndarray, visited: set[str],
+                    run: GraSPRun | None = None) -> list[tuple[str, float]]:
+        """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out. A head
+        trained on another KG (``nodes.load_head`` refuses it) is not used: the nodes are ranked by how well the
+        relation chains reaching them read against the question (``nodes.chain_text_ranking``, relation names'
+        vectors only, so any KG), and the run says why once (fallback code ``checkpoint``)."""
+        from kgqa.methods.grasp.nodes import HeadForAnotherKG, chain_text_ranking, node_probabilities, ranked
 
-        head = self.gat_encoder()
+        if self._refused is None:
+            try:
+                head = self.gat_encoder()
+            except HeadForAnotherKG as e:
+                self._refused = str(e)
+        if self._refused is not None:
+            if run is not None and not any(f.message.startswith("node head:") for f in run.fallbacks):
+                run.fell_back(f"node head: {self._refused}; the nodes are ranked by their relation chains' text",
+                              "checkpoint")
+            if run is not None and run.rounds:
+                run.rounds[-1].ranked_by = "relation chains"
+            return chain_text_ranking(sub, q_vec, self.kg, visited | {sub.topic_id})
         probs = node_probabilities(head, graph_tensors(self, sub, q_vec, with_paths=bool(head.path_features)))
         return ranked(sub.node_ids, probs, visited | {sub.topic_id})
 

@@ -34,6 +34,10 @@ def kg_fingerprint(relations: dict[str, tuple[str, object]]) -> str:
     return h.hexdigest()[:16]
 
 
+class HeadForAnotherKG(InvalidInput):
+    """A node head trained on another KG (``load_head``): GraSP ranks without it (``chain_text_ranking``)."""
+
+
 #: a KG must hold at least this share of the trained relations (same id, same name) for the head to be used
 MIN_SHARED_RELATIONS = 0.5
 
@@ -79,12 +83,12 @@ def load_head(path: Path, relations: dict):
     if isinstance(trained, dict) and trained:
         shared = shared_relations(trained, relations)
         if shared < MIN_SHARED_RELATIONS * len(trained):
-            raise InvalidInput(
+            raise HeadForAnotherKG(
                 f"grasp: {path} was trained on another KG (relation catalogue {want}: the loaded KG holds "
                 f"{shared} of its {len(trained)} relations under the same names, {len(relations)} relations in "
                 f"all); train one for this KG with `kgqa train grasp --head nodes`")
     elif want and want != have:
-        raise InvalidInput(
+        raise HeadForAnotherKG(
             f"grasp: {path} was trained on another KG (relation catalogue {want}, {info.get('kg_relations', '?')} "
             f"relations; the loaded KG's is {have}, {len(relations)} relations); train one for this KG with "
             f"`kgqa train grasp --head nodes`")
@@ -116,6 +120,29 @@ def ranked(node_ids: list[str], probs: np.ndarray, exclude: set[str]) -> list[tu
     """(node id, probability) best first, ``exclude`` left out; ties broken by node order."""
     order = sorted(range(len(node_ids)), key=lambda i: (-float(probs[i]), i))
     return [(node_ids[i], float(probs[i])) for i in order if node_ids[i] not in exclude]
+
+
+def chain_text_ranking(sub, q_vec: np.ndarray, kg, exclude: set[str]) -> list[tuple[str, float]]:
+    """(node id, score) best first, ``exclude`` left out, without a trained head: a node scores the best cosine
+    of the question with the normalised sum of the relation-name vectors of a chain of ≤ 3 facts reaching it
+    (``subgraph.best_chains``, the node head's own path feature), ties broken by the best sum of the chain's
+    cosines, then by node order. Relation names' vectors only, so it reads any KG (ours: what GraSP ranks
+    with when its node head was trained on another KG and no chain reader fits)."""
+    from kgqa.methods.grasp.subgraph import best_chains
+
+    rel_ids = list(dict.fromkeys(f.relation_id for f in sub.facts))
+    if not rel_ids:
+        return []
+    relations = kg.relations()
+    emb = []
+    for r in rel_ids:
+        name, vec = relations.get(r, (r, None))
+        emb.append(np.asarray(vec if vec is not None else kg.embed([name])[0], dtype=np.float32))
+    walks = best_chains(sub, q_vec, {r: k for k, r in enumerate(rel_ids)}, np.stack(emb))
+    ids = [n for n in sub.node_ids if n not in exclude]
+    order = sorted(range(len(ids)), key=lambda k: (-walks.get(ids[k], (0.0, -1.0, 0))[1],
+                                                   -walks.get(ids[k], (0.0, -1.0, 0))[0], k))
+    return [(ids[k], max(walks.get(ids[k], (0.0, 0.0, 0))[1], 0.0)) for k in order]
 
 
 def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool) -> str | None:
@@ -167,8 +194,12 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
     if rnd.typed is not None and not forced:            # every node typed as something else: continue
         rnd.decision = "move on (no node of the answer type)"
         return top
-    if rnd.by_reader:                                   # the chain reader's best-scored node
+    if rnd.ranked_by == "chain reader":                 # the chain reader's best-scored node
         answer(top, sub.names[top], f"answered in round {t}: the node the chain reader scores best (σ {p:.2f})")
+        return None
+    if rnd.ranked_by == "relation chains":              # no head for this KG: the best-read relation chain's end
+        answer(top, sub.names[top], f"answered in round {t}: the node whose relation chain reads best "
+               f"(cos {p:.2f}; the node head was trained on another KG)")
         return None
     if p >= method.opt.answer_p or forced:
         nid, name = (top, sub.names[top]) if p >= method.opt.answer_p else (best[0], best[2])
@@ -179,4 +210,4 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
     return top
 
 
-__all__ = ["EXTRACTION", "trained_extraction", "kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]
+__all__ = ["HeadForAnotherKG", "chain_text_ranking", "EXTRACTION", "trained_extraction", "kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]

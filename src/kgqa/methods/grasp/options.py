@@ -43,9 +43,10 @@ class GraSPOptions(BaseModel):
                             "model is served (KGQA_SOFTPROMPT_BACKEND=vllm|openai) or an ablation is asked, else nodes")
     answer_llm: bool = Field(False, description="nodes head: ask LLM_answer (the chat model) for ANSWER/ENTITY "
                                                 "as Section 4.3 does; default: the head decides, no LLM in the loop")
-    answer_typing: bool = Field(True, description="nodes head: when the question names the answer's type ('In "
-                                "which city …') and the subgraph's entities have type evidence (classes or "
-                                "descriptions), the answer is the top node of that type; with none of that type "
+    answer_typing: bool = Field(True, description="nodes head, not ranked by the chain reader (which reads the "
+                                "kind asked for itself: reader_kind_weight): when the question names the answer's "
+                                "type ('In which city …') and the subgraph's entities have type evidence (classes "
+                                "or descriptions), the answer is the top node of that type; with none of that type "
                                 "the loop continues from the best node")
     answer_p: float = Field(0.5, ge=0.0, le=1.0, description="nodes head, no LLM_answer: answer when the "
                                                               "top node's probability reaches this, else move on")
@@ -56,7 +57,7 @@ class GraSPOptions(BaseModel):
                             "its checkpoint fits the loaded KG, else head (one fallback line says why)")
     reader_checkpoint: str = Field("", description="ranker=reader: the chain reader's checkpoint; empty = <data dir>/"
                                    "models/paths/chain-reader.safetensors when it exists, else the shipped one")
-    reader_head_weight: float = Field(0.25, ge=0.0, le=100.0, description="ranker=reader: a node's score = the "
+    reader_head_weight: float = Field(0.0, ge=0.0, le=100.0, description="ranker=reader: a node's score = the "
                                       "reader's best chain logit + this × ln of the head's probability (0: the "
                                       "head only breaks ties)")
     reader_kind_weight: Annotated[float, Field(ge=0.0, le=100.0)] | Literal["auto"] = Field(

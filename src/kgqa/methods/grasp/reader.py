@@ -61,8 +61,17 @@ def chain_order(reader, question: str, cands: list, chain_of: dict[str, tuple[st
     return [cands[k] for k in first] + [c for k, c in enumerate(cands) if k not in chain]
 
 
+def class_nodes(sub, best_chain: dict[str, tuple[str, ...]], type_relations: set[str]) -> dict[str, tuple[str, ...]]:
+    """node → the chain before its last step, for the nodes that are a class of another node of the subgraph
+    (the tail of an ``instance of`` / ``subclass of`` fact there) and whose best chain ends with such a step
+    after at least one other."""
+    classes = {f.tail_id for f in sub.facts if f.relation_id in type_relations}
+    return {n: c[:-1] for n, c in best_chain.items() if n in classes and len(c) > 1 and c[-1] in type_relations}
+
+
 def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, float]],
-                   head_weight: float = 0.0, kg=None, kind_weight: float = 0.0) -> list[tuple[str, float]]:
+                   head_weight: float = 0.0, kg=None, kind_weight: float = 0.0,
+                   type_relations: set[str] | None = None) -> list[tuple[str, float]]:
     """(node id, score) best first over the nodes of ``head_scores`` (the head's ranking, visited topics already
     out), by the reader's best logit over the forward chains reaching each node; the score shown is that chain's
     cosine for a bi-encoder reader (logit / scale), σ(logit) for a cross-encoder. A node no forward chain
@@ -70,13 +79,25 @@ def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, floa
     its best logit + w × ln(head probability) instead (the head's view of the subgraph's topology weighed in).
     ``kind_weight`` k > 0 (with ``kg``) adds k × the reader's logit of the question against what kind of thing the
     node is (its classes or description in the KG, else the last relation of its best chain: ``KG.kind_texts``),
-    so a currency outranks a language for "what currency …" (VisPath's terminal selection reads the same)."""
+    so a currency outranks a language for "what currency …" (VisPath's terminal selection reads the same).
+    ``type_relations`` (the KG's ``instance of`` / ``subclass of`` ids): a class reached by such a step is an answer
+    only when the question asks for a class, i.e. the reader reads the chain with that last step better than the
+    chain stopped before it ("What is that currency instance of?"); otherwise it ranks after the reached nodes, as
+    a node no chain reaches ("Which sovereign state …" asks for a sovereign state, not the class *sovereign
+    state*)."""
     chains = forward_chains(sub)
     ids = [n for n, _ in head_scores]
     flat = sorted({c for n in ids for c in chains.get(n, ())})
     logit = dict(zip(flat, (float(x) for x in reader.score(question, flat)))) if flat else {}
     head = dict(head_scores)
     best_chain = {n: max(chains[n], key=lambda c: logit[c]) for n in ids if chains.get(n)}
+    stopped = class_nodes(sub, best_chain, type_relations or set())
+    short = sorted(set(stopped.values()) - set(logit))
+    if short:
+        logit.update(zip(short, (float(x) for x in reader.score(question, short))))
+    for n, c in stopped.items():
+        if logit[best_chain[n]] <= logit[c]:         # the question does not walk the class step: not an answer
+            del best_chain[n]
     best = {n: (logit[best_chain[n]] if n in best_chain else None) for n in ids}
     kind: dict[str, float] = {}
     if kind_weight and kg is not None and best_chain:
@@ -96,4 +117,4 @@ def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, floa
     return [(n, shown(best[n])) for n in order]
 
 
-__all__ = ["forward_chains", "chain_order", "reader_ranking", "MAX_LEN"]
+__all__ = ["forward_chains", "chain_order", "class_nodes", "reader_ranking", "MAX_LEN"]

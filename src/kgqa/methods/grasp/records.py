@@ -31,7 +31,7 @@ class Round:
     # the question names no type, no node has type evidence, or none has the answer's type while some have none;
     # []: every node is typed as something else)
     typed: list[str] | None = None
-    by_reader: bool = False                                # nodes ranked by the chain reader (ranker=reader)
+    ranked_by: str = "node head"     # who ranked the nodes: node head, chain reader, relation chains (head refused)
     seconds: dict[str, float] = field(default_factory=dict)
 
 

@@ -69,7 +69,7 @@ def to_answer(run: GraSPRun, method) -> Answer:
                         "selected": [{"id": n, "name": r.subgraph.names[n]} for n in r.selected],
                         "scores": [{"id": n, "name": r.subgraph.names[n], "p": round(p, 4)}
                                    for n, p in r.scores[: method.opt.max_selected]],
-                        "ranked_by": "chain reader" if r.by_reader else ("node head" if r.scores else None),
+                        "ranked_by": r.ranked_by if r.scores else None,
                         "decision": r.decision, "entity": r.entity, "next_topic": r.next_topic,
                         "seconds": {a: round(b, 3) for a, b in r.seconds.items()}}
                        for k, r in enumerate(run.rounds, 1)],
