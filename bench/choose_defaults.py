@@ -31,9 +31,11 @@ today's default, the paper's option set, each of the paper's departures undone o
 reader adds (READER_GRID). Any question file and its graph (the demo sets, a held-out-template set) folds by topic
 the same way:
 
-    .venv/bin/python -m bench.choose_defaults run --grid reader --reader <more-dev reader> --graph more-dev --settings grounded
-    .venv/bin/python -m bench.choose_defaults run --grid reader --graph heldout-demo --questions /work/data/heldout-demo.jsonl --settings gold-start
-    .venv/bin/python -m bench.choose_defaults choose --graphs heldout-demo --questions … --settings gold-start
+    .venv/bin/python -m bench.choose_defaults run --grid reader --reader <reader> --graph more-dev \
+        --settings gold-start
+    .venv/bin/python -m bench.choose_defaults run --grid reader --graph demo-4hop \
+        --questions data/demo/questions-4hop.jsonl --settings gold-start
+    .venv/bin/python -m bench.choose_defaults choose --graphs demo-4hop --questions … --settings gold-start
 
 Prints EM, per hop EM, gold path retained, selection given retained, start accuracy per candidate and graph;
 then per fold the chosen candidate and its held-out EM, and the held-out total beside the default and the
@@ -168,7 +170,7 @@ def run_graph(args) -> None:
         CANDIDATES.clear()
         reader = {"path_scorer": "reader", **({"reader_checkpoint": str(args.reader.resolve())} if args.reader else {})}
         for name, opt in READER_GRID.items():
-            if "gold-start" in args.settings and set(opt) <= GROUNDING_ONLY:
+            if "gold-start" in args.settings and opt and set(opt) <= GROUNDING_ONLY:
                 continue
             CANDIDATES[name] = {**reader, **opt} if "path_scorer" not in opt or opt["path_scorer"] == "reader" \
                 else dict(opt)
@@ -298,7 +300,7 @@ def choose(args) -> None:
             rows = {"chosen-by-folds": held[g], **{b: base[b][g] for b in base if b in res}}
             print(f"  {g:<24} " + " · ".join(f"{k} " + "/".join(str(sum(r.get("why_wrong") == w for r in v))
                                                                for w in WHY_WRONG) for k, v in rows.items()))
-        print(f"chosen on all of more-dev (the new default): {overall!r}")
+        print(f"chosen on the whole set (the new default if the held-out folds agree): {overall!r}")
 
 
 def main() -> None:
