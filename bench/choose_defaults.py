@@ -25,9 +25,22 @@ on folds and reported held out. The per-fold choice reads the learned-by-fold re
 whose retrievers saw the held-out fold's questions in training: a small optimistic bias for that one candidate
 (a nested split would remove it; 5 × 4 retrievers instead of 5).
 
+With the chain reader on (``--grid reader``, issue 60): the reader scores the chains in every row that does not
+name its own scorer (``--reader CKPT``, else the reader VisPath loads on that KG), beside the rules alone; the rows are
+today's default, the paper's option set, each of the paper's departures undone one at a time, and the weights the
+reader adds (READER_GRID). Any question file and its graph (the demo sets, a held-out-template set) folds by topic
+the same way:
+
+    .venv/bin/python -m bench.choose_defaults run --grid reader --reader <reader> --graph more-dev \
+        --settings gold-start
+    .venv/bin/python -m bench.choose_defaults run --grid reader --graph demo-4hop \
+        --questions data/demo/questions-4hop.jsonl --settings gold-start
+    .venv/bin/python -m bench.choose_defaults choose --graphs demo-4hop --questions … --settings gold-start
+
 Prints EM, per hop EM, gold path retained, selection given retained, start accuracy per candidate and graph;
 then per fold the chosen candidate and its held-out EM, and the held-out total beside the default and the
-paper's reading on the same questions. Torch threads = KGQA_TORCH_THREADS (default 1), stated. Asserts nothing.
+paper's reading (and the rules alone, where run) on the same questions, per hop, and each row's wrong answers by
+the eval's cause (``why_wrong``). Torch threads = KGQA_TORCH_THREADS (default 1), stated. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -42,6 +55,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from bench.paths import MORE, PAPER, folds_by_topic
+from kgqa.methods.vispath.options import VisPathOptions
 
 #: departures of today's default from the paper's reading, undone one at a time
 ONE_BACK = {k: {k: v} for k, v in PAPER.items()}
@@ -111,7 +125,26 @@ FOLD_CANDIDATES: dict[str, dict[str, str]] = {
     LEARNED_FOLDS: {"path_scorer": "learned"},
     **{f"learned + rules λ={w} (more-dev folds)": {"path_scorer": "mixed", "learned_weight": w} for w in LAMBDAS},
 }
-FIELDS = ("exact_match", "gold_path", "selected", "start_entity", "hops", "seconds")
+FIELDS = ("exact_match", "gold_path", "selected", "start_entity", "hops", "seconds", "why_wrong")
+
+#: ``--grid reader``: the chain reader on (``path_scorer=reader``, ``--reader`` its checkpoint) in every row that does
+#: not name its own scorer: today's default and the paper's option set with the reader, each of the paper's departures
+#: undone one at a time under the reader, the weights the reader adds; and the rules alone beside them.
+PAPER_READER = {**PAPER, "path_scorer": "reader"}
+READER_GRID: dict[str, dict[str, str]] = {
+    "default": {},
+    "paper": PAPER_READER,
+    "rules": {"path_scorer": "rules"},
+    "paper, rules": PAPER,
+    "default, reader_rules_weight=0": {"reader_rules_weight": "0"},
+    **{f"default, {k}={v}": {k: v} for k, v in PAPER.items()
+       if k != "path_scorer" and VisPathOptions(**{k: v}) != VisPathOptions()},     # depth_fallback is the paper's
+    "default, reader_rules_weight=4": {"reader_rules_weight": "4"},
+    "default, reader_typing_weight=0": {"reader_typing_weight": "0"},
+}
+#: options that act only on the start entity (Eq. 2–3): a gold-start run gives the default's answers, so
+#: ``--grid reader`` runs them only where the start is grounded
+GROUNDING_ONLY = {"delta", "delta_grounding", "keep_label_match", "compat_score", "delta_step", "K", "rank_top"}
 
 
 def run_graph(args) -> None:
@@ -133,6 +166,14 @@ def run_graph(args) -> None:
         for w in LAMBDAS:
             CANDIDATES[f"learned + rules λ={w} ({label})"] = {"path_scorer": "mixed", "learned_weight": w,
                                                               "path_checkpoint": str(Path(path).resolve())}
+    if args.grid == "reader":
+        CANDIDATES.clear()
+        reader = {"path_scorer": "reader", **({"reader_checkpoint": str(args.reader.resolve())} if args.reader else {})}
+        for name, opt in READER_GRID.items():
+            if "gold-start" in args.settings and opt and set(opt) <= GROUNDING_ONLY:
+                continue
+            CANDIDATES[name] = {**reader, **opt} if "path_scorer" not in opt or opt["path_scorer"] == "reader" \
+                else dict(opt)
     questions, _ = load_questions(args.questions)
     raw = {json.loads(x)["id"]: x for x in args.questions.read_text(encoding="utf-8").splitlines() if x.strip()}
     names = [c for c in CANDIDATES if not args.only or c in args.only.split(";")]
@@ -148,7 +189,7 @@ def run_graph(args) -> None:
         return (args.out / args.graph / setting / f"{name}.json").is_file()
 
     untrained = args.out / "untrained-minilm.safetensors"
-    fold_names = [c for c in FOLD_CANDIDATES if not args.only or c in args.only.split(";")]
+    fold_names = [c for c in FOLD_CANDIDATES if args.grid != "reader" and (not args.only or c in args.only.split(";"))]
 
     with open_runtime(s) as rt:
         shared = {"graph": rt.graph, "models": rt.models, "kg": rt.kg, "write_trace": False}
@@ -196,7 +237,12 @@ def rate(rows: list[dict], field: str) -> float:
     return 100.0 * sum(bool(x) for x in v) / len(v) if v else float("nan")
 
 
+def per_hop(rows: list[dict], hops: list[int]) -> str:
+    return "/".join(f"{rate([r for r in rows if r['hops'] == h], 'exact_match'):.1f}" for h in hops)
+
+
 def choose(args) -> None:
+    from kgqa.app.eval.metrics import WHY_WRONG
     from kgqa.app.eval.questions import load_questions
 
     questions, _ = load_questions(args.questions)
@@ -229,7 +275,7 @@ def choose(args) -> None:
             return sum(rate([v for k, v in res[c][g].items() if k in ids], "exact_match") for g in graphs) / len(graphs)
 
         held: dict[str, list[dict]] = {g: [] for g in graphs}
-        base: dict[str, dict[str, list[dict]]] = {"default": {g: [] for g in graphs}, "paper": {g: [] for g in graphs}}
+        base: dict[str, dict[str, list[dict]]] = {b: {g: [] for g in graphs} for b in ("default", "paper", "rules")}
         print(f"\nper fold: the candidate with the best mean EM over {', '.join(graphs)} on the other folds")
         for i, fold in enumerate(folds):
             ids = {q.id for q in fold}
@@ -246,9 +292,15 @@ def choose(args) -> None:
         overall = max(cands, key=lambda c: (round(mean_em(c, {q.id for q in questions}), 6), c == "default"))
         print(f"\nheld-out EM (each fold scored by the choice made without it) beside the fixed rows, same questions:")
         for g in graphs:
-            print(f"  {g:<24} chosen-by-folds {rate(held[g], 'exact_match'):5.1f} · default "
-                  f"{rate(base['default'][g], 'exact_match'):5.1f} · paper {rate(base['paper'][g], 'exact_match'):5.1f}")
-        print(f"chosen on all of more-dev (the new default): {overall!r}")
+            print(f"  {g:<24} chosen-by-folds {rate(held[g], 'exact_match'):5.1f} ({per_hop(held[g], hops)}) · "
+                  + " · ".join(f"{b} {rate(base[b][g], 'exact_match'):5.1f} ({per_hop(base[b][g], hops)})"
+                               for b in base if b in res))
+        print("why wrong (the eval's miss causes: " + ", ".join(WHY_WRONG) + "), same questions:")
+        for g in graphs:
+            rows = {"chosen-by-folds": held[g], **{b: base[b][g] for b in base if b in res}}
+            print(f"  {g:<24} " + " · ".join(f"{k} " + "/".join(str(sum(r.get("why_wrong") == w for r in v))
+                                                               for w in WHY_WRONG) for k, v in rows.items()))
+        print(f"chosen on the whole set (the new default if the held-out folds agree): {overall!r}")
 
 
 def main() -> None:
@@ -266,6 +318,12 @@ def main() -> None:
     ap.add_argument("--checkpoint", action="append", default=[], metavar="LABEL=PATH",
                     help="run: rows 'learned (LABEL)' and 'learned + rules λ=… (LABEL)' for another path-retriever "
                          "checkpoint (repeatable)")
+    ap.add_argument("--grid", choices=("rules", "reader"), default="rules", help="run: the candidates of the "
+                    "rules' rounds (default), or the reader grid (READER_GRID: the chain reader on in every row that "
+                    "does not name its scorer; with --settings gold-start the rows that only move the start are left "
+                    "out)")
+    ap.add_argument("--reader", type=Path, default=None, help="run, --grid reader: the reader's checkpoint (default: "
+                    "the one VisPath loads)")
     args = ap.parse_args()
     (run_graph if args.step == "run" else choose)(args)
 
