@@ -49,6 +49,7 @@ from kgqa.core.errors import InvalidInput, LocalServerError, no_space
 from kgqa.core.ids import QID
 from kgqa.core.kg import label_keys
 from kgqa.loaders.progress import Bars
+from kgqa.loaders.wikidata5m.bulk_csv import ENTITY_BATCH, ENTITY_HEADER, VECTOR_HEADER, Descriptions, write_entity_rows
 from kgqa.loaders.wikidata5m.files import parse_catalogue_line, read_lines
 from kgqa.loaders.wikidata5m.load import Loader
 from kgqa.loaders.wikidata5m.options import LoadOptions, LoadReport
@@ -66,66 +67,112 @@ def is_local_server(settings) -> bool:
 class BulkLoader(Loader):
     """The incremental loader's validation and Bolt phases around ``neo4j-admin database import``."""
 
-    def validate_to_csv(self, folder: Path, bars) -> dict[str, int]:
-        """Validation (the incremental loader's rules and messages) and the importer's CSV in ONE read
-        of each input file: a row is written as validation accepts it, so a rejected line or a
-        repeated id never reaches the CSV.
+    #: what the entity CSV carried (set by ``write_entity_csv``, or read back from the state file on a resume)
+    csv_descriptions = False
+    csv_vectors = False
 
-        Two cases read again, and only what they need: with ``--limit`` the entity file, once the
-        triples have decided which entities are used; when some fact is given more than once
-        (known only after the last triple file), ``facts.csv`` itself, to keep each fact once."""
+    def imported_columns(self) -> list[str]:
+        return [c for c, on in (("description", self.csv_descriptions), ("name_embedding", self.csv_vectors)) if on]
+
+    def validate_to_csv(self, folder: Path, bars) -> dict[str, int]:
+        """Validation (the incremental loader's rules and messages) and the importer's CSV: relations and
+        facts written in the same read of each file as validation accepts them, descriptions kept aside
+        (``bulk_csv.Descriptions``); then the entity file is read again, for ``entities.csv`` with each
+        entity's description and name vector (``write_entity_csv``). A rejected line or a repeated id never
+        reaches the CSV.
+
+        When some fact is given more than once (known only after the last triple file), ``facts.csv``
+        itself is read again, to keep each fact once."""
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         counts = {"entities": 0, "relations": 0, "facts": 0}
         d = ARRAY_DELIMITER
-        with open(folder / "relations.csv", "w", newline="", encoding="utf-8") as rf, \
-                open(folder / "entities.csv", "w", newline="", encoding="utf-8") as ef, \
-                open(folder / "facts.csv", "w", encoding="utf-8") as ff:
-            rw, ew = csv.writer(rf), csv.writer(ef)
-            rw.writerow(["id:ID(Relation)", "name", "aliases:string[]", ":LABEL"])
-            ew.writerow(["id:ID(Entity)", "name", "aliases:string[]", "label_keys:string[]", ":LABEL"])
-            ff.write(":START_ID(Entity),:TYPE,:END_ID(Entity)\n")
-            facts: list[str] = []
+        descriptions = Descriptions(folder / "descriptions.sqlite") if self.files.text is not None else None
+        try:
+            with open(folder / "relations.csv", "w", newline="", encoding="utf-8") as rf, \
+                    open(folder / "facts.csv", "w", encoding="utf-8") as ff:
+                rw = csv.writer(rf)
+                rw.writerow(["id:ID(Relation)", "name", "aliases:string[]", ":LABEL"])
+                ff.write(":START_ID(Entity),:TYPE,:END_ID(Entity)\n")
+                facts: list[str] = []
 
-            def relation(row: dict) -> None:
-                rw.writerow([row["id"], row["name"], d.join(a.replace(d, " ") for a in row["aliases"]), "Relation"])
-                counts["relations"] += 1
+                def relation(row: dict) -> None:
+                    rw.writerow([row["id"], row["name"], d.join(a.replace(d, " ") for a in row["aliases"]),
+                                 "Relation"])
+                    counts["relations"] += 1
 
-            def entity(row: dict) -> None:
-                aliases = [a.replace(d, " ") for a in row["aliases"]]
-                ew.writerow([row["id"], row["name"], d.join(aliases), d.join(label_keys(row["name"], aliases)),
-                             "Entity"])
-                counts["entities"] += 1
+                def triple(t: tuple) -> None:       # validated ids: no comma, quote or newline to escape
+                    facts.append(f"{t[0]},{t[1]},{t[2]}\n")
+                    if len(facts) >= 65_536:
+                        ff.writelines(facts)
+                        facts.clear()
+                    counts["facts"] += 1
 
-            def triple(t: tuple) -> None:       # validated ids: no comma, quote or newline to escape
-                facts.append(f"{t[0]},{t[1]},{t[2]}\n")
-                if len(facts) >= 65_536:
-                    ff.writelines(facts)
-                    facts.clear()
-                counts["facts"] += 1
-
-            sinks = {"relations": relation, "triples": triple}
-            if self.opt.limit is None:
-                sinks["entities"] = entity
-            self.validate(bars, sinks)
-            ff.writelines(facts)
-            if self.opt.limit is not None:      # only the entities the first --limit triples use
-                keep = self.loaded_ids()
-                path = self.files.entity
-                task = bars.add("csv entities (--limit)", self.line_counts.get(path))
-                for lineno, text, _, _ in read_lines(path):
-                    if text is None or self.skip_line(path, lineno):
-                        continue
-                    row, _why = parse_catalogue_line(text, QID, "entity id", keys=False)
-                    if row is not None and row["id"] in keep:
-                        entity(row)
-                bars.finish(task, counts["entities"])
-        if self.repeated_hashes:
-            counts["facts"] -= self._drop_repeated_facts(folder / "facts.csv")
-        st = self.report.phase("validate")
-        st.name, st.seconds = "validate + import CSV", time.perf_counter() - t0
+                sinks = {"relations": relation, "triples": triple}
+                if descriptions is not None:
+                    sinks["text"] = descriptions.add
+                self.validate(bars, sinks)
+                ff.writelines(facts)
+            if self.repeated_hashes:
+                counts["facts"] -= self._drop_repeated_facts(folder / "facts.csv")
+            st = self.report.phase("validate")
+            st.name, st.seconds = "validate + import CSV", time.perf_counter() - t0
+            counts["entities"] = self.write_entity_csv(folder / "entities.csv", bars, descriptions)
+        finally:
+            if descriptions is not None:
+                descriptions.close()
         st.detail.update(counts)
         return counts
+
+    def write_entity_csv(self, path: Path, bars, descriptions) -> int:
+        """``entities.csv``: the accepted entities (with ``--limit`` only those its triples use), their
+        descriptions and, when the load embeds, their name vectors; the phase "entity CSV", one progress
+        line with its ETA. Returns the rows written."""
+        st = self.report.phase("entity CSV")
+        embed = self.opt.embeddings
+        encode = None
+        if embed:
+            encoder = self._get_encoder()          # timed as its own phase, "load encoder"
+            kw = self._threads_kw()
+            encode = lambda names: encoder.encode(names, batch_size=self.opt.embed_batch_size, **kw)  # noqa: E731
+            self.csv_vectors = True
+        self.csv_descriptions = descriptions is not None
+        t0 = time.perf_counter()
+        d = ARRAY_DELIMITER
+        keep = self.loaded_ids() if self.opt.limit is not None else None
+        src = self.files.entity
+        task = bars.add("entity CSV" + (" + name vectors" if embed else ""), len(self.loaded_ids()))
+        totals: dict[str, float] = {}
+        n = 0
+        batch: list[tuple] = []
+
+        def flush() -> None:
+            for k, v in write_entity_rows(out, batch, descriptions, encode, d).items():
+                totals[k] = totals.get(k, 0) + v
+            bars.advance(task, len(batch))
+            batch.clear()
+
+        with open(path, "wb") as out:
+            out.write((",".join(ENTITY_HEADER + ([VECTOR_HEADER] if embed else [])) + "\n").encode("utf-8"))
+            for lineno, text, _, _ in read_lines(src):
+                if text is None or self.skip_line(src, lineno):
+                    continue
+                row, _why = parse_catalogue_line(text, QID, "entity id", keys=False)
+                if row is None or (keep is not None and row["id"] not in keep):
+                    continue
+                aliases = [a.replace(d, " ") for a in row["aliases"]]
+                batch.append((row["id"], row["name"], d.join(aliases), d.join(label_keys(row["name"], aliases))))
+                n += 1
+                if len(batch) >= ENTITY_BATCH:
+                    flush()
+            if batch:
+                flush()
+        st.rows, st.seconds = n, time.perf_counter() - t0
+        st.detail.update({k: round(v, 1) for k, v in totals.items()})
+        if descriptions is not None:
+            st.detail["descriptions"] = descriptions.count
+        bars.finish(task, n)
+        return n
 
     def _drop_repeated_facts(self, path: Path) -> int:
         """Rewrite ``facts.csv`` with each fact once; returns how many repeats were dropped. Only
@@ -229,6 +276,13 @@ class BulkState:
         except (OSError, ValueError):
             return None
 
+    def imported_columns(self) -> list[str]:
+        """The entity properties the import wrote besides the structure ("description", "name_embedding")."""
+        try:
+            return list(json.loads(self.path.read_text()).get("in_csv") or [])
+        except (OSError, ValueError):
+            return []
+
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
 
@@ -277,10 +331,14 @@ class BulkState:
 
 
 def _csv_bytes_needed(loader) -> int | None:
-    """About what the importer's CSVs take: no more than the entity, relation and triple files they come from."""
+    """About what the importer's CSVs take: no more than the files they come from, plus the name vectors
+    (7 bytes a component at most: ``-.1234`` and its delimiter)."""
     try:
         f = loader.files
-        return sum(Path(p).stat().st_size for p in [f.entity, f.relation, *f.triples] if p)
+        size = sum(Path(p).stat().st_size for p in [f.entity, f.relation, *f.triples, f.text] if p)
+        if loader.opt.embeddings:
+            size += len(loader.loaded_ids()) * (getattr(loader.encoder, "dim", None) or 384) * 7
+        return size
     except (AttributeError, OSError, TypeError):
         return None
 
@@ -382,9 +440,12 @@ def _after_import(graph, path, images, encoder, opts: LoadOptions, state: BulkSt
     """The rerun of a --bulk cut off after its import: the structure is in the store, so the files are
     validated again and only the Bolt phases run (schema, descriptions, images, embeddings; each resumable)."""
     loader = BulkLoader(graph, path, images, encoder, opts)
-    loader.report.warnings.append("the interrupted --bulk of this folder had imported its structure: "
-                                  "loading the rest (descriptions, images, embeddings)")
-    state.data = {"owner": os.getpid(), "imported": True, "path": str(Path(path).resolve())}
+    in_csv = state.imported_columns()
+    loader.csv_descriptions = "description" in in_csv
+    loader.csv_vectors = "name_embedding" in in_csv
+    loader.report.warnings.append("the interrupted --bulk of this folder had imported its structure"
+                                  + (f" with {' and '.join(in_csv)}" if in_csv else "") + ": loading the rest")
+    state.data = {"owner": os.getpid(), "imported": True, "path": str(Path(path).resolve()), "in_csv": in_csv}
     state.update()
     try:
         with Bars(opts.progress) as bars:
@@ -472,7 +533,8 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             t0 = time.perf_counter()
             graph.close()
             t1, t2 = _run_importer(state, server, cmd, folder)
-            state.update(imported=True, path=str(Path(path).resolve()), folder=None)   # a rerun resumes after it
+            state.update(imported=True, path=str(Path(path).resolve()), folder=None,   # a rerun resumes after it
+                         in_csv=loader.imported_columns())
             st.seconds = time.perf_counter() - t0
             st.detail.update(server_stop_s=t1 - t0, importer_s=t2 - t1, server_start_s=st.seconds - (t2 - t0))
             st.rows = sum(counts.values())
@@ -490,10 +552,13 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
 
 
 def _write_the_rest(loader, bars) -> None:
-    """What the importer leaves to Bolt once the store holds the structure: schema, descriptions, images, finish."""
+    """What the importer leaves to Bolt once the store holds the structure: schema (which starts the entity
+    vector index's one build over the imported vectors), descriptions unless imported, images, finish
+    (relation vectors, the index build awaited)."""
     loader.graph.store_need = loader.store_need(structure=False)     # the structure is in the store already
     loader.apply_schema()
-    loader.write_descriptions(bars)
+    if not loader.csv_descriptions:
+        loader.write_descriptions(bars)
     loader.write_images(bars)
     loader.finish(bars)
 

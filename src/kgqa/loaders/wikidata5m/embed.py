@@ -66,6 +66,9 @@ class Embedding:
             enc_s, neo_s = self._embed_rows(encoder, todo, "load_relation_embeddings")
             st.detail.update(encode_s=enc_s, neo4j_s=neo_s)
         st.rows, st.seconds = len(todo), time.perf_counter() - t0
+        if getattr(self, "csv_vectors", False):      # --bulk imported them: the schema started the index's build
+            self.await_vector_index(bars)
+            return
 
         st = self.report.phase("embed entities")
         t0 = time.perf_counter()
@@ -101,6 +104,27 @@ class Embedding:
             self.graph.await_indexes(timeout_s=VECTOR_INDEX_BUILD_TIMEOUT_S)
             st.seconds = time.perf_counter() - t0
             bars.finish(task, 0)
+
+    def await_vector_index(self, bars, poll_s: float = 10.0) -> None:
+        """The phase "build vector index": wait for ``entity_name_embedding`` to be ONLINE, its population
+        percentage as the progress (with an ETA on a log)."""
+        st = self.report.phase("build vector index")
+        t0 = time.perf_counter()
+        task = bars.add("build vector index (%)", 100)
+        done = 0
+        deadline = time.monotonic() + VECTOR_INDEX_BUILD_TIMEOUT_S
+        while time.monotonic() < deadline:
+            row = next((r for r in self.graph.read("schema_indexes") if r["name"] == "entity_name_embedding"), None)
+            if row is None or row["state"] != "POPULATING":
+                break
+            pct = int(row["populationPercent"] or 0)
+            if pct > done:
+                bars.advance(task, pct - done)
+                done = pct
+            time.sleep(poll_s)
+        self.graph.await_indexes(timeout_s=max(1, int(deadline - time.monotonic())))
+        st.seconds = time.perf_counter() - t0
+        bars.finish(task, 100)
 
     def _defer_vector_index(self, n_ids: int) -> bool:
         """Whether to write this load's entity vectors with the entity name vector index dropped and
