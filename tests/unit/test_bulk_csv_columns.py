@@ -84,3 +84,17 @@ def test_format_vectors_reads_back_as_the_vectors_rounded():
     cos = (back * v).sum(1) / np.linalg.norm(back, axis=1) / np.linalg.norm(v, axis=1)
     assert cos[1:].min() > 1 - 1e-6
 
+
+
+def test_the_importers_progress_is_read_from_its_log(tmp_path):
+    from kgqa.loaders.wikidata5m.bulk import importer_percent
+
+    log = tmp_path / "importer.log"
+    assert importer_percent(log) is None                              # not started: no file
+    log.write_text("Neo4j version: 5.26\nImporting the contents of these files into ...\n", encoding="utf-8")
+    assert importer_percent(log) is None                              # no stage yet
+    log.write_text("(1/4) Node import 2026-12-07 19:20:01\n.......... ..........   5% ∆3s [3s]\n"
+                   ".......... ..........  10% ∆4s [7s]\nNode import COMPLETED in 1m\n\n"
+                   "(2/4) Relationship import 2026-12-07 19:21:01\n.......... ..........  45% ∆1s [9s]\n",
+                   encoding="utf-8")
+    assert importer_percent(log) == 145
