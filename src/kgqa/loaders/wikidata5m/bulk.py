@@ -6,11 +6,15 @@
    first bad line with ``file:line: why``, nothing loaded and the partial CSVs removed;
    ``--lenient`` skips and counts) and, in the same read of each file, stream the accepted rows
    into the importer's CSV format (entities, relations, facts — rejected and duplicate lines
-   left out, repeated triples written once, ``--limit`` honoured);
+   left out, repeated triples written once, ``--limit`` honoured); the descriptions are kept aside
+   and the entity file read once more for ``entities.csv``, each row with its description and name
+   vector (kgqa.loaders.wikidata5m.bulk_csv: encoded in batches in this process, memory bounded);
 3. stop the local server (``kgqa neo4j``), run ``neo4j-admin database import full`` from the
    same Maven release (``org.neo4j.cli.AdminTool``), start the server again, delete the CSVs;
-4. apply the schema, then load descriptions, images and embeddings over Bolt with the
-   incremental loader's own phases (resumable, checkpointed).
+4. apply the schema (its entity name vector index is built once, over the imported vectors: the
+   phase "build vector index" waits for it), then load images and the relations' vectors over Bolt with
+   the incremental loader's own phases (resumable, checkpointed). Without embeddings, or for a folder
+   without descriptions, nothing changes for the rest: what the CSV did not carry goes over Bolt.
 
 Interrupted (Ctrl-C, SIGTERM) while the server is stopped, the load stops the importer, starts the
 server again and removes the CSVs before it exits (130). Killed outright (kill -9), it leaves a
@@ -18,8 +22,8 @@ state file (``<data_dir>/import/bulk-state.json``: its pid, the CSV folder, the 
 the next ``--bulk`` finds it, stops a still-running importer (on Linux the importer dies with kgqa: a
 parent-death signal, ``spawn_child``), starts the server, removes the CSVs,
 and loads again over what the interrupted importer left (the database was empty before it). Killed
-after the import (the state file then says so), the same command validates again and loads only the rest
-over Bolt (schema, descriptions, images, embeddings). Neo4j itself killed meanwhile is the same, once it
+after the import (the state file then says so, and which entity columns the import carried), the same
+command validates again and loads only the rest over Bolt (schema, images, relation vectors, the index awaited). Neo4j itself killed meanwhile is the same, once it
 is started again (``tests/faults/test_kill_neo4j_bulk.py``).
 
 Against a Neo4j that is not the local server (Docker, a remote host), steps 3–4 cannot run
