@@ -53,7 +53,8 @@ from kgqa.core.ids import QID
 from kgqa.core.kg import label_keys
 from kgqa.loaders.progress import Bars
 from kgqa.loaders.wikidata5m.bulk_csv import ENTITY_BATCH, ENTITY_HEADER, VECTOR_HEADER, Descriptions, write_entity_rows
-from kgqa.loaders.wikidata5m.bulk_state import IMPORTED, STATE_FILE, BulkState, _pid_alive, _stop_process  # noqa: F401
+from kgqa.loaders.wikidata5m.bulk_state import (IMPORTED, SERVER_START_WAIT_S, STATE_FILE, BulkState,  # noqa: F401
+                                                 _pid_alive, _stop_process)
 from kgqa.loaders.wikidata5m.files import parse_catalogue_line, read_lines
 from kgqa.loaders.wikidata5m.load import Loader
 from kgqa.loaders.wikidata5m.options import LoadOptions, LoadReport
@@ -308,7 +309,7 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=N
         t2 = time.perf_counter()
         started, why = False, ""
         try:
-            server.start()
+            server.start(wait_s=SERVER_START_WAIT_S)
             started = True
         except LocalServerError as e:          # e.g. Neo4j killed while it starts
             why = str(e)
@@ -334,7 +335,7 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=N
         if proc is not None and proc.poll() is None:
             _stop_process(proc.pid)
         if not server.status().running:
-            server.start()
+            server.start(wait_s=SERVER_START_WAIT_S)
         shutil.rmtree(folder, ignore_errors=True)
         state.update(owner=None, importer=None, server_stopped=False, folder=None, imported_over=True)
         raise

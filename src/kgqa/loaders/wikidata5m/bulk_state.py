@@ -13,6 +13,10 @@ from pathlib import Path
 
 from kgqa.core.errors import InvalidInput
 
+#: How long a --bulk waits for the local server to answer after the importer (or after a cleanup): a
+#: store of millions of nodes opens slowly on a busy machine (1M twin at load 20: 100 s; 20k: over 120 s at load 28).
+SERVER_START_WAIT_S = 900.0
+
 #: The state of a --bulk load in progress, under <data_dir>/import: who runs it, its CSVs, its importer.
 STATE_FILE = "bulk-state.json"
 #: ``BulkState.recover()`` after a --bulk that imported, then was cut off (its Bolt phases were not done).
@@ -134,7 +138,7 @@ class BulkState:
             done.append("its CSVs removed")
         server = LocalNeo4j(self.settings)
         if old.get("server_stopped") and not server.status().running:
-            server.start()
+            server.start(wait_s=SERVER_START_WAIT_S)
             done.append("the local server started")
         self.clear()
         if not (old.get("server_stopped") or old.get("imported_over")):
