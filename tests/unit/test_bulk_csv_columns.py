@@ -98,3 +98,42 @@ def test_the_importers_progress_is_read_from_its_log(tmp_path):
                    "(2/4) Relationship import 2026-12-07 19:21:01\n.......... ..........  45% ∆1s [9s]\n",
                    encoding="utf-8")
     assert importer_percent(log) == 145
+
+
+def test_a_server_that_does_not_start_after_the_import_leaves_a_rerun_that_resumes_after_it(tmp_path):
+    """The importer succeeded, then the server did not answer in time: the state file says the import is done (and
+    what the entity CSV carried), its CSVs are gone, and the next --bulk resumes after the import instead of
+    importing again."""
+    import sys
+    from types import SimpleNamespace
+
+    import pytest
+
+    from kgqa.core.errors import LocalServerError
+    from kgqa.loaders.wikidata5m.bulk import IMPORTED, BulkState, _run_importer
+
+    class Server:
+        home = conf_dir = tmp_path
+
+        def stop(self):
+            pass
+
+        def start(self, wait_s=120.0):
+            raise LocalServerError("Neo4j did not answer on Bolt within 120s")
+
+        def status(self):
+            return SimpleNamespace(running=False)
+
+    state = BulkState(SimpleNamespace(data_dir=tmp_path))
+    folder = tmp_path / "import" / "csv"
+    folder.mkdir(parents=True)
+    for name in ("relations.csv", "entities.csv", "facts.csv"):
+        (folder / name).write_text("header\n")
+    state.begin(folder)
+    done = dict(imported=True, path=str(tmp_path / "data"), folder=None, in_csv=["description", "name_embedding"])
+    with pytest.raises(LocalServerError, match="after the import"):
+        _run_importer(state, Server(), [sys.executable, "-c", "pass"], folder, imported=done)
+    assert not list(folder.glob("*.csv"))
+    again = BulkState(SimpleNamespace(data_dir=tmp_path))
+    assert again.recover() == IMPORTED and again.data_path() == str(tmp_path / "data")
+    assert again.imported_columns() == ["description", "name_embedding"]

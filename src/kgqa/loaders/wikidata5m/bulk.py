@@ -272,9 +272,12 @@ def importer_percent(log: Path) -> int | None:
     return (int(stages[-1].group(1)) - 1) * 100 + (int(pcts[-1]) if pcts else 0)
 
 
-def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=None) -> tuple[float, float]:
+def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=None,
+                  imported: dict | None = None) -> tuple[float, float]:
     """Stop the server, run the importer, start the server again; returns (stopped at, imported at).
     ``bars``: a progress line every 30 s from the importer's log (its 4 stages as 0–400 %, an ETA).
+    ``imported``: written to the state file as soon as the importer succeeded (with its CSVs deleted), so that a
+    server that does not start again, or a kill meanwhile, leaves a rerun that resumes after the import.
 
     Ctrl-C or SIGTERM meanwhile: the importer is stopped, the server started, the CSVs removed,
     then the interruption goes on (exit 130); the state file stays, so that the rerun imports over
@@ -307,6 +310,10 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=N
             if task is not None:
                 bars.finish(task, 400 if rc == 0 else done)
         t2 = time.perf_counter()
+        if rc == 0 and imported is not None:
+            state.update(**imported)
+            for name in ("relations.csv", "entities.csv", "facts.csv"):    # in the store now
+                (folder / name).unlink(missing_ok=True)
         started, why = False, ""
         try:
             server.start(wait_s=SERVER_START_WAIT_S)
@@ -448,15 +455,13 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             st = loader.report.phase("neo4j-admin import")
             t0, kids0 = time.perf_counter(), _children_cpu_s()
             graph.close()
-            t1, t2 = _run_importer(state, server, cmd, folder, bars)
-            state.update(imported=True, path=str(Path(path).resolve()), folder=None,   # a rerun resumes after it
-                         in_csv=loader.imported_columns())
+            t1, t2 = _run_importer(state, server, cmd, folder, bars,     # then a rerun resumes after the import
+                                   imported=dict(imported=True, path=str(Path(path).resolve()), folder=None,
+                                                 in_csv=loader.imported_columns()))
             st.seconds = time.perf_counter() - t0
             st.detail.update(server_stop_s=t1 - t0, importer_s=t2 - t1, server_start_s=st.seconds - (t2 - t0),
                              importer_cpu_s=round(_children_cpu_s() - kids0, 1))
             st.rows = sum(counts.values())
-            for name in ("relations.csv", "entities.csv", "facts.csv"):   # imported: the store has them now
-                (folder / name).unlink(missing_ok=True)
             loader.graph = Graph(settings)
             loader.graph.verify()
             if lease is not None:                          # the new store has no lease: this writer's again
