@@ -127,8 +127,26 @@ def peak_rss_bytes(pid: int | None) -> int:
     return 0
 
 
+def count_twin(data: Path) -> dict:
+    """{entities, triples} of an existing Wikidata5M-format folder (lines counted)."""
+    def lines(p: Path) -> int:
+        with open(p, "rb") as fh:
+            return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
+    return {"entities": lines(data / "wikidata5m_entity.txt"),
+            "triples": sum(lines(p) for p in data.glob("wikidata5m_transductive_*.txt"))}
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """user + system CPU seconds of a running process (its threads included), 0 when unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, TypeError):
+        return 0.0
+
+
 def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool = True, bare: bool = True,
-             twin: bool = False) -> dict:
+             twin: bool = False, data: Path | None = None) -> dict:
     from bench import twin as twin_gen
     from bench.load import admin_import, fresh_db, generate
 
@@ -138,16 +156,22 @@ def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool
     from kgqa.models.encoder import encoder_for
     from kgqa.core.neo4j_local import LocalNeo4j
 
-    data = work / f"wd5m-{n_entities}"
     t0 = time.perf_counter()
-    stats = twin_gen.generate(data, n_entities) if twin else generate(data, int(round(n_entities / 0.223)))
+    if data is not None:                          # an existing folder (--data): read, not generated
+        stats = count_twin(data)
+    else:
+        data = work / f"wd5m-{n_entities}"
+        stats = twin_gen.generate(data, n_entities) if twin else generate(data, int(round(n_entities / 0.223)))
     gen_s = time.perf_counter() - t0
     print(f"[{n_entities:,}] generated {stats} in {gen_s:.0f} s", flush=True)
     fresh_db(settings)
     g = Graph(settings)
-    t0 = time.perf_counter()
-    rep, steps = bulk_load_wikidata5m(g, data, options=LoadOptions(embeddings=embed, batch_size=batch_size))
+    import resource
+
+    t0, cpu0, load0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()
+    rep, steps = bulk_load_wikidata5m(g, data, options=LoadOptions(embeddings=embed, batch_size=batch_size, progress=True))
     wall = time.perf_counter() - t0
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     assert not steps, steps
     phases = {p.name: (p.rows, round(p.seconds, 1)) for p in rep.phases}
     detail = {p.name: {k: round(v, 1) if isinstance(v, float) else v for k, v in p.detail.items()}
@@ -160,6 +184,10 @@ def one_size(n_entities: int, settings, work: Path, batch_size: int, embed: bool
            "store_bytes": du_bytes(db / "databases" / "neo4j"), "tx_bytes": du_bytes(db / "transactions" / "neo4j"),
            "neo4j_rss_bytes": rss_bytes(server.status().pid), "neo4j_peak_rss_bytes": peak_rss_bytes(server.status().pid),
            "loader_peak_rss_bytes": peak_rss_bytes(os.getpid()), "generator": "twin" if twin else "load",
+           "loader_cpu_s": round(me.ru_utime + me.ru_stime - cpu0.ru_utime - cpu0.ru_stime, 1),
+           "importer_cpu_s": round(kids.ru_utime + kids.ru_stime, 1), "importer_peak_rss_bytes": kids.ru_maxrss * 1024,
+           "neo4j_cpu_s_after_import": round(cpu_seconds(server.status().pid), 1),
+           "loadavg_start": [round(x, 1) for x in load0], "loadavg_end": [round(x, 1) for x in os.getloadavg()],
            "generate_s": round(gen_s, 1),
            "heap": settings.neo4j_heap, "pagecache": settings.neo4j_pagecache,
            "load_threads": os.environ.get("KGQA_LOAD_THREADS", "0 (all cores)"),
@@ -182,7 +210,7 @@ def gib(b: int) -> str:
 
 
 def print_tables(rows: list[dict]) -> None:
-    names = ["validate + import CSV", "validate", "write import CSV", "neo4j-admin import", "schema", "descriptions",
+    names = ["validate + import CSV", "validate", "write import CSV", "entity CSV", "neo4j-admin import", "schema", "descriptions",
              "images", "load encoder",
              "embed relations", "embed entities", "build vector index", "await indexes"]   # validate / write import CSV: rows of
     names = [n for n in names if any(n in r["phases"] for r in rows)]   # runs before the single pass
@@ -226,7 +254,7 @@ def print_tables(rows: list[dict]) -> None:
 def projection(rows: list[dict]) -> None:
     """Each phase as seconds = fixed + rate × rows, fitted through the two largest sizes (with one size:
     through zero), rows = triples for validation, CSV and import, entities for the schema and embeddings."""
-    full = {"validate + import CSV": FULL_TRIPLES, "neo4j-admin import": FULL_TRIPLES,
+    full = {"validate + import CSV": FULL_TRIPLES, "entity CSV": FULL_ENTITIES, "neo4j-admin import": FULL_TRIPLES,
             "schema": FULL_ENTITIES, "embed entities": FULL_ENTITIES, "build vector index": FULL_ENTITIES,
             "await indexes": FULL_ENTITIES}
 
@@ -281,6 +309,8 @@ def main() -> None:
     ap.add_argument("--no-bare", action="store_true", help="skip the bare importer baseline on each size's files")
     ap.add_argument("--out", type=Path, default=Path(".kgqa") / "scale_curve.jsonl")
     ap.add_argument("--twin", action="store_true", help="bench/twin.py's files (descriptions and images too)")
+    ap.add_argument("--data", type=Path, default=None, help="an existing Wikidata5M-format folder (e.g. a twin made "
+                    "by bench/twin.py) loaded as the one size, instead of generating one")
     ap.add_argument("--embedder", default=None, help="KGQA_ENCODER_BACKEND for the load and the queries "
                     "(e.g. model2vec, after `kgqa encoder distil`)")
     ap.add_argument("--wipe-local-db", action="store_true", help="required: the local database is wiped")
@@ -305,7 +335,7 @@ def main() -> None:
         if any(abs(d - n) <= 1 for d in done):
             continue
         row = one_size(n, settings, work, args.batch_size, embed=args.embed_max is None or n <= args.embed_max,
-                       bare=not args.no_bare, twin=args.twin)
+                       bare=not args.no_bare, twin=args.twin, data=args.data)
         rows.append(row)
         with open(args.out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")

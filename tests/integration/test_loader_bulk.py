@@ -14,6 +14,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import REPO, assert_one_line_error, run_kgqa
@@ -86,8 +87,8 @@ def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_se
     assert rep["next_steps"] == []
     assert rep["counts"] == {"entities": 43, "relations": 18, "facts": 90, "images": 4}   # as the Bolt loader
     phases = {p["phase"]: p for p in rep["phases"]}
-    assert {"validate + import CSV", "neo4j-admin import", "schema", "descriptions",
-            "embed entities"} <= set(phases)
+    assert {"validate + import CSV", "entity CSV", "neo4j-admin import", "schema", "build vector index"} <= set(phases)
+    assert not {"descriptions", "embed entities"} & set(phases)     # imported with the entities, not over Bolt
     facts = {(r["h"], r["t"], r["p"]) for r in _read(
         own_server, "MATCH (h:Entity)-[f]->(t:Entity) RETURN h.id AS h, type(f) AS p, t.id AS t")}
     assert {(h, p, t) for h, t, p in facts} == _triples()
@@ -95,6 +96,7 @@ def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_se
                             "e.label_keys AS keys, e.description IS NOT NULL AS described, "
                             "size(e.name_embedding) AS dim")[0]
     assert row["name"] == "Marie Curie" and row["described"] and row["dim"] == 384
+    _imported_columns_are_what_bolt_would_write(own_server)
     assert row["aliases"] == ["Maria Skłodowska-Curie", "Madame Curie"]
     assert row["keys"] == ["marie curie", "maria skłodowska curie", "madame curie"]     # as the Bolt loader's
     hit = _read(own_server, "CALL db.index.fulltext.queryNodes('entity_label_keys', '\"madame curie\"') "
@@ -108,3 +110,27 @@ def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_se
     assert _read(own_server, "MATCH (l:WriterLease) RETURN count(l) AS n")[0]["n"] == 0
     again = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(SAMPLE), env=own_server)
     assert_one_line_error(again, "--bulk is for a first load into an empty database", "node(s)", code=2)
+
+
+def _imported_columns_are_what_bolt_would_write(env):
+    """The importer read the entity CSV's description and float[] vector columns (issue 61): every entity has the
+    text file's description and a vector of the type setNodeVectorProperty writes, equal to the encoder's to 4
+    decimals, and the vector index built over them finds each name's own entity first."""
+    from kgqa.core.config import Settings
+    from kgqa.models.encoder import encoder_for
+
+    text = dict(ln.split("\t", 1) for ln in (SAMPLE / "wikidata5m_text.txt").read_text(encoding="utf-8").splitlines()
+                if ln.strip())
+    rows = _read(env, "MATCH (e:Entity) RETURN e.id AS id, e.name AS name, e.description AS d, "
+                      "e.name_embedding AS v, valueType(e.name_embedding) AS t")
+    assert len(rows) == 43 and {r["id"]: r["d"] for r in rows if r["id"] in text} == {
+        q: d.strip() for q, d in text.items() if q in {r["id"] for r in rows}}
+    assert {r["t"] for r in rows} == {"LIST<FLOAT NOT NULL> NOT NULL"}
+    enc = encoder_for(Settings(data_dir=Path(env["KGQA_DATA_DIR"])))
+    want = enc.encode([r["name"] for r in rows])
+    got = np.array([r["v"] for r in rows])
+    assert np.abs(got - want).max() <= 0.5e-4 + 1e-6
+    for r in rows[:10]:
+        hit = _read(env, "CALL db.index.vector.queryNodes('entity_name_embedding', 1, $v) YIELD node "
+                         "RETURN node.name AS name", v=r["v"])
+        assert hit[0]["name"] == r["name"]

@@ -31,7 +31,7 @@ PARENT = textwrap.dedent("""
     class Server:
         home = conf_dir = data
         def stop(self): pass
-        def start(self): pass
+        def start(self, wait_s=120.0): pass
         def status(self): return SimpleNamespace(running=True)
     state = BulkState(SimpleNamespace(data_dir=data))
     folder = data / "import" / "csv"

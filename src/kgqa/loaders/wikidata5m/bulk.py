@@ -6,11 +6,15 @@
    first bad line with ``file:line: why``, nothing loaded and the partial CSVs removed;
    ``--lenient`` skips and counts) and, in the same read of each file, stream the accepted rows
    into the importer's CSV format (entities, relations, facts — rejected and duplicate lines
-   left out, repeated triples written once, ``--limit`` honoured);
+   left out, repeated triples written once, ``--limit`` honoured); the descriptions are kept aside
+   and the entity file read once more for ``entities.csv``, each row with its description and name
+   vector (kgqa.loaders.wikidata5m.bulk_csv: encoded in batches in this process, memory bounded);
 3. stop the local server (``kgqa neo4j``), run ``neo4j-admin database import full`` from the
    same Maven release (``org.neo4j.cli.AdminTool``), start the server again, delete the CSVs;
-4. apply the schema, then load descriptions, images and embeddings over Bolt with the
-   incremental loader's own phases (resumable, checkpointed).
+4. apply the schema (its entity name vector index is built once, over the imported vectors: the
+   phase "build vector index" waits for it), then load images and the relations' vectors over Bolt with
+   the incremental loader's own phases (resumable, checkpointed). Without embeddings, or for a folder
+   without descriptions, nothing changes for the rest: what the CSV did not carry goes over Bolt.
 
 Interrupted (Ctrl-C, SIGTERM) while the server is stopped, the load stops the importer, starts the
 server again and removes the CSVs before it exits (130). Killed outright (kill -9), it leaves a
@@ -18,8 +22,8 @@ state file (``<data_dir>/import/bulk-state.json``: its pid, the CSV folder, the 
 the next ``--bulk`` finds it, stops a still-running importer (on Linux the importer dies with kgqa: a
 parent-death signal, ``spawn_child``), starts the server, removes the CSVs,
 and loads again over what the interrupted importer left (the database was empty before it). Killed
-after the import (the state file then says so), the same command validates again and loads only the rest
-over Bolt (schema, descriptions, images, embeddings). Neo4j itself killed meanwhile is the same, once it
+after the import (the state file then says so, and which entity columns the import carried), the same
+command validates again and loads only the rest over Bolt (schema, images, relation vectors, the index awaited). Neo4j itself killed meanwhile is the same, once it
 is started again (``tests/faults/test_kill_neo4j_bulk.py``).
 
 Against a Neo4j that is not the local server (Docker, a remote host), steps 3–4 cannot run
@@ -36,7 +40,6 @@ changes"), so the schema is applied after it. It is the physical floor for struc
 from __future__ import annotations
 
 import csv
-import json
 import os
 import shutil
 import signal
@@ -49,6 +52,9 @@ from kgqa.core.errors import InvalidInput, LocalServerError, no_space
 from kgqa.core.ids import QID
 from kgqa.core.kg import label_keys
 from kgqa.loaders.progress import Bars
+from kgqa.loaders.wikidata5m.bulk_csv import ENTITY_BATCH, ENTITY_HEADER, VECTOR_HEADER, Descriptions, write_entity_rows
+from kgqa.loaders.wikidata5m.bulk_state import (IMPORTED, SERVER_START_WAIT_S, STATE_FILE, BulkState,  # noqa: F401
+                                                 _pid_alive, _stop_process)
 from kgqa.loaders.wikidata5m.files import parse_catalogue_line, read_lines
 from kgqa.loaders.wikidata5m.load import Loader
 from kgqa.loaders.wikidata5m.options import LoadOptions, LoadReport
@@ -66,66 +72,113 @@ def is_local_server(settings) -> bool:
 class BulkLoader(Loader):
     """The incremental loader's validation and Bolt phases around ``neo4j-admin database import``."""
 
-    def validate_to_csv(self, folder: Path, bars) -> dict[str, int]:
-        """Validation (the incremental loader's rules and messages) and the importer's CSV in ONE read
-        of each input file: a row is written as validation accepts it, so a rejected line or a
-        repeated id never reaches the CSV.
+    #: what the entity CSV carried (set by ``write_entity_csv``, or read back from the state file on a resume)
+    csv_descriptions = False
+    csv_vectors = False
 
-        Two cases read again, and only what they need: with ``--limit`` the entity file, once the
-        triples have decided which entities are used; when some fact is given more than once
-        (known only after the last triple file), ``facts.csv`` itself, to keep each fact once."""
+    def imported_columns(self) -> list[str]:
+        return [c for c, on in (("description", self.csv_descriptions), ("name_embedding", self.csv_vectors)) if on]
+
+    def validate_to_csv(self, folder: Path, bars) -> dict[str, int]:
+        """Validation (the incremental loader's rules and messages) and the importer's CSV: relations and
+        facts written in the same read of each file as validation accepts them, descriptions kept aside
+        (``bulk_csv.Descriptions``); then the entity file is read again, for ``entities.csv`` with each
+        entity's description and name vector (``write_entity_csv``). A rejected line or a repeated id never
+        reaches the CSV.
+
+        When some fact is given more than once (known only after the last triple file), ``facts.csv``
+        itself is read again, to keep each fact once."""
         folder.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         counts = {"entities": 0, "relations": 0, "facts": 0}
         d = ARRAY_DELIMITER
-        with open(folder / "relations.csv", "w", newline="", encoding="utf-8") as rf, \
-                open(folder / "entities.csv", "w", newline="", encoding="utf-8") as ef, \
-                open(folder / "facts.csv", "w", encoding="utf-8") as ff:
-            rw, ew = csv.writer(rf), csv.writer(ef)
-            rw.writerow(["id:ID(Relation)", "name", "aliases:string[]", ":LABEL"])
-            ew.writerow(["id:ID(Entity)", "name", "aliases:string[]", "label_keys:string[]", ":LABEL"])
-            ff.write(":START_ID(Entity),:TYPE,:END_ID(Entity)\n")
-            facts: list[str] = []
+        descriptions = Descriptions(folder / "descriptions.sqlite") if self.files.text is not None else None
+        try:
+            with open(folder / "relations.csv", "w", newline="", encoding="utf-8") as rf, \
+                    open(folder / "facts.csv", "w", encoding="utf-8") as ff:
+                rw = csv.writer(rf)
+                rw.writerow(["id:ID(Relation)", "name", "aliases:string[]", ":LABEL"])
+                ff.write(":START_ID(Entity),:TYPE,:END_ID(Entity)\n")
+                facts: list[str] = []
 
-            def relation(row: dict) -> None:
-                rw.writerow([row["id"], row["name"], d.join(a.replace(d, " ") for a in row["aliases"]), "Relation"])
-                counts["relations"] += 1
+                def relation(row: dict) -> None:
+                    rw.writerow([row["id"], row["name"], d.join(a.replace(d, " ") for a in row["aliases"]),
+                                 "Relation"])
+                    counts["relations"] += 1
 
-            def entity(row: dict) -> None:
-                aliases = [a.replace(d, " ") for a in row["aliases"]]
-                ew.writerow([row["id"], row["name"], d.join(aliases), d.join(label_keys(row["name"], aliases)),
-                             "Entity"])
-                counts["entities"] += 1
+                def triple(t: tuple) -> None:       # validated ids: no comma, quote or newline to escape
+                    facts.append(f"{t[0]},{t[1]},{t[2]}\n")
+                    if len(facts) >= 65_536:
+                        ff.writelines(facts)
+                        facts.clear()
+                    counts["facts"] += 1
 
-            def triple(t: tuple) -> None:       # validated ids: no comma, quote or newline to escape
-                facts.append(f"{t[0]},{t[1]},{t[2]}\n")
-                if len(facts) >= 65_536:
-                    ff.writelines(facts)
-                    facts.clear()
-                counts["facts"] += 1
-
-            sinks = {"relations": relation, "triples": triple}
-            if self.opt.limit is None:
-                sinks["entities"] = entity
-            self.validate(bars, sinks)
-            ff.writelines(facts)
-            if self.opt.limit is not None:      # only the entities the first --limit triples use
-                keep = self.loaded_ids()
-                path = self.files.entity
-                task = bars.add("csv entities (--limit)", self.line_counts.get(path))
-                for lineno, text, _, _ in read_lines(path):
-                    if text is None or self.skip_line(path, lineno):
-                        continue
-                    row, _why = parse_catalogue_line(text, QID, "entity id", keys=False)
-                    if row is not None and row["id"] in keep:
-                        entity(row)
-                bars.finish(task, counts["entities"])
-        if self.repeated_hashes:
-            counts["facts"] -= self._drop_repeated_facts(folder / "facts.csv")
-        st = self.report.phase("validate")
-        st.name, st.seconds = "validate + import CSV", time.perf_counter() - t0
+                sinks = {"relations": relation, "triples": triple}
+                if descriptions is not None:
+                    sinks["text"] = descriptions.add
+                self.validate(bars, sinks)
+                ff.writelines(facts)
+            if self.repeated_hashes:
+                counts["facts"] -= self._drop_repeated_facts(folder / "facts.csv")
+            st = self.report.phase("validate")
+            st.name, st.seconds = "validate + import CSV", time.perf_counter() - t0
+            st.detail["cpu_s"] = round(time.process_time() - cpu0, 1)      # of this process: the wall on a busy machine
+            counts["entities"] = self.write_entity_csv(folder / "entities.csv", bars, descriptions)
+        finally:
+            if descriptions is not None:
+                descriptions.close()
         st.detail.update(counts)
         return counts
+
+    def write_entity_csv(self, path: Path, bars, descriptions) -> int:
+        """``entities.csv``: the accepted entities (with ``--limit`` only those its triples use), their
+        descriptions and, when the load embeds, their name vectors; the phase "entity CSV", one progress
+        line with its ETA. Returns the rows written."""
+        st = self.report.phase("entity CSV")
+        embed = self.opt.embeddings
+        encode = None
+        if embed:
+            encoder = self._get_encoder()          # timed as its own phase, "load encoder"
+            kw = self._threads_kw()
+            encode = lambda names: encoder.encode(names, batch_size=self.opt.embed_batch_size, **kw)  # noqa: E731
+            self.csv_vectors = True
+        self.csv_descriptions = descriptions is not None
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        d = ARRAY_DELIMITER
+        keep = self.loaded_ids() if self.opt.limit is not None else None
+        src = self.files.entity
+        task = bars.add("entity CSV" + (" + name vectors" if embed else ""), len(self.loaded_ids()))
+        totals: dict[str, float] = {}
+        n = 0
+        batch: list[tuple] = []
+
+        def flush() -> None:
+            for k, v in write_entity_rows(out, batch, descriptions, encode, d).items():
+                totals[k] = totals.get(k, 0) + v
+            bars.advance(task, len(batch))
+            batch.clear()
+
+        with open(path, "wb") as out:
+            out.write((",".join(ENTITY_HEADER + ([VECTOR_HEADER] if embed else [])) + "\n").encode("utf-8"))
+            for lineno, text, _, _ in read_lines(src):
+                if text is None or self.skip_line(src, lineno):
+                    continue
+                row, _why = parse_catalogue_line(text, QID, "entity id", keys=False)
+                if row is None or (keep is not None and row["id"] not in keep):
+                    continue
+                aliases = [a.replace(d, " ") for a in row["aliases"]]
+                batch.append((row["id"], row["name"], d.join(aliases), d.join(label_keys(row["name"], aliases))))
+                n += 1
+                if len(batch) >= ENTITY_BATCH:
+                    flush()
+            if batch:
+                flush()
+        st.rows, st.seconds = n, time.perf_counter() - t0
+        st.detail.update({k: round(v, 1) for k, v in totals.items()}, cpu_s=round(time.process_time() - cpu0, 1))
+        if descriptions is not None:
+            st.detail["descriptions"] = descriptions.count
+        bars.finish(task, n)
+        return n
 
     def _drop_repeated_facts(self, path: Path) -> int:
         """Rewrite ``facts.csv`` with each fact once; returns how many repeats were dropped. Only
@@ -154,133 +207,15 @@ class BulkLoader(Loader):
                 "--overwrite-destination=true", f"--report-file={folder / 'import.report'}", "neo4j"]
 
 
-#: The state of a --bulk load in progress, under <data_dir>/import: who runs it, its CSVs, its importer.
-STATE_FILE = "bulk-state.json"
-#: ``BulkState.recover()`` after a --bulk that imported, then was cut off (its Bolt phases were not done).
-IMPORTED = "imported"
-
-
-def _pid_alive(pid, marker: bytes | None = None) -> bool:
-    """Whether ``pid`` runs (and its command line holds ``marker``: a reused pid is not ours)."""
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-        if stat and stat[0] == "Z":
-            return False
-        return marker is None or marker in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (ProcessLookupError, PermissionError, FileNotFoundError):
-        return False
-    except OSError:
-        return True
-
-
-def _stop_process(pid: int, wait_s: float = 15.0) -> None:
-    """SIGTERM, then SIGKILL after ``wait_s``, to ``pid``'s process group (the importer's JVM)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            try:                                   # reap it when it is our child
-                if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                    return
-            except ChildProcessError:
-                pass
-            if not _pid_alive(pid):
-                return
-            time.sleep(0.2)
-
-
-class BulkState:
-    """``<data_dir>/import/bulk-state.json`` while a --bulk load runs: {owner pid, CSV folder,
-    importer pid, server stopped}; removed once the import is done (or nothing was imported)."""
-
-    def __init__(self, settings):
-        self.settings = settings
-        self.path = Path(settings.data_dir) / "import" / STATE_FILE
-        self.data: dict = {}
-
-    def _write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data))
-        tmp.replace(self.path)
-
-    def begin(self, folder: Path, resumed: str = "") -> None:
-        self.data = {"owner": os.getpid(), "folder": str(folder), "importer": None, "server_stopped": False,
-                     "imported_over": bool(resumed)}
-        self._write()
-
-    def update(self, **kw) -> None:
-        self.data.update(kw)
-        self._write()
-
-    def data_path(self) -> str | None:
-        """The input folder of the --bulk that imported (read from the file)."""
-        try:
-            return json.loads(self.path.read_text()).get("path")
-        except (OSError, ValueError):
-            return None
-
-    def clear(self) -> None:
-        self.path.unlink(missing_ok=True)
-
-    def release(self) -> None:
-        """This run ends before its import: forgotten, unless the database still holds an earlier
-        interrupted import (then the next --bulk must still import over it)."""
-        if self.data.get("imported_over"):
-            self.update(owner=None, folder=None, importer=None, server_stopped=False)
-        else:
-            self.clear()
-
-    def recover(self) -> str:
-        """Clean up after a --bulk that was killed; "" when there was none, else what was done. Refuses
-        (one line) while another --bulk still runs."""
-        from kgqa.core.neo4j_local import LocalNeo4j
-
-        try:
-            old = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            return ""
-        except (OSError, ValueError):
-            old = {}
-        owner = old.get("owner")
-        if owner != os.getpid() and _pid_alive(owner, b"kgqa"):
-            raise InvalidInput(f"another --bulk load (pid {owner}) is running on {self.settings.data_dir}: "
-                               "wait for it, or stop it (it cleans up after itself)")
-        if old.get("imported"):
-            return IMPORTED                # the structure is in; what came after the import was cut off
-        done = []
-        importer = old.get("importer")
-        if _pid_alive(importer, b"AdminTool"):
-            _stop_process(importer)
-            done.append(f"importer pid {importer} stopped")
-        folder = old.get("folder")
-        if folder and Path(folder).exists():
-            shutil.rmtree(folder, ignore_errors=True)
-            done.append("its CSVs removed")
-        server = LocalNeo4j(self.settings)
-        if old.get("server_stopped") and not server.status().running:
-            server.start()
-            done.append("the local server started")
-        self.clear()
-        if not (old.get("server_stopped") or old.get("imported_over")):
-            return ""           # killed before the import: the database was not touched
-        return ", ".join(done) or "nothing left running"
-
-
 def _csv_bytes_needed(loader) -> int | None:
-    """About what the importer's CSVs take: no more than the entity, relation and triple files they come from."""
+    """About what the importer's CSVs take: no more than the files they come from, plus the name vectors
+    (7 bytes a component at most: ``-.1234`` and its delimiter)."""
     try:
         f = loader.files
-        return sum(Path(p).stat().st_size for p in [f.entity, f.relation, *f.triples] if p)
+        size = sum(Path(p).stat().st_size for p in [f.entity, f.relation, *f.triples, f.text] if p)
+        if loader.opt.embeddings:
+            size += len(loader.loaded_ids()) * (getattr(loader.encoder, "dim", None) or 384) * 7
+        return size
     except (AttributeError, OSError, TypeError):
         return None
 
@@ -319,8 +254,30 @@ def spawn_child(cmd: list[str], *, env: dict, stdout) -> subprocess.Popen:
                             start_new_session=True, preexec_fn=preexec)
 
 
-def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tuple[float, float]:
+def importer_percent(log: Path) -> int | None:
+    """How far ``neo4j-admin database import`` is, 0–400, from its log: its stages are "(1/4) Node import" to
+    "(4/4) Post processing", each printed with percentages ("...  45% ∆..."); None before the first stage."""
+    import re
+
+    try:
+        with open(log, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 65_536))
+            tail = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    stages = list(re.finditer(r"\((\d)/4\)", tail))
+    if not stages:
+        return None
+    pcts = re.findall(r"(\d{1,3})% ∆", tail[stages[-1].end():])
+    return (int(stages[-1].group(1)) - 1) * 100 + (int(pcts[-1]) if pcts else 0)
+
+
+def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=None,
+                  imported: dict | None = None) -> tuple[float, float]:
     """Stop the server, run the importer, start the server again; returns (stopped at, imported at).
+    ``bars``: a progress line every 30 s from the importer's log (its 4 stages as 0–400 %, an ETA).
+    ``imported``: written to the state file as soon as the importer succeeded (with its CSVs deleted), so that a
+    server that does not start again, or a kill meanwhile, leaves a rerun that resumes after the import.
 
     Ctrl-C or SIGTERM meanwhile: the importer is stopped, the server started, the CSVs removed,
     then the interruption goes on (exit 130); the state file stays, so that the rerun imports over
@@ -339,11 +296,27 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tup
         with open(log, "w", encoding="utf-8") as out:
             proc = spawn_child(cmd, env=env, stdout=out)
             state.update(importer=proc.pid)
-            rc = proc.wait()
+            task = bars.add("neo4j-admin import (4 stages, %)", 400) if bars is not None else None
+            done = 0
+            while True:
+                try:
+                    rc = proc.wait(timeout=10)
+                    break
+                except subprocess.TimeoutExpired:
+                    pct = importer_percent(log)
+                    if task is not None and pct is not None and pct > done:
+                        bars.advance(task, pct - done)
+                        done = pct
+            if task is not None:
+                bars.finish(task, 400 if rc == 0 else done)
         t2 = time.perf_counter()
+        if rc == 0 and imported is not None:
+            state.update(**imported)
+            for name in ("relations.csv", "entities.csv", "facts.csv"):    # in the store now
+                (folder / name).unlink(missing_ok=True)
         started, why = False, ""
         try:
-            server.start()
+            server.start(wait_s=SERVER_START_WAIT_S)
             started = True
         except LocalServerError as e:          # e.g. Neo4j killed while it starts
             why = str(e)
@@ -369,7 +342,7 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path) -> tup
         if proc is not None and proc.poll() is None:
             _stop_process(proc.pid)
         if not server.status().running:
-            server.start()
+            server.start(wait_s=SERVER_START_WAIT_S)
         shutil.rmtree(folder, ignore_errors=True)
         state.update(owner=None, importer=None, server_stopped=False, folder=None, imported_over=True)
         raise
@@ -382,9 +355,12 @@ def _after_import(graph, path, images, encoder, opts: LoadOptions, state: BulkSt
     """The rerun of a --bulk cut off after its import: the structure is in the store, so the files are
     validated again and only the Bolt phases run (schema, descriptions, images, embeddings; each resumable)."""
     loader = BulkLoader(graph, path, images, encoder, opts)
-    loader.report.warnings.append("the interrupted --bulk of this folder had imported its structure: "
-                                  "loading the rest (descriptions, images, embeddings)")
-    state.data = {"owner": os.getpid(), "imported": True, "path": str(Path(path).resolve())}
+    in_csv = state.imported_columns()
+    loader.csv_descriptions = "description" in in_csv
+    loader.csv_vectors = "name_embedding" in in_csv
+    loader.report.warnings.append("the interrupted --bulk of this folder had imported its structure"
+                                  + (f" with {' and '.join(in_csv)}" if in_csv else "") + ": loading the rest")
+    state.data = {"owner": os.getpid(), "imported": True, "path": str(Path(path).resolve()), "in_csv": in_csv}
     state.update()
     try:
         with Bars(opts.progress) as bars:
@@ -393,6 +369,14 @@ def _after_import(graph, path, images, encoder, opts: LoadOptions, state: BulkSt
     finally:
         loader.rejects.close()
     return _done(loader, state, "neo4j-admin import (an earlier run)", t_start)
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds of this process's children that have ended (the importer, once waited for)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def _main_thread() -> bool:
@@ -469,15 +453,15 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
                 loader.report.seconds = time.perf_counter() - t_start
                 return loader.report, steps
             st = loader.report.phase("neo4j-admin import")
-            t0 = time.perf_counter()
+            t0, kids0 = time.perf_counter(), _children_cpu_s()
             graph.close()
-            t1, t2 = _run_importer(state, server, cmd, folder)
-            state.update(imported=True, path=str(Path(path).resolve()), folder=None)   # a rerun resumes after it
+            t1, t2 = _run_importer(state, server, cmd, folder, bars,     # then a rerun resumes after the import
+                                   imported=dict(imported=True, path=str(Path(path).resolve()), folder=None,
+                                                 in_csv=loader.imported_columns()))
             st.seconds = time.perf_counter() - t0
-            st.detail.update(server_stop_s=t1 - t0, importer_s=t2 - t1, server_start_s=st.seconds - (t2 - t0))
+            st.detail.update(server_stop_s=t1 - t0, importer_s=t2 - t1, server_start_s=st.seconds - (t2 - t0),
+                             importer_cpu_s=round(_children_cpu_s() - kids0, 1))
             st.rows = sum(counts.values())
-            for name in ("relations.csv", "entities.csv", "facts.csv"):   # imported: the store has them now
-                (folder / name).unlink(missing_ok=True)
             loader.graph = Graph(settings)
             loader.graph.verify()
             if lease is not None:                          # the new store has no lease: this writer's again
@@ -490,10 +474,13 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
 
 
 def _write_the_rest(loader, bars) -> None:
-    """What the importer leaves to Bolt once the store holds the structure: schema, descriptions, images, finish."""
+    """What the importer leaves to Bolt once the store holds the structure: schema (which starts the entity
+    vector index's one build over the imported vectors), descriptions unless imported, images, finish
+    (relation vectors, the index build awaited)."""
     loader.graph.store_need = loader.store_need(structure=False)     # the structure is in the store already
     loader.apply_schema()
-    loader.write_descriptions(bars)
+    if not loader.csv_descriptions:
+        loader.write_descriptions(bars)
     loader.write_images(bars)
     loader.finish(bars)
 

@@ -81,6 +81,9 @@ class Embedding:
             enc_s, neo_s = self._embed_rows(encoder, todo, "load_relation_embeddings")
             st.detail.update(encode_s=enc_s, neo4j_s=neo_s)
         st.rows, st.seconds = len(todo), time.perf_counter() - t0
+        if getattr(self, "csv_vectors", False):      # --bulk imported them: the schema started the index's build
+            self.await_vector_index(bars)
+            return
 
         st = self.report.phase("embed entities")
         t0 = time.perf_counter()
@@ -117,6 +120,29 @@ class Embedding:
             st.seconds = time.perf_counter() - t0
             bars.finish(task, 0)
 
+    def await_vector_index(self, bars, poll_s: float = 10.0) -> None:
+        """The phase "build vector index": wait for ``entity_name_embedding`` to be ONLINE, its population
+        percentage as the progress (with an ETA on a log)."""
+        st = self.report.phase("build vector index")
+        t0, cpu0 = time.perf_counter(), _server_cpu_s(self.graph.settings)
+        task = bars.add("build vector index (%)", 100)
+        done = 0
+        deadline = time.monotonic() + VECTOR_INDEX_BUILD_TIMEOUT_S
+        while time.monotonic() < deadline:
+            row = next((r for r in self.graph.read("schema_indexes") if r["name"] == "entity_name_embedding"), None)
+            if row is None or row["state"] != "POPULATING":
+                break
+            pct = int(row["populationPercent"] or 0)
+            if pct > done:
+                bars.advance(task, pct - done)
+                done = pct
+            time.sleep(poll_s)
+        self.graph.await_indexes(timeout_s=max(1, int(deadline - time.monotonic())))
+        st.seconds = time.perf_counter() - t0
+        if cpu0 is not None and (cpu1 := _server_cpu_s(self.graph.settings)) is not None:
+            st.detail["neo4j_cpu_s"] = round(cpu1 - cpu0, 1)     # the local server's, while it built the index
+        bars.finish(task, 100)
+
     def _defer_vector_index(self, n_ids: int) -> bool:
         """Whether to write this load's entity vectors with the entity name vector index dropped and
         build it once at the end: when the load created ``VECTOR_INDEX_DEFER_MIN`` or more entities
@@ -147,3 +173,16 @@ class Embedding:
             self.graph.write(query, rows=rows)
         neo_s = time.perf_counter() - t
         return (enc_s, neo_s, len(names)) if count_unique else (enc_s, neo_s)
+
+
+def _server_cpu_s(settings) -> float | None:
+    """CPU seconds the local ``kgqa neo4j`` server has used (Linux /proc), None when not known."""
+    import os
+    from pathlib import Path
+
+    try:
+        pid = int((Path(settings.neo4j_home) / "run" / "neo4j.pid").read_text().strip())
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None

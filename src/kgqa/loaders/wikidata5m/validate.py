@@ -48,8 +48,8 @@ class Validation:
         self.valid_triples: dict[Path, int] = {}   # valid triple lines per file (an empty split is said)
 
     def validate(self, bars: Bars, sinks: dict[str, Callable] | None = None) -> None:
-        """Check every input file; ``sinks`` (``--bulk``): relations/entities/triples → a callable
-        given each accepted row as validation accepts it."""
+        """Check every input file; ``sinks`` (``--bulk``): relations/entities/triples/text → a callable
+        given each accepted row as validation accepts it (text: only the descriptions of loaded entities)."""
         sinks = sinks or {}
         st = self.report.phase("validate")
         t0 = time.perf_counter()
@@ -62,7 +62,7 @@ class Validation:
                                          sinks.get("entities"))
         rows += self._validate_triples(bars, sinks.get("triples"))
         if self.files.text is not None:
-            rows += self._validate_text(bars)
+            rows += self._validate_text(bars, sinks.get("text"))
         rows += self._validate_images(bars)
         st.rows, st.seconds = rows, time.perf_counter() - t0
         self._check_not_empty()
@@ -163,7 +163,7 @@ class Validation:
             self.repeated_hashes = set(h[1:][h[1:] == h[:-1]].tolist())
         return total
 
-    def _validate_text(self, bars) -> int:
+    def _validate_text(self, bars, sink=None) -> int:
         path = self.files.text
         task = bars.add("validate text.txt", None)
         lines = _Lines(path, bars, task, self.rejects)
@@ -173,6 +173,8 @@ class Validation:
                 self.rejects.line(path, lineno, why, text)
             elif why:   # loaded cut (lenient) or refused (strict)
                 self._over_limit(path, lineno, why, text, "descriptions cut to the byte limit")
+            if row is not None and sink is not None and row["id"] in self.loaded_ids():
+                sink(row)
         self.line_counts[path] = lines.n
         bars.finish(task, lines.n)
         return lines.n
