@@ -17,9 +17,22 @@ def test_log_progress_prints_phase_lines_and_periodic_rate_and_eta():
     p.finish(t, 1000)
     lines = out.getvalue().splitlines()
     assert lines[0] == "kgqa load: facts: started (1,000 rows)"
-    assert re.match(r"kgqa load: facts: 250/1,000 rows · [\d,]+ rows/s · ETA [\d,]+ s$", lines[1]), lines[1]
+    assert re.match(r"kgqa load: facts: 250/1,000 rows · [\d.,]+ rows/s · ETA [\d,]+ s$", lines[1]), lines[1]
     assert re.match(r"kgqa load: facts: 500/1,000 rows", lines[2])
-    assert re.match(r"kgqa load: facts: done, 1,000 rows in [\d.,]+ s \([\d,]+ rows/s\)$", lines[-1]), lines[-1]
+    assert re.match(r"kgqa load: facts: done, 1,000 rows in [\d.,]+ s \([\d.,]+ rows/s\)$", lines[-1]), lines[-1]
+
+
+def test_a_phase_counted_in_percent_says_percent_and_a_slow_rate_is_not_zero():
+    from kgqa.loaders.progress import LogProgress
+
+    out = io.StringIO()
+    p = LogProgress(interval=0.0, out=out)
+    t = p.add("neo4j-admin import (4 stages)", 400, unit="%")
+    p.tasks[t]["t0"] -= 100.0                     # 100 s in: 40 % is 0.4 % a second
+    p.advance(t, 40)
+    line = out.getvalue().splitlines()[1]
+    assert re.match(r"kgqa load: neo4j-admin import \(4 stages\): 40/400 % · 0\.4 %/s · ETA 9\d\d s$", line), line
+    assert "rows" not in out.getvalue()
 
 
 def test_log_progress_is_quiet_between_intervals_and_without_a_total():
@@ -34,7 +47,7 @@ def test_log_progress_is_quiet_between_intervals_and_without_a_total():
     lines = out.getvalue().splitlines()
     assert len(lines) == 2, lines                           # no line between the start and the end
     assert lines[0] == "kgqa load: validate entity.txt: started"   # no total: no "(N rows)"
-    assert re.match(r"kgqa load: validate entity\.txt: done, 5,000,000 rows in [\d.,]+ s \([\d,]+ rows/s\)$",
+    assert re.match(r"kgqa load: validate entity\.txt: done, 5,000,000 rows in [\d.,]+ s \([\d.,]+ rows/s\)$",
                     lines[1]), lines[1]
 
 

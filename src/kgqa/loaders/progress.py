@@ -16,6 +16,11 @@ import time
 from typing import Any
 
 
+def _rate(per_s: float) -> str:
+    """A rate as people read it: whole units from 10 a second, one decimal below (a percent a second)."""
+    return f"{per_s:,.0f}" if per_s >= 10 else f"{per_s:.1f}"
+
+
 class LogProgress:
     """Progress for a log (stderr not a terminal: CI, nohup, a service): a line when a phase starts
     and ends, and every ``interval`` seconds a line with rows, rate and ETA. Written to stdout, so
@@ -29,11 +34,11 @@ class LogProgress:
     def _say(self, text: str) -> None:
         print(f"kgqa load: {text}", file=self.out, flush=True)
 
-    def add(self, name: str, total: int | None) -> int:
+    def add(self, name: str, total: int | None, unit: str = "rows") -> int:
         tid = len(self.tasks)
         now = time.monotonic()
-        self.tasks[tid] = {"name": name, "total": total, "done": 0, "t0": now, "last": now}
-        self._say(f"{name}: started" + (f" ({total:,} rows)" if total else ""))
+        self.tasks[tid] = {"name": name, "total": total, "done": 0, "t0": now, "last": now, "unit": unit}
+        self._say(f"{name}: started" + (f" ({total:,} {unit})" if total else ""))
         return tid
 
     def advance(self, tid: int, n: int) -> None:
@@ -46,12 +51,13 @@ class LogProgress:
             eta = (f" · ETA {(t['total'] - t['done']) / rate:,.0f} s" if t["total"] and rate > 0
                    and t["total"] > t["done"] else "")
             of = f"/{t['total']:,}" if t["total"] else ""
-            self._say(f"{t['name']}: {t['done']:,}{of} rows · {rate:,.0f} rows/s{eta}")
+            self._say(f"{t['name']}: {t['done']:,}{of} {t['unit']} · {_rate(rate)} {t['unit']}/s{eta}")
 
     def finish(self, tid: int, rows: int) -> None:
         t = self.tasks[tid]
         el = time.monotonic() - t["t0"]
-        self._say(f"{t['name']}: done, {rows:,} rows in {el:,.1f} s ({rows / el if el > 0 else 0:,.0f} rows/s)")
+        self._say(f"{t['name']}: done, {rows:,} {t['unit']} in {el:,.1f} s "
+                  f"({_rate(rows / el if el > 0 else 0)} {t['unit']}/s)")
 
 
 class Bars:
@@ -72,7 +78,8 @@ class Bars:
             class RateColumn(ProgressColumn):
                 def render(self, task):
                     el = task.elapsed or 0
-                    return Text(f"{task.completed / el:,.0f} rows/s" if el > 0 else "", style="cyan")
+                    unit = task.fields.get("unit", "rows")
+                    return Text(f"{_rate(task.completed / el)} {unit}/s" if el > 0 else "", style="cyan")
 
             self._progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(),
                                       RateColumn(), TimeElapsedColumn(),
@@ -87,10 +94,10 @@ class Bars:
         if self._progress:
             self._progress.stop()
 
-    def add(self, name: str, total: int | None) -> Any:
+    def add(self, name: str, total: int | None, unit: str = "rows") -> Any:
         if self._log:
-            return self._log.add(name, total)
-        return self._progress.add_task(name, total=total) if self._progress else None
+            return self._log.add(name, total, unit)
+        return self._progress.add_task(name, total=total, unit=unit) if self._progress else None
 
     def advance(self, task, n: int) -> None:
         if self._log and task is not None:

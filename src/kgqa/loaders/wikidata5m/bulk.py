@@ -296,7 +296,7 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=N
         with open(log, "w", encoding="utf-8") as out:
             proc = spawn_child(cmd, env=env, stdout=out)
             state.update(importer=proc.pid)
-            task = bars.add("neo4j-admin import (4 stages, %)", 400) if bars is not None else None
+            task = bars.add("neo4j-admin import (4 stages)", 400, unit="%") if bars is not None else None
             done = 0
             while True:
                 try:
