@@ -224,7 +224,7 @@ def test_train_nodes_head_on_generated_questions_then_ask_one_entity(grasp_kg, t
     assert a["details"]["options"]["hops"] == 1               # the subgraphs the head was trained on
 
 
-def test_a_nodes_head_from_another_kg_is_refused_in_one_line(grasp_kg, tmp_path):
+def test_a_nodes_head_from_another_kg_is_not_used_and_the_run_says_why_once(grasp_kg, tmp_path):
     torch = pytest.importorskip("torch")
     from kgqa.gnn import checkpoint as ckpt
     from kgqa.gnn.encoder import GraphNodeScorer
@@ -232,6 +232,10 @@ def test_a_nodes_head_from_another_kg_is_refused_in_one_line(grasp_kg, tmp_path)
     torch.manual_seed(0)
     ck = ckpt.save(tmp_path / "other.safetensors", GraphNodeScorer(384, 384, hidden_channels=8, heads=2),
                    variant="nodes", meta={"kg_fingerprint": "0123456789abcdef", "kg_relations": 3})
-    p = run_kgqa("ask", "--method", "grasp", "--entity", TOPIC, "-o", f"checkpoint={ck}",
+    p = run_kgqa("ask", "--method", "grasp", "--entity", TOPIC, "-o", f"checkpoint={ck}", "--json",
                  "grasp-it: What is the capital of Vandoria?", env={"KGQA_CHAT_BACKEND": "none"})
-    assert_one_line_error(p, "trained on another KG", "kgqa train grasp --head nodes", code=2)
+    assert p.returncode == 0, p.stderr
+    ans = json.loads(p.stdout)
+    why = [f for f in ans["fallbacks"] if f["code"] == "checkpoint" and "trained on another KG" in f["message"]]
+    assert len(why) == 1 and "ranked by their relation chains" in why[0]["message"], ans["fallbacks"]
+    assert str(ck) in why[0]["message"] and ans["answer"]
