@@ -77,6 +77,56 @@ def test_bulk_against_another_neo4j_writes_the_csv_and_prints_the_importer_comma
     facts_csv = Path(steps[1].split("--relationships=")[1].split()[0])
     assert sum(1 for _ in facts_csv.open(encoding="utf-8")) == 90 + 1          # header + every fact once
     assert _read(own_server, "MATCH (n) RETURN count(n) AS n")[0]["n"] == 0   # nothing loaded
+    assert "kgqa load wikidata5m --bulk --path" in steps[2]
+
+    # the same command before the import: one line saying what to run, nothing written
+    again = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(SAMPLE), "--no-embeddings", env=env)
+    assert_one_line_error(again, "not imported into", "neo4j-admin", code=2)
+    # the user runs the printed importer where the database lives (here: this server, stopped), then the same
+    # command: the rest is loaded over Bolt, the structure and descriptions are not written again, CSVs removed
+    _import_as_printed(own_server, steps[1])
+    rest = run_kgqa("load", "wikidata5m", "--bulk", "--path", str(SAMPLE), "--no-embeddings", "--json", env=env)
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    rep = json.loads(rest.stdout)
+    assert rep["next_steps"] == [] and rep["counts"]["entities"] == 43 and rep["counts"]["facts"] == 90
+    assert any("imported where the database lives" in w for w in rep["warnings"])
+    assert not {"entity CSV", "neo4j-admin import", "descriptions"} & {p["phase"] for p in rep["phases"]}
+    assert "schema" in {p["phase"] for p in rep["phases"]}
+    assert not facts_csv.parent.exists()
+    facts = _read(own_server, "MATCH (h:Entity)-[f]->(t:Entity) RETURN h.id AS h, type(f) AS p, t.id AS t")
+    assert {(r["h"], r["p"], r["t"]) for r in facts} == _triples()
+    assert _read(own_server, "MATCH (e:Entity {id: 'Q7186'}) RETURN e.description IS NOT NULL AS d")[0]["d"]
+    _wipe(own_server)
+
+
+def _import_as_printed(env, command: str) -> None:
+    """Run ``neo4j-admin database import full …`` as printed, on the stopped own server's home."""
+    import os
+    import subprocess
+
+    from kgqa.core.config import Settings
+    from kgqa.core.neo4j_local import LocalNeo4j
+
+    s = Settings(neo4j_uri=env["NEO4J_URI"], data_dir=Path(env["KGQA_DATA_DIR"]),
+                 neo4j_bolt_port=int(env["KGQA_NEO4J_BOLT_PORT"]))
+    server = LocalNeo4j(s)
+    assert run_kgqa("neo4j", "stop", env=env).returncode == 0
+    args = command.split()[3:]                                  # after "neo4j-admin database import"
+    java = [s.java, "-cp", f"{s.neo4j_jars}/*", "org.neo4j.cli.AdminTool", "database", "import", *args]
+    out = subprocess.run(java, env={**os.environ, "NEO4J_HOME": str(server.home), "NEO4J_CONF": str(server.conf_dir)},
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert run_kgqa("neo4j", "start", env=env).returncode == 0
+
+
+def _wipe(env) -> None:
+    from kgqa.core.config import Settings
+    from kgqa.core.graph import Graph
+
+    s = Settings(neo4j_uri=env["NEO4J_URI"], data_dir=Path(env["KGQA_DATA_DIR"]),
+                 neo4j_bolt_port=int(env["KGQA_NEO4J_BOLT_PORT"]))
+    with Graph(s) as g:
+        g._run("MATCH (n) DETACH DELETE n", {}, write=True)        # a sample: one transaction
 
 
 def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_server):

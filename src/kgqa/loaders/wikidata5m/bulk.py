@@ -28,8 +28,9 @@ is started again (``tests/faults/test_kill_neo4j_bulk.py``).
 
 Against a Neo4j that is not the local server (Docker, a remote host), steps 3–4 cannot run
 from here: the CSVs are written and the report carries the exact ``neo4j-admin`` command to
-run where the database lives, followed by an incremental ``kgqa load wikidata5m`` for
-descriptions, images and embeddings.
+run where the database lives; the state file remembers them (``handed_out``), and the same
+``--bulk`` command, run again once that database holds the CSVs' entities, removes the CSVs and
+loads only the rest over Bolt, as after a local import (before the import: one line saying so).
 
 The importer writes store files offline and builds no indexes (Neo4j 5.26's ``--schema`` option
 works only for the Enterprise block format: "Record format batch import does not support schema
@@ -53,8 +54,8 @@ from kgqa.core.ids import QID
 from kgqa.core.kg import label_keys
 from kgqa.loaders.progress import Bars
 from kgqa.loaders.wikidata5m.bulk_csv import ENTITY_BATCH, ENTITY_HEADER, VECTOR_HEADER, Descriptions, write_entity_rows
-from kgqa.loaders.wikidata5m.bulk_state import (IMPORTED, SERVER_START_WAIT_S, STATE_FILE, BulkState,  # noqa: F401
-                                                 _pid_alive, _stop_process)
+from kgqa.loaders.wikidata5m.bulk_state import (HANDED_OUT, IMPORTED, SERVER_START_WAIT_S,  # noqa: F401
+                                                 STATE_FILE, BulkState, _pid_alive, _stop_process)
 from kgqa.loaders.wikidata5m.files import parse_catalogue_line, read_lines
 from kgqa.loaders.wikidata5m.load import Loader
 from kgqa.loaders.wikidata5m.options import LoadOptions, LoadReport
@@ -351,15 +352,35 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=N
             signal.signal(signal.SIGTERM, previous)
 
 
-def _after_import(graph, path, images, encoder, opts: LoadOptions, state: BulkState, t_start: float) -> LoadReport:
+def _after_handed_out(graph, path, images, encoder, opts: LoadOptions, state: BulkState, t_start: float):
+    """The same --bulk again after its CSVs were handed out for another Neo4j's importer: once that database holds
+    the CSVs' entities, the CSVs are removed and the rest is loaded as after a local import (``_after_import``);
+    before it, one line saying what to run."""
+    folder, want = state.field("folder"), int(state.field("entities") or 0)
+    have = graph.read("bulk_entity_count")[0]["entities"]
+    if have == 0:
+        raise InvalidInput(f"the importer's CSVs for {path} are under {folder}, not imported into "
+                           f"{graph.settings.neo4j_uri} yet: run the neo4j-admin command this load printed where "
+                           "the database lives, start it, then this command again")
+    if have != want:
+        raise InvalidInput(f"{graph.settings.neo4j_uri} holds {have:,} entities where the importer's CSVs for {path} "
+                           f"hold {want:,}: import them into an empty database (the neo4j-admin command this load "
+                           "printed), then this command again")
+    if folder:                             # the database holds them: the CSVs are not needed again
+        shutil.rmtree(folder, ignore_errors=True)
+    return _after_import(graph, path, images, encoder, opts, state, t_start,
+                         how="the importer's CSVs were imported where the database lives")
+
+
+def _after_import(graph, path, images, encoder, opts: LoadOptions, state: BulkState, t_start: float,
+                  how: str = "the interrupted --bulk of this folder had imported its structure") -> LoadReport:
     """The rerun of a --bulk cut off after its import: the structure is in the store, so the files are
     validated again and only the Bolt phases run (schema, descriptions, images, embeddings; each resumable)."""
     loader = BulkLoader(graph, path, images, encoder, opts)
     in_csv = state.imported_columns()
     loader.csv_descriptions = "description" in in_csv
     loader.csv_vectors = "name_embedding" in in_csv
-    loader.report.warnings.append("the interrupted --bulk of this folder had imported its structure"
-                                  + (f" with {' and '.join(in_csv)}" if in_csv else "") + ": loading the rest")
+    loader.report.warnings.append(how + (f" with {' and '.join(in_csv)}" if in_csv else "") + ": loading the rest")
     state.data = {"owner": os.getpid(), "imported": True, "path": str(Path(path).resolve()), "in_csv": in_csv}
     state.update()
     try:
@@ -408,6 +429,13 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
             return _after_import(graph, path, images, encoder, opts, state, t_start), []
         state.clear()                      # another folder: this database is not empty, as said below
         interrupted = ""
+    if interrupted == HANDED_OUT:
+        folder = state.field("folder")
+        if state.data_path() == str(Path(path).resolve()) and (
+                graph.read("bulk_entity_count")[0]["entities"] or (folder and Path(folder).is_dir())):
+            return _after_handed_out(graph, path, images, encoder, opts, state, t_start), []
+        state.clear()        # CSVs of another folder, or removed before an import: written again below
+        interrupted = ""
     # after an interrupted import the database holds what that importer wrote (or does not open at
     # all): it was empty before, and is imported over again
     n = 0 if interrupted else graph.read("bulk_node_count")[0]["nodes"]
@@ -443,13 +471,15 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
                 raise LocalServerError(f"the local Neo4j server ({settings.neo4j_uri}) stopped while the importer's "
                                        "CSVs were written: start it (`kgqa neo4j start`) and run the same "
                                        "command again")
-            if not local:
-                state.release()
+            if not local:        # the same command, once the user has imported there, loads the rest
+                state.update(owner=None, handed_out=True, path=str(Path(path).resolve()),
+                             in_csv=loader.imported_columns(), entities=counts.get("entities", 0))
                 steps = [
                     "the database is not the local kgqa server: run the importer where it lives, with the "
                     "database stopped (files under " + str(folder) + "):",
                     "neo4j-admin database import full " + " ".join(c for c in cmd[7:]),
-                    f"then: kgqa load wikidata5m --path {path} (adds descriptions, images and embeddings)"]
+                    f"then, with the database started: kgqa load wikidata5m --bulk --path {path} (the same "
+                    "command: the schema, images and relation vectors, and the vector index built once)"]
                 loader.report.seconds = time.perf_counter() - t_start
                 return loader.report, steps
             st = loader.report.phase("neo4j-admin import")

@@ -21,6 +21,9 @@ SERVER_START_WAIT_S = 900.0
 STATE_FILE = "bulk-state.json"
 #: ``BulkState.recover()`` after a --bulk that imported, then was cut off (its Bolt phases were not done).
 IMPORTED = "imported"
+#: ``BulkState.recover()`` after a --bulk against another Neo4j that wrote the importer's CSVs for it: the import
+#: is run where that database lives, then the same command loads the rest.
+HANDED_OUT = "handed out"
 
 
 def _pid_alive(pid, marker: bytes | None = None) -> bool:
@@ -85,19 +88,20 @@ class BulkState:
         self.data.update(kw)
         self._write()
 
-    def data_path(self) -> str | None:
-        """The input folder of the --bulk that imported (read from the file)."""
+    def field(self, name: str):
+        """A field of the file as it is on disk (None when absent or unreadable)."""
         try:
-            return json.loads(self.path.read_text()).get("path")
+            return json.loads(self.path.read_text()).get(name)
         except (OSError, ValueError):
             return None
 
+    def data_path(self) -> str | None:
+        """The input folder of the --bulk that imported (or handed its CSVs out)."""
+        return self.field("path")
+
     def imported_columns(self) -> list[str]:
         """The entity properties the import wrote besides the structure ("description", "name_embedding")."""
-        try:
-            return list(json.loads(self.path.read_text()).get("in_csv") or [])
-        except (OSError, ValueError):
-            return []
+        return list(self.field("in_csv") or [])
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -127,6 +131,8 @@ class BulkState:
                                "wait for it, or stop it (it cleans up after itself)")
         if old.get("imported"):
             return IMPORTED                # the structure is in; what came after the import was cut off
+        if old.get("handed_out"):
+            return HANDED_OUT              # CSVs written for another Neo4j's importer
         done = []
         importer = old.get("importer")
         if _pid_alive(importer, b"AdminTool"):
