@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.ask_latency                                  # this checkout, the buried 200k KG
     .venv/bin/python -m bench.ask_latency --compare /work/main/src --rounds 3   # before (that src) vs after
+    .venv/bin/python -m bench.ask_latency --external --no-demo --questions SET.jsonl   # the server already running
 
 Runs on the graph ``bench/scale.py`` builds (``--kg buried``: the demo KG among 200,000 distractors; build it
 first with ``python -m bench.scale --kgs buried --build-only``), its server started here and stopped at the end.
@@ -164,8 +165,8 @@ def worker(args) -> None:
     from kgqa.core.config import Settings
 
     missing = clock.install()
-    demo, _ = load_questions(ROOT / "data" / "demo" / "questions.jsonl")
-    four, _ = load_questions(ROOT / "data" / "demo" / "questions-4hop.jsonl")
+    demo, _ = load_questions(ROOT / "data" / "demo" / "questions.jsonl") if args.demo else ([], None)
+    four, _ = load_questions(Path(args.questions) if args.questions else ROOT / "data" / "demo" / "questions-4hop.jsonl")
     asks = [("demo", q, False) for q in demo[: args.limit or None]]
     asks += [("4hop", q, True) for q in four[: args.limit or None]]
     s = Settings()
@@ -210,6 +211,8 @@ def run_state(src: Path, args, env: dict, pid: int | None, method: str = "vispat
     cmd = [sys.executable, "-m", "bench.ask_latency", "--worker", "--out", str(out), "--server-pid", str(pid or "")]
     cmd += ["--limit", str(args.limit)] if args.limit else []
     cmd += ["--same-image"] if args.same_image else []
+    cmd += ["--questions", str(args.questions)] if args.questions else []
+    cmd += [] if args.demo else ["--no-demo"]
     cmd += ["--method", method]
     proc = subprocess.run(cmd, env=e, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -276,6 +279,13 @@ def main() -> None:
                     help="skip the untimed process per state that fills the on-disk caches and the page cache first")
     ap.add_argument("--same-image", action="store_true", help="keep query-image features between questions")
     ap.add_argument("--kg", default="buried", choices=("demo", "buried"))
+    ap.add_argument("--external", action="store_true",
+                    help="the graph of the environment's server (NEO4J_URI, KGQA_DATA_DIR), started and loaded already: "
+                         "neither started nor stopped here (e.g. the full-size twin)")
+    ap.add_argument("--questions", type=Path, default=None,
+                    help="a gold-start set (kgqa eval format) asked instead of data/demo/questions-4hop.jsonl")
+    ap.add_argument("--no-demo", dest="demo", action="store_false",
+                    help="skip the demo set from its images (a graph without the demo KG's entities)")
     ap.add_argument("--methods", default="vispath", help="comma list of vispath, grasp (each with its defaults)")
     ap.add_argument("--keep-chain-store", action="store_true",
                     help="keep the graph's stored chain vectors (<data dir>/cache/chain-vectors.sqlite) from earlier "
@@ -297,10 +307,17 @@ def main() -> None:
     from kgqa.core.neo4j_local import LocalNeo4j
 
     args.root = args.root.resolve()
-    if not (args.root / args.kg / "manifest.json").exists():
+    if args.external:
+        from bench.scale import graph_only_env
+        from kgqa.core.config import Settings
+
+        env = {**os.environ, **graph_only_env(), "KGQA_TORCH_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        args.kg = f"the environment's ({Settings().neo4j_uri})"
+    elif not (args.root / args.kg / "manifest.json").exists():
         raise SystemExit(f"no {args.kg} KG under {args.root}: build it with "
                          f"`python -m bench.scale --kgs {args.kg} --build-only`")
-    env = {**env_for(args.kg, args), "KGQA_TORCH_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    else:
+        env = {**env_for(args.kg, args), "KGQA_TORCH_THREADS": "1", "OMP_NUM_THREADS": "1"}
     for p in args.compare:
         if not (p.resolve().parent / "neo4j-local" / "pom.xml").is_file():
             raise SystemExit(f"--compare {p}: not the src/ of a whole checkout (no ../neo4j-local/pom.xml): its "
@@ -309,12 +326,16 @@ def main() -> None:
                                                for i, p in enumerate(args.compare)}}
     methods = [m for m in args.methods.split(",") if m]
     states = {f"{name} · {m}": (src, m) for m in methods for name, src in srcs.items()}
-    store = args.root / args.kg / "cache" / "chain-vectors.sqlite"
+    from kgqa.core.config import Settings
+
+    settings = Settings() if args.external else settings_for(args.kg, args)
+    store = Path(settings.data_dir) / "cache" / "chain-vectors.sqlite"
     if not args.keep_chain_store:
         for f in (store, store.with_name(store.name + "-wal"), store.with_name(store.name + "-shm")):
             f.unlink(missing_ok=True)
-    server = LocalNeo4j(settings_for(args.kg, args))
-    server.start(wait_s=300)
+    server = LocalNeo4j(settings)
+    if not args.external:
+        server.start(wait_s=300)
     load0 = os.getloadavg()
     reps: dict[str, list[dict]] = {k: [] for k in states}
     try:
@@ -332,12 +353,14 @@ def main() -> None:
                 reps[name].append(run_state(states[name][0], args, env, pid, states[name][1]))
                 print(f"  round {rnd + 1} · {name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     finally:
-        server.stop()
+        if not args.external:
+            server.stop()
     load1 = os.getloadavg()
     print(f"bench.ask_latency · {args.kg} KG · {', '.join(methods)} defaults, the reader on, graph-only · "
-          f"encoder backend {env.get('KGQA_ENCODER_BACKEND', 'auto')} · demo set from its images"
-          f"{' (images kept between questions)' if args.same_image else ' (each image new to the process)'}, "
-          f"4-hop set gold start · {args.rounds} round(s), one fresh process per state per round · torch threads 1 · "
+          f"encoder backend {env.get('KGQA_ENCODER_BACKEND', 'auto')} · "
+          + (f"demo set from its images{' (images kept between questions)' if args.same_image else ' (each image new to the process)'}, "
+             if args.demo else "")
+          + f"{args.questions or '4-hop set'} gold start ('4hop' below) · {args.rounds} round(s), one fresh process per state per round · torch threads 1 · "
           f"{os.cpu_count()} CPUs shared · load average {load0[0]:.2f} before, {load1[0]:.2f} after")
     for name, rs in reps.items():
         if rs[0]["missing"]:
