@@ -120,6 +120,31 @@ def test_one_ask_encodes_each_chain_text_once():
     assert ruled and len(ruled) == len(set(ruled))
 
 
+def test_a_second_process_encodes_only_the_question_chains_and_end_kinds_are_kept():
+    """The same ask again with a new reader over the same store (a new `kgqa ask` process): the relation chains and
+    the ends' kinds (what kind of thing each end is, read against the question) come from the store; the reader
+    encodes the question alone."""
+    pytest.importorskip("torch")
+    from pathlib import Path
+
+    from kgqa.models.heads.chain_reader import ChainReader, _torch_reader, read_meta
+
+    ck = Path(__file__).resolve().parents[2] / "data" / "demo" / "paths" / "chain-reader.safetensors"
+    vp, g, _ = make(llm_steps="none", reader_checkpoint=str(ck))
+    meta = read_meta(ck)
+    model = _torch_reader(ck, meta, True)
+    read: list[str] = []
+    for _ in range(2):
+        reader = ChainReader(model, meta, dict(g.relations), {}, store=vp.kg.chain_vectors, checkpoint_key="test")
+        forward = reader._encode
+        reader._encode = lambda texts, forward=forward: (read.extend(texts), forward(texts))[1]
+        vp.reader = type("Slot", (), {"get": lambda self, r=reader: r, "error": None, "path": ck})()
+        read.clear()
+        run = vp.run(Q2HOP, object())
+    assert run.reader and run.answer
+    assert read == [Q2HOP], read
+
+
 def test_a_kg_without_a_data_dir_keeps_its_vectors_to_itself():
     g = FakeGraph({}, {}, [])
     one, two = KG(g, BagOfWordsEncoder()), KG(g, BagOfWordsEncoder())

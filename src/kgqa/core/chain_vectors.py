@@ -10,7 +10,8 @@ least recently used go first). Both are keyed by the encoder's identity as well 
 runtime) never read each other's vectors, nor a retrained reader its predecessor's. A text is encoded at most
 once per identity while its vector is kept.
 
-Questions, names and other texts never go to the file: only chain texts, which name relations of the graph.
+Questions never go to the file: only texts of the graph, relation chains and what kind of thing an end entity is
+(its classes, or the start of its description: the chain reader reads them against the question's answer kind).
 A file that cannot be opened or written (a read-only data dir, a damaged file) leaves the memory LRU alone
 working, for the rest of the process."""
 

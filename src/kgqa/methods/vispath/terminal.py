@@ -222,7 +222,7 @@ def kind_scores(reader, kg, question: str, paths) -> dict[str, float]:
     if not reached_by:
         return {}
     text = kg.kind_texts(reached_by)
-    s = reader.score_texts(question, [text[e] for e in reached_by])
+    s = reader.score_texts(question, [text[e] for e in reached_by], kept=True)      # the graph's texts: kept
     return {e: float(v) for e, v in zip(reached_by, s)}
 
 

@@ -136,14 +136,15 @@ class ChainReader:
         each chain text once while the store keeps it (across questions and processes), a cross-encoder reads
         each distinct (question, chain) once per process (an LRU of ``CACHE`` pairs)."""
         texts = [self.chain_text(c) for c in chains]
-        return self.score_texts(question, texts, chains=True)
+        return self.score_texts(question, texts, kept=True)
 
-    def score_texts(self, question: str, texts: Sequence[str], chains: bool = False) -> np.ndarray:
-        """The reader's logit for each text under ``question``; ``chains``: the texts are relation chains."""
+    def score_texts(self, question: str, texts: Sequence[str], kept: bool = False) -> np.ndarray:
+        """The reader's logit for each text under ``question``; ``kept``: the texts are the graph's (relation chains,
+        what kind of thing an entity is), whose vectors the store keeps across questions and processes."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
         if self.arch == "bi":
-            return self._score_bi(question, texts, chains)
+            return self._score_bi(question, texts, kept)
         import torch
 
         with self._lock:
@@ -186,9 +187,9 @@ class ChainReader:
             return np.asarray(self.ce.encode(texts, batch_size=self.batch, normalize_embeddings=True,
                                              convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
 
-    def _score_bi(self, question: str, texts: Sequence[str], chains: bool = False) -> np.ndarray:
+    def _score_bi(self, question: str, texts: Sequence[str], kept: bool = False) -> np.ndarray:
         q = self._vectors([question])[0]
-        if chains and self.store is not None:
+        if kept and self.store is not None:
             found = self.store.lookup(self.identity, texts, self._vectors)
             with self._lock:                # one vector per text whichever way it is asked for next
                 for t, v in found.items():
