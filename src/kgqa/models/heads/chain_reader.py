@@ -362,6 +362,20 @@ def checkpoint_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+#: VisPath's terminal features put the reader's logit on this scale (``feature = logit / TERMINAL_SCALE``)
+TERMINAL_SCALE = 20.0
+
+
+def log_chain_ends(chains: Sequence, ends: Sequence) -> np.ndarray:
+    """log k per item: k = the distinct ends among the items with its relation chain (``chains[i]`` a hashable
+    chain, ``ends[i]`` the entity it reaches). A chain's score is the chain's, not an entity's: a chain that
+    reaches k entities is a k-way guess, and VisPath's and GraSP's rankings share its probability among them."""
+    reached: dict = {}
+    for c, e in zip(chains, ends):
+        reached.setdefault(c, set()).add(e)
+    return np.log(np.asarray([len(reached[c]) for c in chains], dtype=np.float64))
+
+
 def fitted_weight_ratio(checkpoint: Path, feature: str) -> float | None:
     """The weight `kgqa train terminal` fitted for ``feature`` over the one it fitted for the reader's logit, from
     the weights file beside ``checkpoint`` (``terminal_weights_path``); None when there is no such file, it does
@@ -378,4 +392,4 @@ def fitted_weight_ratio(checkpoint: Path, feature: str) -> float | None:
 
 
 __all__ += ["ReaderSlot", "default_chain_reader_checkpoint", "CHECKPOINT_NAME", "terminal_weights_path",
-            "checkpoint_sha256", "fitted_weight_ratio"]
+            "checkpoint_sha256", "fitted_weight_ratio", "log_chain_ends", "TERMINAL_SCALE"]
