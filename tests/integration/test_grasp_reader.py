@@ -80,3 +80,17 @@ def test_a_4_hop_question_naming_a_kind_is_answered_by_an_entity_of_it_not_by_th
     ans = grasp().answer(q["question"], entity_id=q["topic"]["id"])
     classes = {"Q6256", "Q3624078"}                        # the demo KG's class nodes *country*, *sovereign state*
     assert ans.answer_id == q["answer_id"] and ans.answer_id not in classes, (ans.answer, ans.stop_reason)
+
+
+@pytest.mark.parametrize("qid", ["h4-004", "h4-006", "h4-013"])
+def test_grasp_answers_the_end_the_question_walks_to_with_the_chain_it_read_as_evidence(grasp, qid):
+    """The answer is the end of the 4-fact chain the question walks, not the entity one hop short of it on the same
+    path, and GraSP's first evidence path is that chain (the one the reader read for the answer), so the eval's
+    gold-path column checks what GraSP chose."""
+    from kgqa.core.result import PathEvidence
+
+    q = demo_question(qid)
+    ans = grasp().answer(q["question"], entity_id=q["topic"]["id"])
+    assert ans.answer_id == q["answer_id"] and ans.answer_id != q["path"][-1][0], (ans.answer, ans.stop_reason)
+    first = next(e for e in ans.evidence if isinstance(e, PathEvidence))
+    assert [[s.head_id, s.relation_id, s.tail_id] for s in first.steps] == q["path"]

@@ -120,6 +120,7 @@ class GraSP(BaseMethod):
                 self.opt = trained_extraction(self.opt, self.checkpoint)      # the subgraphs the head learned on
         self._encoder = None
         self._kind: float | None = None
+        self._split: float | None = None
         self._refused: str | None = None     # why the node head is not used (trained on another KG)
         self.reader = (ReaderSlot(self.kg, self.settings, self.opt.reader_checkpoint)
                        if self.variant == "nodes" and self.opt.ranker in ("auto", "reader") and not for_training
@@ -173,12 +174,15 @@ class GraSP(BaseMethod):
                 break
             t1 = time.perf_counter()
             if self.variant == "nodes":                        # the node-scoring head is LLM_select
-                rnd.scores = self.score_nodes(sub, q_vec, visited, run)
+                rnd.scores = self.score_nodes(sub, q_vec, visited, run, rnd.walks)
                 if reader is not None:                # the chain reader ranks the nodes (ours)
                     from kgqa.methods.grasp.reader import reader_ranking
 
-                    rnd.scores = reader_ranking(reader, question, sub, rnd.scores, o.reader_head_weight, self.kg,
-                                                self.kind_weight(), set(sum(self.kg.type_relations(), [])))
+                    rnd.walks.clear()
+                    rnd.scores = reader_ranking(reader, question, sub, rnd.scores, o.reader_head_weight,
+                                                self.kg if o.ends_split or self.kind_weight() else None,
+                                                self.kind_weight(), set(sum(self.kg.type_relations(), [])),
+                                                self.split_units(), rnd.walks)
                     rnd.ranked_by = "chain reader"
                 # the reader reads the kind asked for itself (reader_kind_weight): no word typing under it
                 typing = (self.answer_typed(question, query.image is not None, rnd.scores)
@@ -202,8 +206,8 @@ class GraSP(BaseMethod):
                 run.fell_back(f"round {t}: no node of the subgraph besides the visited topics", "graph")
                 rnd.decision = "no candidates"
                 break
-            for nid in rnd.selected:
-                chain = sub.path_to(nid)
+            for nid in rnd.selected:               # the chain a node was ranked by, else the shortest one
+                chain = rnd.walks.get(nid) or sub.path_to(nid)
                 if chain:
                     evidence.append(to_path_evidence(chain, sub.names, self.relation_names(), t, len(evidence) + 1,
                                                      start=sub.topic_id))
@@ -293,8 +297,20 @@ class GraSP(BaseMethod):
             self._kind = max(fitted_weight_ratio(self.reader.path, "kind") or 0.0, 0.0)
         return self._kind
 
+    def split_units(self) -> float:
+        """``ends_split``: what a chain reaching k nodes loses per log k, in the reader's logits (one log-unit of
+        VisPath's terminal ranking with the weights fitted for the reader: ``chain_reader.ends_split_units``); 0
+        when off."""
+        if not self.opt.ends_split:
+            return 0.0
+        if self._split is None:
+            from kgqa.models.heads.chain_reader import ends_split_units
+
+            self._split = ends_split_units(self.reader.path)
+        return self._split
+
     def score_nodes(self, sub: Subgraph, q_vec: np.ndarray, visited: set[str],
-                    run: GraSPRun | None = None) -> list[tuple[str, float]]:
+                    run: GraSPRun | None = None, walks: dict | None = None) -> list[tuple[str, float]]:
         """(node id, p) of G_t's nodes by the node-scoring head, best first, visited topics left out. A head
         trained on another KG (``nodes.load_head`` refuses it) is not used: the nodes are ranked by how well the
         relation chains reaching them read against the question (``nodes.chain_text_ranking``, relation names'
@@ -312,7 +328,7 @@ class GraSP(BaseMethod):
                               "checkpoint")
             if run is not None and run.rounds:
                 run.rounds[-1].ranked_by = "relation chains"
-            return chain_text_ranking(sub, q_vec, self.kg, visited | {sub.topic_id})
+            return chain_text_ranking(sub, q_vec, self.kg, visited | {sub.topic_id}, self.opt.ends_split, walks)
         probs = node_probabilities(head, graph_tensors(self, sub, q_vec, with_paths=bool(head.path_features)))
         return ranked(sub.node_ids, probs, visited | {sub.topic_id})
 

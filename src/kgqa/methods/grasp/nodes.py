@@ -17,6 +17,7 @@ demo, a user's document KGs beside it) is accepted.
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 
 import numpy as np
@@ -122,27 +123,83 @@ def ranked(node_ids: list[str], probs: np.ndarray, exclude: set[str]) -> list[tu
     return [(node_ids[i], float(probs[i])) for i in order if node_ids[i] not in exclude]
 
 
-def chain_text_ranking(sub, q_vec: np.ndarray, kg, exclude: set[str]) -> list[tuple[str, float]]:
-    """(node id, score) best first, ``exclude`` left out, without a trained head: a node scores the best cosine
-    of the question with the normalised sum of the relation-name vectors of a chain of ≤ 3 facts reaching it
-    (``subgraph.best_chains``, the node head's own path feature), ties broken by the best sum of the chain's
-    cosines, then by node order. Relation names' vectors only, so it reads any KG (ours: what GraSP ranks
-    with when its node head was trained on another KG and no chain reader fits)."""
-    from kgqa.methods.grasp.subgraph import best_chains
+def text_chains(sub, q_vec: np.ndarray, kg, max_len: int = 3) -> dict[str, dict[tuple, tuple]]:
+    """node → {chain ((relation id, +1 along the fact / −1 against it) per step): (cos of the question with the
+    normalised sum of the chain's relation-name vectors, the sum of the steps' cosines, the facts of the first walk
+    with it)}, over the walks of ≤ ``max_len`` facts from the topic (either direction, no node twice, never back
+    against the relation just walked, at most ``subgraph.WALK_BUDGET`` steps: ``subgraph.best_chains``' walks)."""
+    from kgqa.methods.grasp.subgraph import WALK_BUDGET, chain_terms
 
     rel_ids = list(dict.fromkeys(f.relation_id for f in sub.facts))
     if not rel_ids:
-        return []
+        return {}
     relations = kg.relations()
     emb = []
     for r in rel_ids:
         name, vec = relations.get(r, (r, None))
         emb.append(np.asarray(vec if vec is not None else kg.embed([name])[0], dtype=np.float32))
-    walks = best_chains(sub, q_vec, {r: k for k, r in enumerate(rel_ids)}, np.stack(emb))
+    index = {r: k for k, r in enumerate(rel_ids)}
+    cos, gram = chain_terms(np.stack(emb), q_vec)
+    at: dict[str, list] = {}
+    for f in sub.facts:
+        at.setdefault(f.head_id, []).append((f.tail_id, f, 1))
+        at.setdefault(f.tail_id, []).append((f.head_id, f, -1))
+    found: dict[str, dict[tuple, tuple]] = {}
+    budget = [WALK_BUDGET]
+
+    def walk(node: str, seen: set[str], chain: tuple, facts: tuple, total: float, sq: float) -> None:
+        for nxt, f, d in at.get(node, ()):
+            r = index[f.relation_id]
+            if nxt in seen or budget[0] <= 0 or (chain and chain[-1] == (f.relation_id, -d)):
+                continue
+            budget[0] -= 1
+            t = total + cos[r]
+            n2 = sq + 2.0 * sum(gram[index[c]][r] for c, _ in chain) + gram[r][r]
+            c, w = chain + ((f.relation_id, d),), facts + (f,)
+            found.setdefault(nxt, {}).setdefault(c, (t / math.sqrt(n2) if n2 > 0 else 0.0, t, w))
+            if len(c) < max_len:
+                seen.add(nxt)
+                walk(nxt, seen, c, w, t, n2)
+                seen.discard(nxt)
+
+    walk(sub.topic_id, {sub.topic_id}, (), (), 0.0, 0.0)
+    return found
+
+
+def chain_text_ranking(sub, q_vec: np.ndarray, kg, exclude: set[str], ends_split: bool = False,
+                       walks: dict | None = None) -> list[tuple[str, float]]:
+    """(node id, score) best first, ``exclude`` left out, without a trained head: a node scores the best cosine
+    of the question with the normalised sum of the relation-name vectors of a chain of ≤ 3 facts reaching it
+    (``text_chains``, the node head's own path feature), ties broken by the best sum of the chain's
+    cosines, then by node order. Relation names' vectors only, so it reads any KG (ours: what GraSP ranks
+    with when its node head was trained on another KG and no chain reader fits).
+    ``ends_split``: a chain that reaches k of the nodes counts log k / ``TERMINAL_SCALE`` less for each (VisPath's
+    ``ends_split`` with the fixed sum, a cosine read as logit / ``TERMINAL_SCALE``), and what kind of thing a node
+    is (``KG.kind_texts``: its classes or description, else the relation reaching it) breaks a tie, by its cosine
+    with the question. ``walks``, when given, is filled with node → the facts of the chain read for it."""
+    from kgqa.models.heads.chain_reader import TERMINAL_SCALE, log_chain_ends
+
+    reached = text_chains(sub, q_vec, kg)
     ids = [n for n in sub.node_ids if n not in exclude]
-    order = sorted(range(len(ids)), key=lambda k: (-walks.get(ids[k], (0.0, -1.0, 0))[1],
-                                                   -walks.get(ids[k], (0.0, -1.0, 0))[0], k))
-    return [(ids[k], max(walks.get(ids[k], (0.0, 0.0, 0))[1], 0.0)) for k in order]
+    pairs = [(n, c) for n in ids for c in reached.get(n, ())]
+    shared = {}
+    if ends_split and pairs:
+        logk = log_chain_ends([c for _, c in pairs], [n for n, _ in pairs]) / TERMINAL_SCALE
+        shared = dict(zip(pairs, logk))
+    best = {n: max(reached[n], key=lambda c: (reached[n][c][0] - shared.get((n, c), 0.0), reached[n][c][1]))
+            for n in ids if reached.get(n)}
+    score = {n: reached[n][c][0] - shared.get((n, c), 0.0) for n, c in best.items()}
+    kind: dict[str, float] = {}
+    if ends_split and best:
+        text = kg.kind_texts({n: c[-1][0] for n, c in best.items()})
+        vecs = kg.embed([text[n] for n in best])
+        kind = dict(zip(best, (float(x) for x in vecs @ np.asarray(q_vec, dtype=np.float32))))
+    pos = {n: k for k, n in enumerate(ids)}
+    order = sorted(ids, key=lambda n: (n not in best, -score.get(n, 0.0), -kind.get(n, 0.0),
+                                       -(reached[n][best[n]][1] if n in best else 0.0), pos[n]))
+    if walks is not None:
+        walks.update({n: list(reached[n][c][2]) for n, c in best.items()})
+    return [(n, max(reached[n][best[n]][0], 0.0) if n in best else 0.0) for n in order]
 
 
 def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool) -> str | None:
@@ -210,4 +267,4 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
     return top
 
 
-__all__ = ["HeadForAnotherKG", "chain_text_ranking", "EXTRACTION", "trained_extraction", "kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]
+__all__ = ["HeadForAnotherKG", "chain_text_ranking", "text_chains", "EXTRACTION", "trained_extraction", "kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]

@@ -66,6 +66,10 @@ class GraSPOptions(BaseModel):
                             "node's score (0: off); auto = the ratio of the kind and reader weights that `kgqa train "
                             "terminal` fitted for the reader on the KG's generated questions (<reader>.terminal."
                             "json), 0 when none was fitted for it")
+    ends_split: bool = Field(True, description="ranker=reader or relation chains: a chain's score is shared among "
+                             "the nodes it reaches (a chain that reaches k nodes is a k-way guess: log k less, in "
+                             "the units VisPath's terminal selection ranks in), and the answer's kind breaks a tie "
+                             "between ends of one chain")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
     text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "

@@ -14,34 +14,42 @@ from __future__ import annotations
 
 import math
 
+from kgqa.models.heads.chain_reader import log_chain_ends
+
 MAX_LEN = 4
 CHAINS_PER_NODE = 12
 WALK_BUDGET = 20_000
 
 
-def forward_chains(sub, max_len: int = MAX_LEN) -> dict[str, list[tuple[str, ...]]]:
-    """node id → the distinct relation chains (relation ids, topic first) of walks from the topic along the
-    facts' direction, no node twice, at most ``CHAINS_PER_NODE`` per node and ``WALK_BUDGET`` steps in all."""
-    out_edges: dict[str, list[tuple[str, str]]] = {}
+def forward_walks(sub, max_len: int = MAX_LEN) -> dict[str, dict[tuple[str, ...], tuple]]:
+    """node id → {relation chain (relation ids, topic first): the facts of the first walk found with it}, over the
+    walks from the topic along the facts' direction, no node twice, at most ``CHAINS_PER_NODE`` chains per node
+    and ``WALK_BUDGET`` steps in all."""
+    out_edges: dict[str, list] = {}
     for f in sub.facts:
-        out_edges.setdefault(f.head_id, []).append((f.relation_id, f.tail_id))
-    found: dict[str, list[tuple[str, ...]]] = {}
+        out_edges.setdefault(f.head_id, []).append(f)
+    found: dict[str, dict[tuple[str, ...], tuple]] = {}
     budget = WALK_BUDGET
-    level = [(sub.topic_id, (), frozenset([sub.topic_id]))]
+    level = [(sub.topic_id, (), (), frozenset([sub.topic_id]))]
     for _ in range(max_len):
         nxt = []
-        for node, chain, seen in level:
-            for rid, tail in out_edges.get(node, ()):
-                if tail in seen or budget <= 0:
+        for node, chain, walk, seen in level:
+            for f in out_edges.get(node, ()):
+                if f.tail_id in seen or budget <= 0:
                     continue
                 budget -= 1
-                c = chain + (rid,)
-                have = found.setdefault(tail, [])
+                c, w = chain + (f.relation_id,), walk + (f,)
+                have = found.setdefault(f.tail_id, {})
                 if c not in have and len(have) < CHAINS_PER_NODE:
-                    have.append(c)
-                nxt.append((tail, c, seen | {tail}))
+                    have[c] = w
+                nxt.append((f.tail_id, c, w, seen | {f.tail_id}))
         level = nxt
     return found
+
+
+def forward_chains(sub, max_len: int = MAX_LEN) -> dict[str, list[tuple[str, ...]]]:
+    """node id → the distinct relation chains of ``forward_walks`` that reach it."""
+    return {n: list(w) for n, w in forward_walks(sub, max_len).items()}
 
 
 def chain_order(reader, question: str, cands: list, chain_of: dict[str, tuple[str, ...]]) -> list:
@@ -71,7 +79,8 @@ def class_nodes(sub, best_chain: dict[str, tuple[str, ...]], type_relations: set
 
 def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, float]],
                    head_weight: float = 0.0, kg=None, kind_weight: float = 0.0,
-                   type_relations: set[str] | None = None) -> list[tuple[str, float]]:
+                   type_relations: set[str] | None = None, ends_split: float = 0.0,
+                   walks: dict | None = None) -> list[tuple[str, float]]:
     """(node id, score) best first over the nodes of ``head_scores`` (the head's ranking, visited topics already
     out), by the reader's best logit over the forward chains reaching each node; the score shown is that chain's
     cosine for a bi-encoder reader (logit / scale), σ(logit) for a cross-encoder. A node no forward chain
@@ -79,18 +88,28 @@ def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, floa
     its best logit + w × ln(head probability) instead (the head's view of the subgraph's topology weighed in).
     ``kind_weight`` k > 0 (with ``kg``) adds k × the reader's logit of the question against what kind of thing the
     node is (its classes or description in the KG, else the last relation of its best chain: ``KG.kind_texts``),
-    so a currency outranks a language for "what currency …" (VisPath's terminal selection reads the same).
+    so a currency outranks a language for "what currency …" (VisPath's terminal selection reads the same); with
+    ``kg``, that kind also breaks a tie (two ends of one chain, which the chain's score cannot tell apart), before
+    the head's probability.
+    ``ends_split`` s > 0: a chain's logit is the chain's, not an entity's, so a chain that reaches k of the nodes
+    is a k-way guess and counts s × log k less for each of them (VisPath's ``ends_split``: s is one log-unit of
+    its ranking softmax in logits, ``GraSP.split_units``).
     ``type_relations`` (the KG's ``instance of`` / ``subclass of`` ids): a class reached by such a step is an answer
     only when the question asks for a class, i.e. the reader reads the chain with that last step better than the
     chain stopped before it ("What is that currency instance of?"); otherwise it ranks after the reached nodes, as
     a node no chain reaches ("Which sovereign state …" asks for a sovereign state, not the class *sovereign
-    state*)."""
-    chains = forward_chains(sub)
+    state*).
+    ``walks``, when given, is filled with node → the facts of the chain the ranking read for it (GraSP's evidence)."""
+    reached = forward_walks(sub)
     ids = [n for n, _ in head_scores]
-    flat = sorted({c for n in ids for c in chains.get(n, ())})
+    pairs = [(n, c) for n in ids for c in reached.get(n, ())]
+    flat = sorted({c for _, c in pairs})
     logit = dict(zip(flat, (float(x) for x in reader.score(question, flat)))) if flat else {}
+    shared = {}
+    if ends_split and pairs:
+        shared = dict(zip(pairs, ends_split * log_chain_ends([c for _, c in pairs], [n for n, _ in pairs])))
     head = dict(head_scores)
-    best_chain = {n: max(chains[n], key=lambda c: logit[c]) for n in ids if chains.get(n)}
+    best_chain = {n: max(reached[n], key=lambda c: logit[c] - shared.get((n, c), 0.0)) for n in ids if reached.get(n)}
     stopped = class_nodes(sub, best_chain, type_relations or set())
     short = sorted(set(stopped.values()) - set(logit))
     if short:
@@ -98,23 +117,25 @@ def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, floa
     for n, c in stopped.items():
         if logit[best_chain[n]] <= logit[c]:         # the question does not walk the class step: not an answer
             del best_chain[n]
-    best = {n: (logit[best_chain[n]] if n in best_chain else None) for n in ids}
     kind: dict[str, float] = {}
-    if kind_weight and kg is not None and best_chain:
+    if kg is not None and best_chain:
         text = kg.kind_texts({n: c[-1] for n, c in best_chain.items()})
         kind = dict(zip(best_chain, (float(x) for x in reader.score_texts(question, [text[n] for n in best_chain]))))
-    rank = {n: (v + head_weight * math.log(max(head[n], 1e-9)) + kind_weight * kind.get(n, 0.0)
-                if v is not None and (head_weight or kind) else v) for n, v in best.items()}
+    rank = {n: (logit[c] - shared.get((n, c), 0.0) + head_weight * math.log(max(head[n], 1e-9))
+                + kind_weight * kind.get(n, 0.0)) for n, c in best_chain.items()}
     pos = {n: k for k, n in enumerate(ids)}
-    order = sorted(ids, key=lambda n: (rank[n] is None, -(rank[n] or 0.0), -head[n], pos[n]))
+    order = sorted(ids, key=lambda n: (n not in rank, -rank.get(n, 0.0), -kind.get(n, 0.0), -head[n], pos[n]))
+    if walks is not None:
+        walks.update({n: list(reached[n][c]) for n, c in best_chain.items()})
     bi = getattr(reader, "arch", "cross") == "bi"
 
-    def shown(v: float | None) -> float:
-        if v is None:
+    def shown(n: str) -> float:
+        if n not in best_chain:
             return 0.0
+        v = logit[best_chain[n]]
         return v / getattr(reader, "scale", 20.0) if bi else 1.0 / (1.0 + math.exp(-v))
 
-    return [(n, shown(best[n])) for n in order]
+    return [(n, shown(n)) for n in order]
 
 
-__all__ = ["forward_chains", "chain_order", "class_nodes", "reader_ranking", "MAX_LEN"]
+__all__ = ["forward_walks", "forward_chains", "chain_order", "class_nodes", "reader_ranking", "MAX_LEN"]

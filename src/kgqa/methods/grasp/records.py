@@ -31,6 +31,8 @@ class Round:
     # the question names no type, no node has type evidence, or none has the answer's type while some have none;
     # []: every node is typed as something else)
     typed: list[str] | None = None
+    # node id → the facts of the chain the ranking read for it (chain reader, relation chains): its evidence
+    walks: dict[str, list] = field(default_factory=dict)
     ranked_by: str = "node head"     # who ranked the nodes: node head, chain reader, relation chains (head refused)
     seconds: dict[str, float] = field(default_factory=dict)
 

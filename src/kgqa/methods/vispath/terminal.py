@@ -48,13 +48,13 @@ from pathlib import Path
 import numpy as np
 
 from kgqa.core.errors import InvalidInput
-from kgqa.models.heads.chain_reader import checkpoint_sha256, terminal_weights_path
+from kgqa.models.heads.chain_reader import TERMINAL_SCALE, checkpoint_sha256, log_chain_ends, terminal_weights_path
 
 FORMAT = "kgqa-vispath-terminal/1"
 FEATURES = ("reader", "rules", "typing", "depth_gap", "len1", "len2", "len3", "len4", "kind")
 #: the features of a weights file written before ``kind`` (it loads with a zero weight for ``kind``)
 FEATURES_V1 = FEATURES[:8]
-SCALE = 20.0
+SCALE = TERMINAL_SCALE
 L2_GRID = (1e-3, 1e-2, 1e-1, 1.0)
 
 
@@ -74,12 +74,9 @@ def feature_rows(paths, typing: dict[int, float], depth_range: tuple[int, int] |
 
 
 def chain_ends(paths) -> np.ndarray:
-    """log k per path: k = the distinct end entities that the paths with its relation chain reach."""
-    chains = [tuple(e.relation_id for e in p.edges) for p in paths]
-    ends: dict[tuple, set] = {}
-    for c, p in zip(chains, paths):
-        ends.setdefault(c, set()).add(p.end_id)
-    return np.log(np.asarray([len(ends[c]) for c in chains], dtype=np.float64))
+    """log k per path: k = the distinct end entities that the paths with its relation chain reach
+    (``chain_reader.log_chain_ends``, which GraSP shares)."""
+    return log_chain_ends([tuple(e.relation_id for e in p.edges) for p in paths], [p.end_id for p in paths])
 
 
 def split_offset(log_ends: np.ndarray, learned: bool) -> np.ndarray:

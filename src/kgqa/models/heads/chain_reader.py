@@ -363,20 +363,51 @@ def checkpoint_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def fitted_weight_ratio(checkpoint: Path, feature: str) -> float | None:
-    """The weight `kgqa train terminal` fitted for ``feature`` over the one it fitted for the reader's logit, from
-    the weights file beside ``checkpoint`` (``terminal_weights_path``); None when there is no such file, it does
-    not name both features, the reader's weight is not positive, or it was fitted for another reader (SHA-256)."""
+#: VisPath's terminal features put the reader's logit on this scale (``feature = logit / TERMINAL_SCALE``)
+TERMINAL_SCALE = 20.0
+
+
+def log_chain_ends(chains: Sequence, ends: Sequence) -> np.ndarray:
+    """log k per item: k = the distinct ends among the items with its relation chain (``chains[i]`` a hashable
+    chain, ``ends[i]`` the entity it reaches). A chain's score is the chain's, not an entity's: a chain that
+    reaches k entities is a k-way guess, and VisPath's and GraSP's rankings share its probability among them."""
+    reached: dict = {}
+    for c, e in zip(chains, ends):
+        reached.setdefault(c, set()).add(e)
+    return np.log(np.asarray([len(reached[c]) for c in chains], dtype=np.float64))
+
+
+def fitted_weights(checkpoint: Path) -> dict[str, float] | None:
+    """feature → the weight `kgqa train terminal` fitted for it, from the weights file beside ``checkpoint``
+    (``terminal_weights_path``); None when there is no such file, it is unreadable, or it was fitted for another
+    reader (SHA-256)."""
     try:
         body = json.loads(terminal_weights_path(checkpoint).read_text(encoding="utf-8"))
         w = dict(zip(body["features"], (float(x) for x in body["weights"])))
         digest = checkpoint_sha256(checkpoint)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if body.get("reader_sha256") != digest or w.get("reader", 0.0) <= 0 or feature not in w:
+    return w if body.get("reader_sha256") == digest else None
+
+
+def fitted_weight_ratio(checkpoint: Path, feature: str) -> float | None:
+    """The weight `kgqa train terminal` fitted for ``feature`` over the one it fitted for the reader's logit
+    (``fitted_weights``); None when there are none, they do not name both features, or the reader's weight is not
+    positive."""
+    w = fitted_weights(checkpoint)
+    if w is None or w.get("reader", 0.0) <= 0 or feature not in w:
         return None
     return w[feature] / w["reader"]
 
 
+def ends_split_units(checkpoint: Path) -> float:
+    """One log-unit of VisPath's terminal ranking, in the reader's logits: what a chain reaching k ends loses per
+    log k (VisPath's ``ends_split``). With weights fitted for the reader the ranking is X·w, the reader's feature
+    being logit / ``TERMINAL_SCALE``: ``TERMINAL_SCALE`` / its weight; without, the ranking is the logits: 1."""
+    w = fitted_weights(checkpoint)
+    r = (w or {}).get("reader", 0.0)
+    return TERMINAL_SCALE / r if r > 0 else 1.0
+
+
 __all__ += ["ReaderSlot", "default_chain_reader_checkpoint", "CHECKPOINT_NAME", "terminal_weights_path",
-            "checkpoint_sha256", "fitted_weight_ratio"]
+            "checkpoint_sha256", "fitted_weights", "fitted_weight_ratio", "ends_split_units", "log_chain_ends", "TERMINAL_SCALE"]
