@@ -120,7 +120,8 @@ def reader_ranking(reader, question: str, sub, head_scores: list[tuple[str, floa
     kind: dict[str, float] = {}
     if kg is not None and best_chain:
         text = kg.kind_texts({n: c[-1] for n, c in best_chain.items()})
-        kind = dict(zip(best_chain, (float(x) for x in reader.score_texts(question, [text[n] for n in best_chain]))))
+        kinds = reader.score_texts(question, [text[n] for n in best_chain], kept=True)     # the graph's texts: kept
+        kind = dict(zip(best_chain, (float(x) for x in kinds)))
     rank = {n: (logit[c] - shared.get((n, c), 0.0) + head_weight * math.log(max(head[n], 1e-9))
                 + kind_weight * kind.get(n, 0.0)) for n, c in best_chain.items()}
     pos = {n: k for k, n in enumerate(ids)}
