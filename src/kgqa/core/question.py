@@ -5,7 +5,7 @@
 fallbacks when it does not answer usably: the topic mention from capitalised words, the question's
 content-word phrases (candidates for relation mentions), the tokens that name or point at entities,
 the type nouns the answer typing reads, and the greedy phrase-to-relation matching of the
-non-LLM relation sketch (``Scorer.relation_sketch`` supplies the relation vectors).
+non-LLM relation sketch (``kgqa.core.sketch.relation_sketch`` supplies the relation vectors).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kgqa.core.result import Fallback, Step
+from kgqa.core.sketch import RelationSketch
 
 
 @dataclass
@@ -71,79 +72,6 @@ class HopRecord:
     evidence: str = ""                   # z_i
     answerable: bool | None = None       # η_i (None: not checked)
     candidate_answer: str = ""           # A_i
-
-
-@dataclass
-class RelationSketch:
-    """The non-LLM sketch of one question (``Scorer.relation_sketch``): what the question's phrases name."""
-
-    intent: str = ""                      # the relations matched greedily, joined ("" when none matched)
-    scores: dict[str, float] = field(default_factory=dict)   # relation id → best cos over the phrases
-    depth: tuple[int, int] | None = None  # (lo, hi) hops: one per matched relation, type nouns optional
-    phrases: list[tuple[int, int, str]] = field(default_factory=list)
-    columns: dict[str, int] = field(default_factory=dict)    # relation id → column of ``sims``
-    sims: np.ndarray | None = None        # phrases × relations cosines, a type noun's row halved
-    # phrases of the answer's type noun ("In which *city* …"): it describes the answer, so it can name only
-    # the relation of a path's last edge, the one that reaches the answer
-    last_only: set[int] = field(default_factory=set)
-    # the pairing of each relation chain met so far (it depends on the path's relations only; a hop's candidates
-    # at a hub share a few chains among hundreds of paths)
-    _paired: dict[tuple[str, ...], list[tuple[int, int, float]]] = field(default_factory=dict, repr=False,
-                                                                        compare=False)
-
-    def pairs(self, path: "ReasoningPath") -> list[tuple[int, int, float]]:
-        """(edge index, phrase index, cos) pairs, edges and question phrases paired one to one (best pair
-        first, a phrase's tokens used once; a type noun's match counts half, see ``mention_tokens``; the
-        answer's type noun pairs only with the last edge, ``last_only``). Read only: one list per chain."""
-        chain = tuple(e.relation_id for e in path.edges)
-        if chain not in self._paired:
-            self._paired[chain] = self._pair(path)
-        return self._paired[chain]
-
-    def _pair(self, path: "ReasoningPath") -> list[tuple[int, int, float]]:
-        order = sorted(((float(self.sims[a, self.columns[e.relation_id]]), k, a) for k, e in enumerate(path.edges)
-                        if e.relation_id in self.columns for a in range(len(self.phrases))),
-                       key=lambda x: (-x[0], x[1], x[2]))
-        used_edges: set[int] = set()
-        used_tokens: set[int] = set()
-        out = []
-        last = len(path.edges) - 1
-        for sim, k, a in order:
-            span = set(range(self.phrases[a][0], self.phrases[a][1]))
-            if k in used_edges or span & used_tokens or (a in self.last_only and k != last):
-                continue
-            used_edges.add(k)
-            used_tokens |= span
-            out.append((k, a, sim))
-        return out
-
-    def alignment(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None) -> float:
-        """Mean over the path's edges of cos(relation, phrase) under ``pairs`` (computed when not given);
-        an edge left without a phrase counts 0."""
-        pairs = self.pairs(path) if pairs is None else pairs
-        return sum(max(sim, 0.0) for _, _, sim in pairs) / max(1, len(path.edges))
-
-    def coverage(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None,
-                 min_cos: float = 0.0, edge_cost: float = 0.01) -> float:
-        """How much of what the question names the path covers: the sum over the path's edges of
-        cos(relation, phrase) under ``pairs`` where it reaches ``min_cos`` (a type noun's counts half), less
-        ``edge_cost`` per edge, so that of two paths covering as much the shorter ranks first, and an edge
-        whose phrase match is weaker than ``edge_cost`` does not pay for its hop. Unlike ``alignment``
-        (a mean), a path that stops a relation short of the question scores below the one that covers it
-        ("the continent of the country where …": country → continent over country alone)."""
-        pairs = self.pairs(path) if pairs is None else pairs
-        return sum(sim for _, _, sim in pairs if sim >= min_cos) - edge_cost * len(path.edges)
-
-    def reverse_reading(self, path: "ReasoningPath", pairs: list[tuple[int, int, float]] | None = None) -> float:
-        """The share of consecutive paired edges whose phrase comes earlier in the question than the previous
-        edge's: English names the last hop first ("the *capital* of the *state* where … was *born*",
-        "which city is *twinned* with the *capital* of …"). 0.5 with fewer than two paired edges. Used only
-        to break ties of ``alignment`` (an unordered pairing cannot tell capital → twinned from
-        twinned → capital). ``pairs`` as for ``alignment``."""
-        pos = [self.phrases[a][0] for _, a, _ in sorted(self.pairs(path) if pairs is None else pairs)]
-        if len(pos) < 2:
-            return 0.5
-        return sum(b < a for a, b in zip(pos, pos[1:])) / (len(pos) - 1)
 
 
 @dataclass

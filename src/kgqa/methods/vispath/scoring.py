@@ -37,9 +37,9 @@ from kgqa.core.kg import KG, cos_from_neo4j
 from kgqa.core.result import Step
 from kgqa.methods.vispath.terminal import chain_ends, feature_rows, fixed_weights, split_offset
 from kgqa.methods.vispath.options import VisPathOptions
-from kgqa.core.question import (PHRASE_STOP, answer_noun_tokens, greedy_relation_matches, mention_tokens,
-                                question_phrases, type_nouns)
-from kgqa.methods.vispath.records import ReasoningPath, RelationSketch, VisPathRun
+from kgqa.core.question import type_nouns
+from kgqa.core.sketch import RelationSketch, relation_alias_forms, relation_sketch
+from kgqa.methods.vispath.records import ReasoningPath, VisPathRun
 
 
 def cap_per_key(ranked: list, key, per_key: int, limit: int) -> list:
@@ -109,54 +109,18 @@ class Scorer:
 
     # ========================================================================= the non-LLM sketch
     def relation_sketch(self, question: str, has_image: bool = False) -> RelationSketch:
-        """Non-LLM sketch: the relations the question's phrases name. ``intent`` joins the relations matched
-        greedily (best pair first, each phrase span and each relation used once, cos ≥ sketch_min_cos, at
-        most Dmax + 1); ``scores``: relation id → best cos(SBERT(r), SBERT(phrase)) over the phrases; ``depth``:
-        (lo, hi) hops, one per matched relation, a type noun ("which N") an optional one. Empty when nothing
-        matches.
-
-        With sketch_skip_mentions, entity names and the words that point at the image are not phrases
-        (``mention_tokens``); with sketch_aliases, a relation's aliases name it as well as its label."""
-        rel = self.relations()
-        ids = [rid for rid, (_, vec) in rel.items() if vec is not None]
-        excluded, answer_type = mention_tokens(question, has_image)
-        if not self.opt.sketch_skip_mentions:
-            excluded = set()
-        phrases = question_phrases(question, exclude=excluded)
-        if not ids or not phrases:
-            return RelationSketch()
-        pv = self.embed([p[2] for p in phrases])
-        sims = pv @ np.stack([rel[r][1] for r in ids]).T
-        if self.opt.sketch_aliases:       # a relation is named by its label or any of its aliases
-            cols, avecs = self.alias_forms(ids)
-            if cols:
-                asims = pv @ avecs.T
-                for j, k in enumerate(cols):
-                    sims[:, k] = np.maximum(sims[:, k], asims[:, j])
-        is_type = [set(range(a, b)) <= answer_type for a, b, _ in phrases]
-        weight = np.array([0.5 if t else 1.0 for t in is_type], dtype=np.float32)
-        wh = answer_noun_tokens(question, excluded)
-        sketch = RelationSketch(phrases=phrases, columns={r: k for k, r in enumerate(ids)},
-                                sims=sims * weight[:, None],
-                                last_only={k for k, (a, b, _) in enumerate(phrases) if set(range(a, b)) <= wh})
-        picked = greedy_relation_matches(phrases, sims, self.opt.sketch_min_cos, (self.opt.Dmax or 3) + 1)
-        if not picked:
-            return sketch
-        core = len(picked) - sum(1 for a, _, _ in picked if is_type[a])
-        sketch.depth = (max(1, core), max(1, core, len(picked)))
-        sketch.intent = "; ".join(rel[ids[b]][0] for _, b, _ in picked)
-        sketch.scores = {r: float(v) for r, v in zip(ids, sims.max(axis=0))}
-        return sketch
+        """Non-LLM sketch: the relations the question's phrases name (``kgqa.core.sketch.relation_sketch``, at
+        most Dmax + 1, cos ≥ sketch_min_cos). With sketch_skip_mentions, entity names and the words that point at
+        the image are not phrases; with sketch_aliases, a relation's aliases name it as well as its label."""
+        return relation_sketch(self.kg, question, has_image, min_cos=self.opt.sketch_min_cos,
+                               max_matches=(self.opt.Dmax or 3) + 1, skip_mentions=self.opt.sketch_skip_mentions,
+                               alias_forms=self.alias_forms if self.opt.sketch_aliases else None)
 
     def alias_forms(self, ids: list[str]) -> tuple[list[int], np.ndarray]:
         """The relations' aliases as (column in ``ids`` per alias, alias SBERT vectors), built once: the
         catalogue is read once per process (kgqa.core.kg.KG), so its aliases are embedded once too."""
         if self._alias_forms is None:
-            aliases = self.kg.relation_aliases()
-            forms = [(k, a) for k, r in enumerate(ids) for a in aliases.get(r, [])
-                     if len(a) > 2 and a.lower() not in PHRASE_STOP]
-            vecs = self.embed([a for _, a in forms]) if forms else np.zeros((0, 0), dtype=np.float32)
-            self._alias_forms = ([k for k, _ in forms], vecs)
+            self._alias_forms = relation_alias_forms(self.kg, ids)
         return self._alias_forms
 
     # ========================================================================= Eq. 5–7
