@@ -122,6 +122,7 @@ class GraSP(BaseMethod):
         self._kind: float | None = None
         self._split: float | None = None
         self._refused: str | None = None     # why the node head is not used (trained on another KG)
+        self._aliases = None                 # relation chains: the relations' alias vectors (question_depth)
         self.reader = (ReaderSlot(self.kg, self.settings, self.opt.reader_checkpoint)
                        if self.variant == "nodes" and self.opt.ranker in ("auto", "reader") and not for_training
                        else None)
@@ -140,7 +141,7 @@ class GraSP(BaseMethod):
         if not question:
             raise InvalidInput("question is empty")
         o = self.opt
-        run = GraSPRun(question=question)
+        run = GraSPRun(question=question, has_image=query.image is not None)
         q_vec = self.kg.embed([question])[0]
 
         run.topic_id, run.topic_name, run.topic_how = self.topic_entity(query, run)
@@ -315,7 +316,8 @@ class GraSP(BaseMethod):
         trained on another KG (``nodes.load_head`` refuses it) is not used: the nodes are ranked by how well the
         relation chains reaching them read against the question (``nodes.chain_text_ranking``, relation names'
         vectors only, so any KG), and the run says why once (fallback code ``checkpoint``)."""
-        from kgqa.methods.grasp.nodes import HeadForAnotherKG, chain_text_ranking, node_probabilities, ranked
+        from kgqa.methods.grasp.nodes import (HeadForAnotherKG, chain_text_ranking, node_probabilities,
+                                              question_depth, ranked)
 
         if self._refused is None:
             try:
@@ -328,7 +330,9 @@ class GraSP(BaseMethod):
                               "checkpoint")
             if run is not None and run.rounds:
                 run.rounds[-1].ranked_by = "relation chains"
-            return chain_text_ranking(sub, q_vec, self.kg, visited | {sub.topic_id}, self.opt.ends_split, walks)
+            depth = question_depth(self, run) if run is not None and self.opt.depth_weight else None
+            return chain_text_ranking(sub, q_vec, self.kg, visited | {sub.topic_id}, self.opt.ends_split, walks,
+                                      depth, self.opt.depth_weight)
         probs = node_probabilities(head, graph_tensors(self, sub, q_vec, with_paths=bool(head.path_features)))
         return ranked(sub.node_ids, probs, visited | {sub.topic_id})
 

@@ -166,8 +166,35 @@ def text_chains(sub, q_vec: np.ndarray, kg, max_len: int = 3) -> dict[str, dict[
     return found
 
 
+#: the question's sketch as GraSP reads it: VisPath's default phrase-to-relation cosine, at most one match more
+#: than the longest chain read (``text_chains``: 3 facts)
+SKETCH_MIN_COS, SKETCH_MATCHES = 0.45, 4
+
+
+def question_depth(method, run) -> tuple[int, int] | None:
+    """The depth (lo, hi) the question walks, read once per question (``kgqa.core.sketch.relation_sketch``: one
+    fact per relation its phrases name, the answer's type noun an optional last one); None when no phrase
+    names a relation. The relations' alias vectors are read once per method (the same for every question)."""
+    from kgqa.core.sketch import relation_alias_forms, relation_sketch
+
+    if run.depth is None:
+        if method._aliases is None:
+            method._aliases = relation_alias_forms(method.kg, [r for r, (_, v) in method.kg.relations().items()
+                                                              if v is not None])
+        sketch = relation_sketch(method.kg, run.question, run.has_image, min_cos=SKETCH_MIN_COS,
+                                 max_matches=SKETCH_MATCHES, alias_forms=method._aliases)
+        run.depth = sketch.depth or ()
+    return run.depth or None
+
+
+def depth_gap(n: int, depth: tuple[int, int] | None) -> int:
+    """How many facts a chain of ``n`` walks outside the question's depth range (lo, hi); 0 without one."""
+    return max(depth[0] - n, n - depth[1], 0) if depth else 0
+
+
 def chain_text_ranking(sub, q_vec: np.ndarray, kg, exclude: set[str], ends_split: bool = False,
-                       walks: dict | None = None) -> list[tuple[str, float]]:
+                       walks: dict | None = None, depth: tuple[int, int] | None = None,
+                       depth_weight: float = 0.0) -> list[tuple[str, float]]:
     """(node id, score) best first, ``exclude`` left out, without a trained head: a node scores the best cosine
     of the question with the normalised sum of the relation-name vectors of a chain of ≤ 3 facts reaching it
     (``text_chains``, the node head's own path feature), ties broken by the best sum of the chain's
@@ -176,16 +203,19 @@ def chain_text_ranking(sub, q_vec: np.ndarray, kg, exclude: set[str], ends_split
     ``ends_split``: a chain that reaches k of the nodes counts log k / ``TERMINAL_SCALE`` less for each (VisPath's
     ``ends_split`` with the fixed sum, a cosine read as logit / ``TERMINAL_SCALE``), and what kind of thing a node
     is (``KG.kind_texts``: its classes or description, else the relation reaching it) breaks a tie, by its cosine
-    with the question. ``walks``, when given, is filled with node → the facts of the chain read for it."""
+    with the question. ``depth``: the facts the question walks (lo, hi) (``question_depth``): a chain loses
+    ``depth_weight`` per fact it walks outside that range, so that a prefix one hop short of the whole chain
+    the question names does not read as well as it. ``walks``, when given, is filled with node → the facts of
+    the chain read for it."""
     from kgqa.models.heads.chain_reader import TERMINAL_SCALE, log_chain_ends
 
     reached = text_chains(sub, q_vec, kg)
     ids = [n for n in sub.node_ids if n not in exclude]
     pairs = [(n, c) for n in ids for c in reached.get(n, ())]
-    shared = {}
+    shared = {p: depth_weight * depth_gap(len(p[1]), depth) for p in pairs} if depth_weight and depth else {}
     if ends_split and pairs:
         logk = log_chain_ends([c for _, c in pairs], [n for n, _ in pairs]) / TERMINAL_SCALE
-        shared = dict(zip(pairs, logk))
+        shared = {p: shared.get(p, 0.0) + k for p, k in zip(pairs, logk)}
     best = {n: max(reached[n], key=lambda c: (reached[n][c][0] - shared.get((n, c), 0.0), reached[n][c][1]))
             for n in ids if reached.get(n)}
     score = {n: reached[n][c][0] - shared.get((n, c), 0.0) for n, c in best.items()}
@@ -267,4 +297,4 @@ def node_round(method, decision, sub, rnd, run, visited: set[str], forced: bool)
     return top
 
 
-__all__ = ["HeadForAnotherKG", "chain_text_ranking", "text_chains", "EXTRACTION", "trained_extraction", "kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]
+__all__ = ["HeadForAnotherKG", "chain_text_ranking", "question_depth", "depth_gap", "text_chains", "EXTRACTION", "trained_extraction", "kg_fingerprint", "shipped_checkpoint", "load_head", "node_probabilities", "node_loss", "ranked", "node_round", "SHIPPED"]

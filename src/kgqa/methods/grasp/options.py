@@ -10,6 +10,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+#: relation chains: cosine lost per fact a chain walks beyond the question's depth range (chosen on more-dev's
+#: folds by topic, docs/benchmarks.md round 16)
+DEPTH_WEIGHT = 0.1
+
 
 class GraSPOptions(BaseModel):
     """Hyperparameters (the public code's defaults) and the ablations of Table 2."""
@@ -70,6 +74,10 @@ class GraSPOptions(BaseModel):
                              "the nodes it reaches (a chain that reaches k nodes is a k-way guess: log k less, in "
                              "the units VisPath's terminal selection ranks in), and the answer's kind breaks a tie "
                              "between ends of one chain")
+    depth_weight: float = Field(DEPTH_WEIGHT, ge=0.0, le=100.0, description="relation chains (no reader and no "
+                                "node head for the KG): a chain loses this much cosine per fact it walks more or "
+                                "fewer than the question's depth (one fact per relation its phrases name, the "
+                                "answer's type noun an optional one); 0: off")
     no_soft_prompt: bool = Field(False, description="ablation: LLM_select sees question + candidates only")
     triples_only: bool = Field(False, description="ablation: linearised triples, no soft prompt")
     text_soft_prompt: bool = Field(False, description="ablation: soft tokens from triple sentence embeddings "

@@ -52,6 +52,8 @@ class GraSPRun:
     evidence: list[PathEvidence] = field(default_factory=list)   # the selected entities' paths, all rounds
     fallbacks: list[Fallback] = field(default_factory=list)
     best: tuple[str, float, str] | None = None    # nodes head: the top (id, p, name) over the rounds
+    has_image: bool = False
+    depth: tuple[int, ...] | None = None   # the facts the question walks (lo, hi); () none named; None: not read
 
     def fell_back(self, message: str, code: str = "empty") -> None:
         self.fallbacks.append(Fallback(code, message))
