@@ -127,8 +127,8 @@ def text_chains(sub, q_vec: np.ndarray, kg, max_len: int = 3) -> dict[str, dict[
     """node → {chain ((relation id, +1 along the fact / −1 against it) per step): (cos of the question with the
     normalised sum of the chain's relation-name vectors, the sum of the steps' cosines, the facts of the first walk
     with it)}, over the walks of ≤ ``max_len`` facts from the topic (either direction, no node twice, never back
-    against the relation just walked, at most ``subgraph.WALK_BUDGET`` steps: ``subgraph.best_chains``' walks)."""
-    from kgqa.methods.grasp.subgraph import WALK_BUDGET, chain_terms
+    against the relation just walked, at most ``subgraph.WALK_BUDGET`` steps: ``subgraph.chain_walks``)."""
+    from kgqa.methods.grasp.subgraph import chain_terms, chain_walks
 
     rel_ids = list(dict.fromkeys(f.relation_id for f in sub.facts))
     if not rel_ids:
@@ -138,31 +138,10 @@ def text_chains(sub, q_vec: np.ndarray, kg, max_len: int = 3) -> dict[str, dict[
     for r in rel_ids:
         name, vec = relations.get(r, (r, None))
         emb.append(np.asarray(vec if vec is not None else kg.embed([name])[0], dtype=np.float32))
-    index = {r: k for k, r in enumerate(rel_ids)}
-    cos, gram = chain_terms(np.stack(emb), q_vec)
-    at: dict[str, list] = {}
-    for f in sub.facts:
-        at.setdefault(f.head_id, []).append((f.tail_id, f, 1))
-        at.setdefault(f.tail_id, []).append((f.head_id, f, -1))
     found: dict[str, dict[tuple, tuple]] = {}
-    budget = [WALK_BUDGET]
-
-    def walk(node: str, seen: set[str], chain: tuple, facts: tuple, total: float, sq: float) -> None:
-        for nxt, f, d in at.get(node, ()):
-            r = index[f.relation_id]
-            if nxt in seen or budget[0] <= 0 or (chain and chain[-1] == (f.relation_id, -d)):
-                continue
-            budget[0] -= 1
-            t = total + cos[r]
-            n2 = sq + 2.0 * sum(gram[index[c]][r] for c, _ in chain) + gram[r][r]
-            c, w = chain + ((f.relation_id, d),), facts + (f,)
-            found.setdefault(nxt, {}).setdefault(c, (t / math.sqrt(n2) if n2 > 0 else 0.0, t, w))
-            if len(c) < max_len:
-                seen.add(nxt)
-                walk(nxt, seen, c, w, t, n2)
-                seen.discard(nxt)
-
-    walk(sub.topic_id, {sub.topic_id}, (), (), 0.0, 0.0)
+    for nxt, chain, facts, t, n2 in chain_walks(sub, {r: k for k, r in enumerate(rel_ids)},
+                                                chain_terms(np.stack(emb), q_vec), max_len):
+        found.setdefault(nxt, {}).setdefault(chain, (t / math.sqrt(n2) if n2 > 0 else 0.0, t, facts))
     return found
 
 

@@ -92,7 +92,7 @@ def triple_texts(sub: Subgraph, relation_names: dict[str, str]) -> list[str]:
 PATH_POSITIONS = 3
 #: columns of ``path_features``
 PATH_FEATURES = 2 * PATH_POSITIONS + 10
-#: most walks ``best_chains`` follows in one subgraph (bounded work on a hub)
+#: most walks ``chain_walks`` follows in one subgraph (bounded work on a hub)
 WALK_BUDGET = 20000
 
 
@@ -138,45 +138,54 @@ def chain_terms(relation_emb: np.ndarray, q: np.ndarray) -> tuple[list[float], l
     return (emb @ np.asarray(q, dtype=np.float64)).tolist(), (emb @ emb.T).tolist()
 
 
-def best_chains(sub: Subgraph, q: np.ndarray, rel_index: dict[str, int], relation_emb: np.ndarray,
-                max_len: int = PATH_POSITIONS,
-                terms: tuple[list[float], list[list[float]]] | None = None) -> dict[str, tuple[float, float, int]]:
-    """node → (best sum of cos(q, r) over a chain, best cos(q, chain embedding), that chain's length), over
-    every walk of at most ``max_len`` facts from the topic through the subgraph (either direction, no node
-    twice, never back against the relation just walked — u -r-> v <-r- w makes siblings, not a chain; at most
-    ``WALK_BUDGET`` steps): the chain that reached a node first in extraction need not be the
-    one the question describes (the Eiffel Tower is located in Paris, and its architect was born there).
-    ``terms``: ``chain_terms(relation_emb, q)`` when the caller has them already."""
-    # a step adds cos(q, r) to v·q and 2·Σ_i r_i·r + r·r to |v|² (chain_terms)
-    cos, gram = terms if terms is not None else chain_terms(relation_emb, q)
-    at: dict[str, list[tuple[str, int, int]]] = {}
+def chain_walks(sub: Subgraph, rel_index: dict[str, int], terms: tuple[list[float], list[list[float]]],
+                max_len: int = PATH_POSITIONS):
+    """Every walk of at most ``max_len`` facts from the topic through the subgraph (either direction, no node twice,
+    never back against the relation just walked — u -r-> v <-r- w makes siblings, not a chain; at most
+    ``WALK_BUDGET`` steps), depth first: yields (the node reached, its steps ((relation id, +1 along the fact / −1
+    against it) each), the facts walked, v·q, |v|²) for v the sum of the chain's relation vectors (``terms``:
+    ``chain_terms``; a step adds cos(q, r) to v·q and 2·Σ_i r_i·r + r·r to |v|²)."""
+    cos, gram = terms
+    at: dict[str, list[tuple[str, Fact, int, int]]] = {}
     for f in sub.facts:
         r = rel_index[f.relation_id]
-        at.setdefault(f.head_id, []).append((f.tail_id, r, 1))
-        at.setdefault(f.tail_id, []).append((f.head_id, r, -1))
-    best: dict[str, list] = {}
+        at.setdefault(f.head_id, []).append((f.tail_id, f, r, 1))
+        at.setdefault(f.tail_id, []).append((f.head_id, f, r, -1))
     budget = [WALK_BUDGET]
 
-    def walk(node: str, seen: set[str], total: float, chain: tuple[int, ...], sq: float, last: tuple) -> None:
-        for nxt, r, d in at.get(node, ()):
-            if nxt in seen or budget[0] <= 0 or (r, -d) == last:
+    def walk(node: str, seen: set[str], total: float, chain: tuple[int, ...], steps: tuple, facts: tuple,
+             sq: float):
+        for nxt, f, r, d in at.get(node, ()):
+            if nxt in seen or budget[0] <= 0 or (steps and steps[-1] == (f.relation_id, -d)):
                 continue
             budget[0] -= 1
             g = gram[r]
             t, n2 = total + cos[r], sq + 2.0 * sum(g[i] for i in chain) + g[r]
-            ce = t / math.sqrt(n2) if n2 > 0 else 0.0
-            length = len(chain) + 1
-            b = best.setdefault(nxt, [t, ce, length])
-            if t > b[0]:
-                b[0] = t
-            if ce > b[1]:
-                b[1], b[2] = ce, length
-            if length < max_len:
+            s2, f2 = steps + ((f.relation_id, d),), facts + (f,)
+            yield nxt, s2, f2, t, n2
+            if len(s2) < max_len:
                 seen.add(nxt)
-                walk(nxt, seen, t, chain + (r,), n2, (r, d))
+                yield from walk(nxt, seen, t, chain + (r,), s2, f2, n2)
                 seen.discard(nxt)
 
-    walk(sub.topic_id, {sub.topic_id}, 0.0, (), 0.0, (-1, 0))
+    yield from walk(sub.topic_id, {sub.topic_id}, 0.0, (), (), (), 0.0)
+
+
+def best_chains(sub: Subgraph, q: np.ndarray, rel_index: dict[str, int], relation_emb: np.ndarray,
+                max_len: int = PATH_POSITIONS,
+                terms: tuple[list[float], list[list[float]]] | None = None) -> dict[str, tuple[float, float, int]]:
+    """node → (best sum of cos(q, r) over a chain, best cos(q, chain embedding), that chain's length), over
+    ``chain_walks``: the chain that reached a node first in extraction need not be the one the question
+    describes (the Eiffel Tower is located in Paris, and its architect was born there).
+    ``terms``: ``chain_terms(relation_emb, q)`` when the caller has them already."""
+    best: dict[str, list] = {}
+    for nxt, steps, _, t, n2 in chain_walks(sub, rel_index, terms or chain_terms(relation_emb, q), max_len):
+        ce = t / math.sqrt(n2) if n2 > 0 else 0.0
+        b = best.setdefault(nxt, [t, ce, len(steps)])
+        if t > b[0]:
+            b[0] = t
+        if ce > b[1]:
+            b[1], b[2] = ce, len(steps)
     return {n: (b[0], b[1], b[2]) for n, b in best.items()}
 
 
