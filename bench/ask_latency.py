@@ -304,12 +304,12 @@ def main() -> None:
         return worker(args)
 
     from bench.scale import env_for, settings_for
+    from kgqa.core.config import Settings
     from kgqa.core.neo4j_local import LocalNeo4j
 
     args.root = args.root.resolve()
     if args.external:
         from bench.scale import graph_only_env
-        from kgqa.core.config import Settings
 
         env = {**os.environ, **graph_only_env(), "KGQA_TORCH_THREADS": "1", "OMP_NUM_THREADS": "1"}
         args.kg = f"the environment's ({Settings().neo4j_uri})"
@@ -326,8 +326,6 @@ def main() -> None:
                                                for i, p in enumerate(args.compare)}}
     methods = [m for m in args.methods.split(",") if m]
     states = {f"{name} · {m}": (src, m) for m in methods for name, src in srcs.items()}
-    from kgqa.core.config import Settings
-
     settings = Settings() if args.external else settings_for(args.kg, args)
     store = Path(settings.data_dir) / "cache" / "chain-vectors.sqlite"
     if not args.keep_chain_store:

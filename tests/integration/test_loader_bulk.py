@@ -45,14 +45,18 @@ def own_server(tmp_path_factory):
     run_kgqa("neo4j", "stop", env=env)
 
 
-def _read(env, query: str, **params):
+def _settings(env):
     from kgqa.core.config import Settings
+
+    return Settings(neo4j_uri=env["NEO4J_URI"], data_dir=Path(env["KGQA_DATA_DIR"]),
+                    neo4j_bolt_port=int(env["KGQA_NEO4J_BOLT_PORT"]))
+
+
+def _read(env, query: str, write: bool = False, **params):
     from kgqa.core.graph import Graph
 
-    s = Settings(neo4j_uri=env["NEO4J_URI"], data_dir=Path(env["KGQA_DATA_DIR"]),
-                 neo4j_bolt_port=int(env["KGQA_NEO4J_BOLT_PORT"]))
-    with Graph(s) as g:
-        return g._run(query, params, write=False)
+    with Graph(_settings(env)) as g:
+        return g._run(query, params, write=write)
 
 
 def test_bulk_strict_refuses_a_bad_line_and_writes_nothing(own_server, tmp_path):
@@ -96,7 +100,7 @@ def test_bulk_against_another_neo4j_writes_the_csv_and_prints_the_importer_comma
     facts = _read(own_server, "MATCH (h:Entity)-[f]->(t:Entity) RETURN h.id AS h, type(f) AS p, t.id AS t")
     assert {(r["h"], r["p"], r["t"]) for r in facts} == _triples()
     assert _read(own_server, "MATCH (e:Entity {id: 'Q7186'}) RETURN e.description IS NOT NULL AS d")[0]["d"]
-    _wipe(own_server)
+    _read(own_server, "MATCH (n) DETACH DELETE n", write=True)        # a sample: one transaction
 
 
 def _import_as_printed(env, command: str) -> None:
@@ -104,11 +108,9 @@ def _import_as_printed(env, command: str) -> None:
     import os
     import subprocess
 
-    from kgqa.core.config import Settings
     from kgqa.core.neo4j_local import LocalNeo4j
 
-    s = Settings(neo4j_uri=env["NEO4J_URI"], data_dir=Path(env["KGQA_DATA_DIR"]),
-                 neo4j_bolt_port=int(env["KGQA_NEO4J_BOLT_PORT"]))
+    s = _settings(env)
     server = LocalNeo4j(s)
     assert run_kgqa("neo4j", "stop", env=env).returncode == 0
     args = command.split()[3:]                                  # after "neo4j-admin database import"
@@ -117,16 +119,6 @@ def _import_as_printed(env, command: str) -> None:
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert run_kgqa("neo4j", "start", env=env).returncode == 0
-
-
-def _wipe(env) -> None:
-    from kgqa.core.config import Settings
-    from kgqa.core.graph import Graph
-
-    s = Settings(neo4j_uri=env["NEO4J_URI"], data_dir=Path(env["KGQA_DATA_DIR"]),
-                 neo4j_bolt_port=int(env["KGQA_NEO4J_BOLT_PORT"]))
-    with Graph(s) as g:
-        g._run("MATCH (n) DETACH DELETE n", {}, write=True)        # a sample: one transaction
 
 
 def test_bulk_load_equals_the_incremental_graph_then_refuses_a_second_one(own_server):

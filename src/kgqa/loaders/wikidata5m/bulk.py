@@ -352,12 +352,12 @@ def _run_importer(state: BulkState, server, cmd: list[str], folder: Path, bars=N
             signal.signal(signal.SIGTERM, previous)
 
 
-def _after_handed_out(graph, path, images, encoder, opts: LoadOptions, state: BulkState, t_start: float):
+def _after_handed_out(graph, path, images, encoder, opts: LoadOptions, state: BulkState, t_start: float,
+                      have: int):
     """The same --bulk again after its CSVs were handed out for another Neo4j's importer: once that database holds
     the CSVs' entities, the CSVs are removed and the rest is loaded as after a local import (``_after_import``);
-    before it, one line saying what to run."""
+    before it, one line saying what to run. ``have``: the entities the database holds."""
     folder, want = state.field("folder"), int(state.field("entities") or 0)
-    have = graph.read("bulk_entity_count")[0]["entities"]
     if have == 0:
         raise InvalidInput(f"the importer's CSVs for {path} are under {folder}, not imported into "
                            f"{graph.settings.neo4j_uri} yet: run the neo4j-admin command this load printed where "
@@ -430,10 +430,9 @@ def bulk_load_wikidata5m(graph, path: str | Path, *, images: str | Path | None =
         state.clear()                      # another folder: this database is not empty, as said below
         interrupted = ""
     if interrupted == HANDED_OUT:
-        folder = state.field("folder")
-        if state.data_path() == str(Path(path).resolve()) and (
-                graph.read("bulk_entity_count")[0]["entities"] or (folder and Path(folder).is_dir())):
-            return _after_handed_out(graph, path, images, encoder, opts, state, t_start), []
+        folder, have = state.field("folder"), graph.read("bulk_entity_count")[0]["entities"]
+        if state.data_path() == str(Path(path).resolve()) and (have or (folder and Path(folder).is_dir())):
+            return _after_handed_out(graph, path, images, encoder, opts, state, t_start, have), []
         state.clear()        # CSVs of another folder, or removed before an import: written again below
         interrupted = ""
     # after an interrupted import the database holds what that importer wrote (or does not open at
